@@ -1,0 +1,302 @@
+//! Backends: the rayon CPU path, or one OpenCL device. Device discovery and
+//! selection (`--device`, `FILTERCTL_DEVICE`) live here.
+
+pub mod cache;
+pub mod cpu;
+#[cfg(feature = "opencl")]
+pub mod opencl;
+
+use std::str::FromStr;
+#[cfg(feature = "opencl")]
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+pub use cache::CacheDir;
+
+/// What kind of device an OpenCL device says it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    /// A GPU.
+    Gpu,
+    /// A CPU OpenCL device (PoCL, Intel CPU runtime, Apple CPU).
+    Cpu,
+    /// An accelerator (FPGA, DSP).
+    Accelerator,
+    /// Anything else.
+    Other,
+}
+
+impl std::fmt::Display for DeviceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DeviceKind::Gpu => "gpu",
+            DeviceKind::Cpu => "cpu",
+            DeviceKind::Accelerator => "accelerator",
+            DeviceKind::Other => "other",
+        })
+    }
+}
+
+/// What `filterctl devices` shows about one OpenCL device.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceInfo {
+    /// (platform index, device index): the `P:D` selector.
+    pub index: (usize, usize),
+    /// Platform name.
+    pub platform: String,
+    /// Platform version string.
+    pub platform_version: String,
+    /// Device name.
+    pub name: String,
+    /// Device vendor.
+    pub vendor: String,
+    /// Device type.
+    pub kind: DeviceKind,
+    /// Compute units.
+    pub compute_units: u32,
+    /// Global memory in bytes.
+    pub global_mem: u64,
+    /// Largest single allocation in bytes.
+    pub max_alloc: u64,
+    /// Local memory per work-group in bytes.
+    pub local_mem: u64,
+    /// Largest work-group.
+    pub max_work_group: usize,
+    /// Driver version string.
+    pub driver_version: String,
+    /// Device OpenCL version string.
+    pub version: String,
+    /// OpenCL C version string.
+    pub opencl_c_version: String,
+    /// Extensions that matter for our kernels, when present.
+    pub extensions_of_note: Vec<String>,
+    /// Whether the device and its compiler are available.
+    pub available: bool,
+}
+
+impl DeviceInfo {
+    /// `P:D name (kind)`, as shown in lists and errors.
+    pub fn label(&self) -> String {
+        format!(
+            "{}:{} {} ({})",
+            self.index.0, self.index.1, self.name, self.kind
+        )
+    }
+}
+
+/// How to choose the backend: `auto`, `cpu`, `gpu`, `P:D`, or a case-insensitive
+/// part of a device or platform name.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum DeviceSelector {
+    /// The first GPU, else the first accelerator, else any OpenCL device,
+    /// else the CPU backend. Never an error.
+    #[default]
+    Auto,
+    /// The rayon CPU backend (not an OpenCL CPU device).
+    Cpu,
+    /// The first OpenCL GPU; an error if there is none.
+    Gpu,
+    /// Platform and device index, as listed by `filterctl devices`.
+    Index(usize, usize),
+    /// The first device whose name or platform name contains this text.
+    Name(String),
+}
+
+impl FromStr for DeviceSelector {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let t = s.trim();
+        if t.is_empty() {
+            return Err(Error::arg("empty device selector"));
+        }
+        Ok(match t.to_ascii_lowercase().as_str() {
+            "auto" => DeviceSelector::Auto,
+            "cpu" => DeviceSelector::Cpu,
+            "gpu" => DeviceSelector::Gpu,
+            _ => match t.split_once(':') {
+                Some((p, d)) => match (p.parse(), d.parse()) {
+                    (Ok(p), Ok(d)) => DeviceSelector::Index(p, d),
+                    _ => DeviceSelector::Name(t.to_string()),
+                },
+                None => DeviceSelector::Name(t.to_string()),
+            },
+        })
+    }
+}
+
+impl DeviceSelector {
+    /// `$FILTERCTL_DEVICE` if set and valid, else `Auto`.
+    pub fn from_env() -> Result<Self> {
+        match std::env::var("FILTERCTL_DEVICE") {
+            Ok(v) if !v.trim().is_empty() => v.parse(),
+            _ => Ok(DeviceSelector::Auto),
+        }
+    }
+}
+
+/// Where operations run.
+#[derive(Clone, Debug)]
+pub enum Backend {
+    /// rayon on the host's cores.
+    Cpu,
+    /// One OpenCL device.
+    #[cfg(feature = "opencl")]
+    OpenCl(Arc<opencl::ClDevice>),
+}
+
+impl Backend {
+    /// A short description for logs and reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Backend::Cpu => cpu::describe(),
+            #[cfg(feature = "opencl")]
+            Backend::OpenCl(d) => format!("{} [{}]", d.info().name, d.info().platform),
+        }
+    }
+
+    /// The OpenCL device's description, if this is an OpenCL backend.
+    pub fn device_info(&self) -> Option<&DeviceInfo> {
+        match self {
+            Backend::Cpu => None,
+            #[cfg(feature = "opencl")]
+            Backend::OpenCl(d) => Some(d.info()),
+        }
+    }
+}
+
+/// Every OpenCL device, or the reason there is none (no library, no platform,
+/// or a CPU-only build).
+pub fn list_devices() -> std::result::Result<Vec<DeviceInfo>, String> {
+    #[cfg(feature = "opencl")]
+    {
+        opencl::enumerate().map(|v| v.into_iter().map(|f| f.info).collect())
+    }
+    #[cfg(not(feature = "opencl"))]
+    {
+        Err("this build has no OpenCL support (built without the `opencl` feature)".into())
+    }
+}
+
+/// Opens the backend the selector names. See [`DeviceSelector`] for the rules.
+pub fn select(selector: &DeviceSelector, cache: &CacheDir) -> Result<Backend> {
+    if *selector == DeviceSelector::Cpu {
+        return Ok(Backend::Cpu);
+    }
+    #[cfg(not(feature = "opencl"))]
+    {
+        let _ = cache;
+        let reason = list_devices().unwrap_err();
+        if *selector == DeviceSelector::Auto {
+            log::info!("using the CPU backend: {reason}");
+            return Ok(Backend::Cpu);
+        }
+        Err(Error::DeviceNotFound {
+            selector: format!("{selector:?}"),
+            available: reason,
+        })
+    }
+    #[cfg(feature = "opencl")]
+    {
+        let found = match opencl::enumerate() {
+            Ok(f) => f,
+            Err(reason) => {
+                if *selector == DeviceSelector::Auto {
+                    log::info!("using the CPU backend: {reason}");
+                    return Ok(Backend::Cpu);
+                }
+                return Err(Error::DeviceNotFound {
+                    selector: describe_selector(selector),
+                    available: format!("none ({reason})"),
+                });
+            }
+        };
+        let usable = |f: &opencl::Found| f.info.available;
+        let pos = match selector {
+            DeviceSelector::Auto => [DeviceKind::Gpu, DeviceKind::Accelerator]
+                .iter()
+                .find_map(|k| found.iter().position(|f| usable(f) && f.info.kind == *k))
+                .or_else(|| found.iter().position(usable)),
+            DeviceSelector::Gpu => found
+                .iter()
+                .position(|f| usable(f) && f.info.kind == DeviceKind::Gpu),
+            DeviceSelector::Index(p, d) => found.iter().position(|f| f.info.index == (*p, *d)),
+            DeviceSelector::Name(n) => {
+                let n = n.to_lowercase();
+                found.iter().position(|f| {
+                    f.info.name.to_lowercase().contains(&n)
+                        || f.info.platform.to_lowercase().contains(&n)
+                })
+            }
+            DeviceSelector::Cpu => unreachable!("handled above"),
+        };
+        let Some(pos) = pos else {
+            if *selector == DeviceSelector::Auto {
+                log::info!("using the CPU backend: no usable OpenCL device");
+                return Ok(Backend::Cpu);
+            }
+            let list: Vec<String> = found.iter().map(|f| f.info.label()).collect();
+            return Err(Error::DeviceNotFound {
+                selector: describe_selector(selector),
+                available: if list.is_empty() {
+                    "none (no OpenCL device)".into()
+                } else {
+                    list.join(", ")
+                },
+            });
+        };
+        let chosen = found.into_iter().nth(pos).expect("position is in range");
+        let label = chosen.info.label();
+        let root = cache.resolve().map(|c| c.join("programs"));
+        match opencl::ClDevice::open(chosen, root) {
+            Ok(d) => {
+                log::info!("using OpenCL device {label}");
+                Ok(Backend::OpenCl(Arc::new(d)))
+            }
+            Err(e) if *selector == DeviceSelector::Auto => {
+                log::info!("using the CPU backend: opening {label} failed: {e}");
+                Ok(Backend::Cpu)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+#[cfg(feature = "opencl")]
+fn describe_selector(s: &DeviceSelector) -> String {
+    match s {
+        DeviceSelector::Auto => "auto".into(),
+        DeviceSelector::Cpu => "cpu".into(),
+        DeviceSelector::Gpu => "gpu".into(),
+        DeviceSelector::Index(p, d) => format!("{p}:{d}"),
+        DeviceSelector::Name(n) => n.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_parse() {
+        assert_eq!(
+            "auto".parse::<DeviceSelector>().unwrap(),
+            DeviceSelector::Auto
+        );
+        assert_eq!(
+            "CPU".parse::<DeviceSelector>().unwrap(),
+            DeviceSelector::Cpu
+        );
+        assert_eq!(
+            "1:0".parse::<DeviceSelector>().unwrap(),
+            DeviceSelector::Index(1, 0)
+        );
+        assert_eq!(
+            "nvidia".parse::<DeviceSelector>().unwrap(),
+            DeviceSelector::Name("nvidia".into())
+        );
+        assert!("".parse::<DeviceSelector>().is_err());
+    }
+}

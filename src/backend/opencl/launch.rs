@@ -1,0 +1,208 @@
+//! Kernels, checked launches and profiling events.
+
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use opencl3::event::Event;
+use opencl3::program::Program;
+use opencl3::types::cl_mem;
+
+use super::{cl_err, ClDevice, DeviceBuffer, DeviceImage};
+use crate::error::{Error, Result};
+use crate::image::Sample;
+
+/// One kernel argument. Buffers are borrowed for the duration of the call
+/// that enqueues the launch; OpenCL keeps the memory alive until every
+/// command using it has finished even if the buffer is dropped afterwards.
+pub enum Arg<'a> {
+    /// A device buffer (`__global T*`).
+    Mem(cl_mem, PhantomData<&'a ()>),
+    /// `int`.
+    I32(i32),
+    /// `uint`.
+    U32(u32),
+    /// `float`.
+    F32(f32),
+    /// `float4`.
+    F32x4([f32; 4]),
+    /// A `__local` buffer of this many bytes.
+    Local(usize),
+}
+
+impl<'a> Arg<'a> {
+    /// A device buffer argument.
+    pub fn buf<T: Copy>(b: &'a DeviceBuffer<T>) -> Self {
+        Arg::Mem(b.mem(), PhantomData)
+    }
+    /// A device image argument (its packed sample buffer).
+    pub fn img<T: Sample>(i: &'a DeviceImage<T>) -> Self {
+        Arg::Mem(i.buffer().mem(), PhantomData)
+    }
+    /// An `int` argument from a size; fails if it does not fit.
+    pub fn int(v: usize) -> Result<Self> {
+        i32::try_from(v)
+            .map(Arg::I32)
+            .map_err(|_| Error::arg(format!("{v} does not fit a kernel int")))
+    }
+}
+
+/// A kernel created from a built program, with the limits the device reports for it.
+pub struct Kernel {
+    kernel: opencl3::kernel::Kernel,
+    name: String,
+    max_work_group: usize,
+    num_args: u32,
+}
+
+impl Kernel {
+    /// The kernel function's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// `CL_KERNEL_WORK_GROUP_SIZE` on this device (can be 1 on Apple CPU devices).
+    pub fn max_work_group(&self) -> usize {
+        self.max_work_group
+    }
+}
+
+/// A completed-or-pending command. Dropping it never blocks.
+pub struct ClEvent(Option<Event>);
+
+impl ClEvent {
+    pub(super) fn new(e: Event) -> Self {
+        ClEvent(Some(e))
+    }
+    pub(super) fn none() -> Self {
+        ClEvent(None)
+    }
+
+    /// Waits for the command to finish.
+    pub fn wait(&self) -> Result<()> {
+        match &self.0 {
+            Some(e) => e.wait().map_err(|e| cl_err("clWaitForEvents", e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Device time from start to end of the command (waits for it first).
+    /// `None` for commands that had no OpenCL event (host-side work).
+    pub fn duration(&self) -> Result<Option<Duration>> {
+        let Some(e) = &self.0 else { return Ok(None) };
+        e.wait().map_err(|e| cl_err("clWaitForEvents", e))?;
+        let start = e
+            .profiling_command_start()
+            .map_err(|e| cl_err("clGetEventProfilingInfo", e))?;
+        let end = e
+            .profiling_command_end()
+            .map_err(|e| cl_err("clGetEventProfilingInfo", e))?;
+        Ok(Some(Duration::from_nanos(end.saturating_sub(start))))
+    }
+}
+
+impl ClDevice {
+    /// Creates kernel `name` from a built program.
+    pub fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
+        let kernel = opencl3::kernel::Kernel::create(program, name)
+            .map_err(|e| cl_err(format!("clCreateKernel({name})"), e))?;
+        let max_work_group = kernel
+            .get_work_group_size(self.device.id())
+            .map_err(|e| cl_err("clGetKernelWorkGroupInfo", e))?;
+        let num_args = kernel
+            .num_args()
+            .map_err(|e| cl_err("clGetKernelInfo", e))?;
+        Ok(Kernel {
+            kernel,
+            name: name.to_string(),
+            max_work_group,
+            num_args,
+        })
+    }
+
+    /// Launches `kernel` over `global` work-items in groups of `local`
+    /// (1 or 2 dimensions). The global size is rounded up to a multiple of the
+    /// group size, so kernels must bounds-check. A group larger than the
+    /// kernel allows is [`Error::Unsupported`], so callers can fall back.
+    pub fn launch(
+        &self,
+        kernel: &Kernel,
+        global: &[usize],
+        local: &[usize],
+        args: &[Arg<'_>],
+    ) -> Result<ClEvent> {
+        if global.is_empty() || global.len() > 2 || global.len() != local.len() {
+            return Err(Error::arg(
+                "launch takes 1 or 2 dimensions, equal for global and local",
+            ));
+        }
+        if args.len() != kernel.num_args as usize {
+            return Err(Error::arg(format!(
+                "kernel {} takes {} arguments, {} were given",
+                kernel.name,
+                kernel.num_args,
+                args.len()
+            )));
+        }
+        let group: usize = local.iter().product();
+        if group == 0 || group > kernel.max_work_group {
+            return Err(Error::Unsupported {
+                op: kernel.name.clone(),
+                variant: String::new(),
+                reason: format!(
+                    "work-group of {group} exceeds the device's limit of {} for this kernel",
+                    kernel.max_work_group
+                ),
+            });
+        }
+        let rounded: Vec<usize> = global
+            .iter()
+            .zip(local)
+            .map(|(&g, &l)| g.max(1).div_ceil(l) * l)
+            .collect();
+        for (i, a) in args.iter().enumerate() {
+            let i = i as u32;
+            // SAFETY: each value matches the size of the OpenCL type it stands
+            // for (cl_mem handle, int, uint, float, float4, or a local size);
+            // a mismatch with the kernel's declaration is reported by the
+            // driver as CL_INVALID_ARG_SIZE, not undefined behaviour. Buffer
+            // handles are alive: `Arg` borrows their owners.
+            let r = unsafe {
+                match a {
+                    Arg::Mem(m, _) => kernel.kernel.set_arg(i, m),
+                    Arg::I32(v) => kernel.kernel.set_arg(i, v),
+                    Arg::U32(v) => kernel.kernel.set_arg(i, v),
+                    Arg::F32(v) => kernel.kernel.set_arg(i, v),
+                    Arg::F32x4(v) => kernel.kernel.set_arg(i, v),
+                    Arg::Local(bytes) => kernel.kernel.set_arg_local_buffer(i, *bytes),
+                }
+            };
+            r.map_err(|e| cl_err(format!("clSetKernelArg({}, {i})", kernel.name), e))?;
+        }
+        // SAFETY: every argument was set above; global and local sizes have the
+        // same number of dimensions and global is a multiple of local.
+        let ev = unsafe {
+            self.queue.enqueue_nd_range_kernel(
+                kernel.kernel.get(),
+                global.len() as u32,
+                std::ptr::null(),
+                rounded.as_ptr(),
+                local.as_ptr(),
+                &[],
+            )
+        }
+        .map_err(|e| match e.0 {
+            // Out-of-resources style failures mean "this variant cannot run here".
+            opencl3::error_codes::CL_OUT_OF_RESOURCES
+            | opencl3::error_codes::CL_INVALID_WORK_GROUP_SIZE
+            | opencl3::error_codes::CL_MEM_OBJECT_ALLOCATION_FAILURE => Error::Unsupported {
+                op: kernel.name.clone(),
+                variant: String::new(),
+                reason: format!(
+                    "clEnqueueNDRangeKernel: {}",
+                    opencl3::error_codes::error_text(e.0)
+                ),
+            },
+            _ => cl_err(format!("clEnqueueNDRangeKernel({})", kernel.name), e),
+        })?;
+        Ok(ClEvent::new(ev))
+    }
+}

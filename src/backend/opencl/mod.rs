@@ -1,0 +1,203 @@
+//! The OpenCL backend. Every `unsafe` OpenCL call in the crate lives in this
+//! module tree, behind the checked wrappers it exports:
+//!
+//! - [`ClDevice`]: a context and an in-order profiling queue on one device,
+//!   plus its [`ProgramCache`].
+//! - [`DeviceBuffer`] / [`DeviceImage`]: typed device memory whose sizes are
+//!   checked against the host data on every transfer.
+//! - [`ClDevice::launch`]: kernel launches whose argument count is checked
+//!   against the kernel, whose global size is rounded up to the work-group size
+//!   (every kernel bounds-checks), and which return a profiling [`ClEvent`].
+
+mod buffer;
+mod launch;
+mod program;
+
+pub use buffer::{DeviceBuffer, DeviceImage};
+pub use launch::{Arg, ClEvent, Kernel};
+pub use program::{ProgramCache, ProgramStats};
+
+use std::path::PathBuf;
+use std::sync::Once;
+
+use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::context::Context;
+use opencl3::device::{
+    Device, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
+};
+use opencl3::error_codes::{ClError, CL_PLATFORM_NOT_FOUND_KHR, DLOPEN_RUNTIME_LOAD_FAILED};
+
+use super::{DeviceInfo, DeviceKind};
+use crate::error::{Error, Result};
+
+/// Converts an OpenCL status into the crate's error, naming the call.
+pub(crate) fn cl_err(call: impl Into<String>, e: ClError) -> Error {
+    Error::OpenCl {
+        call: call.into(),
+        code: e.0,
+        name: opencl3::error_codes::error_text(e.0),
+    }
+}
+
+static LIBRARY_SEARCH: Once = Once::new();
+
+/// cl3 opens only `libOpenCL.so.1` unless `OPENCL_DYLIB_PATH` lists others.
+/// Some distributions ship only the unversioned development name, so add it.
+fn widen_library_search() {
+    LIBRARY_SEARCH.call_once(|| {
+        if cfg!(target_os = "linux") && std::env::var_os("OPENCL_DYLIB_PATH").is_none() {
+            // Runs once, before this crate makes any OpenCL call; cl3 reads the
+            // variable only when it first loads the library.
+            std::env::set_var("OPENCL_DYLIB_PATH", "libOpenCL.so.1;libOpenCL.so");
+        }
+    });
+}
+
+/// Why no OpenCL device is usable, in words for an `info!` line.
+fn explain(e: ClError) -> String {
+    match e.0 {
+        DLOPEN_RUNTIME_LOAD_FAILED => {
+            "no OpenCL library (libOpenCL.so.1 / libOpenCL.so / OpenCL.framework) could be loaded"
+                .into()
+        }
+        CL_PLATFORM_NOT_FOUND_KHR => "the OpenCL ICD loader found no platform".into(),
+        code => format!(
+            "listing OpenCL platforms failed: {} ({code})",
+            opencl3::error_codes::error_text(code)
+        ),
+    }
+}
+
+/// A device found during enumeration, with the handle needed to open it.
+pub(crate) struct Found {
+    pub info: DeviceInfo,
+    device: Device,
+}
+
+/// Lists every device of every platform. `Err` carries a human reason why
+/// there is none at all (no library, no platform).
+pub(crate) fn enumerate() -> std::result::Result<Vec<Found>, String> {
+    widen_library_search();
+    let platforms = opencl3::platform::get_platforms().map_err(explain)?;
+    if platforms.is_empty() {
+        return Err("the OpenCL ICD loader found no platform".into());
+    }
+    let mut out = Vec::new();
+    for (pi, p) in platforms.iter().enumerate() {
+        let pname = p.name().unwrap_or_default();
+        let pversion = p.version().unwrap_or_default();
+        let ids = match p.get_devices(CL_DEVICE_TYPE_ALL) {
+            Ok(ids) => ids,
+            Err(e) => {
+                log::info!("platform {pi} ({pname}) lists no devices: {e}");
+                continue;
+            }
+        };
+        for (di, id) in ids.into_iter().enumerate() {
+            let d = Device::new(id);
+            let ty = d.dev_type().unwrap_or(0);
+            let kind = if ty & CL_DEVICE_TYPE_GPU != 0 {
+                DeviceKind::Gpu
+            } else if ty & CL_DEVICE_TYPE_ACCELERATOR != 0 {
+                DeviceKind::Accelerator
+            } else if ty & CL_DEVICE_TYPE_CPU != 0 {
+                DeviceKind::Cpu
+            } else {
+                DeviceKind::Other
+            };
+            let extensions = d.extensions().unwrap_or_default();
+            let of_note = [
+                "cl_khr_fp16",
+                "cl_khr_fp64",
+                "cl_khr_int64_base_atomics",
+                "cl_khr_subgroups",
+                "cl_intel_subgroups",
+                "cl_nv_device_attribute_query",
+                "cl_amd_device_attribute_query",
+                "cl_khr_il_program",
+            ]
+            .iter()
+            .filter(|e| extensions.split_whitespace().any(|x| x == **e))
+            .map(|e| e.to_string())
+            .collect();
+            let info = DeviceInfo {
+                index: (pi, di),
+                platform: pname.trim().to_string(),
+                platform_version: pversion.trim().to_string(),
+                name: d.name().unwrap_or_default().trim().to_string(),
+                vendor: d.vendor().unwrap_or_default().trim().to_string(),
+                kind,
+                compute_units: d.max_compute_units().unwrap_or(0),
+                global_mem: d.global_mem_size().unwrap_or(0),
+                max_alloc: d.max_mem_alloc_size().unwrap_or(0),
+                local_mem: d.local_mem_size().unwrap_or(0),
+                max_work_group: d.max_work_group_size().unwrap_or(1),
+                driver_version: d.driver_version().unwrap_or_default().trim().to_string(),
+                version: d.version().unwrap_or_default().trim().to_string(),
+                opencl_c_version: d.opencl_c_version().unwrap_or_default().trim().to_string(),
+                extensions_of_note: of_note,
+                available: d.available().unwrap_or(false)
+                    && d.compiler_available().unwrap_or(false),
+            };
+            out.push(Found { info, device: d });
+        }
+    }
+    Ok(out)
+}
+
+/// An opened OpenCL device: context, in-order queue with profiling, program cache.
+pub struct ClDevice {
+    info: DeviceInfo,
+    device: Device,
+    context: Context,
+    queue: CommandQueue,
+    programs: ProgramCache,
+}
+
+impl std::fmt::Debug for ClDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ClDevice({})", self.info.name)
+    }
+}
+
+impl ClDevice {
+    /// Opens a device found by [`enumerate`]. `cache_root` is the program
+    /// binary cache root (`<cache>/programs`), or `None` to cache in memory only.
+    pub(crate) fn open(found: Found, cache_root: Option<PathBuf>) -> Result<Self> {
+        let Found { info, device } = found;
+        let context = Context::from_device(&device).map_err(|e| cl_err("clCreateContext", e))?;
+        // SAFETY: `device` is a member of `context`, which was created from it.
+        #[allow(deprecated)]
+        let queue =
+            unsafe { CommandQueue::create(&context, device.id(), CL_QUEUE_PROFILING_ENABLE) }
+                .map_err(|e| cl_err("clCreateCommandQueue", e))?;
+        let programs = ProgramCache::new(&info, cache_root);
+        Ok(ClDevice {
+            info,
+            device,
+            context,
+            queue,
+            programs,
+        })
+    }
+
+    /// What the device is.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// The program cache (statistics are useful in tests and logs).
+    pub fn programs(&self) -> &ProgramCache {
+        &self.programs
+    }
+
+    /// Blocks until every command queued so far has finished.
+    pub fn finish(&self) -> Result<()> {
+        self.queue.finish().map_err(|e| cl_err("clFinish", e))
+    }
+}
+
+/// Names a program for build errors and logs.
+pub fn program_id<'a>(op: &'a str, variant: &'a str) -> program::ProgramId<'a> {
+    program::ProgramId { op, variant }
+}

@@ -1,0 +1,280 @@
+//! Run-time program builds, cached in memory and as binaries on disk.
+//!
+//! Disk layout: `<root>/<vendor--device--driver>/<source-hash>-<options-hash>.bin`.
+//! Each file is `MAGIC`, the payload length and an FNV-1a checksum of the
+//! payload, then the driver's binary. A file that is short, fails its checksum,
+//! or that the driver rejects is deleted and the program is rebuilt from
+//! source with a `warn!`: a broken cache is never the user's error.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use opencl3::program::Program;
+
+use super::{cl_err, ClDevice};
+use crate::backend::{cache, DeviceInfo};
+use crate::error::{Error, Result};
+
+const MAGIC: &[u8; 8] = b"CLFBIN01";
+const HEADER: usize = 8 + 8 + 8;
+
+/// Where a program's text comes from and what it is for (for errors and logs).
+#[derive(Debug, Clone, Copy)]
+pub struct ProgramId<'a> {
+    /// The operation.
+    pub op: &'a str,
+    /// The variant.
+    pub variant: &'a str,
+}
+
+/// Counters: how programs were obtained since the device was opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProgramStats {
+    /// Built from OpenCL C source.
+    pub built_from_source: u64,
+    /// Loaded from a cached binary.
+    pub loaded_from_binary: u64,
+    /// Cached binaries that were corrupt or rejected, deleted and rebuilt.
+    pub rejected_binaries: u64,
+    /// Served from the in-memory cache.
+    pub memory_hits: u64,
+}
+
+/// In-memory map from (source hash, options) to built programs, backed by the
+/// on-disk binary cache of one device and driver.
+pub struct ProgramCache {
+    memory: Mutex<HashMap<(u64, String), Arc<Program>>>,
+    dir: Option<PathBuf>,
+    built: AtomicU64,
+    loaded: AtomicU64,
+    rejected: AtomicU64,
+    hits: AtomicU64,
+}
+
+/// A folder-name-safe version of `s`.
+fn sanitize(s: &str) -> String {
+    let t: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    t.chars().take(80).collect()
+}
+
+impl ProgramCache {
+    pub(crate) fn new(info: &DeviceInfo, root: Option<PathBuf>) -> Self {
+        let dir = root.map(|root| {
+            let prefix = format!("{}--{}--", sanitize(&info.vendor), sanitize(&info.name));
+            let dir = root.join(format!("{prefix}{}", sanitize(&info.driver_version)));
+            remove_stale_drivers(&root, &prefix, &dir);
+            dir
+        });
+        ProgramCache {
+            memory: Mutex::new(HashMap::new()),
+            dir,
+            built: AtomicU64::new(0),
+            loaded: AtomicU64::new(0),
+            rejected: AtomicU64::new(0),
+            hits: AtomicU64::new(0),
+        }
+    }
+
+    /// The folder that holds this device's binaries, if disk caching is on.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// Counters since the device was opened.
+    pub fn stats(&self) -> ProgramStats {
+        ProgramStats {
+            built_from_source: self.built.load(Ordering::Relaxed),
+            loaded_from_binary: self.loaded.load(Ordering::Relaxed),
+            rejected_binaries: self.rejected.load(Ordering::Relaxed),
+            memory_hits: self.hits.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Deletes `<root>/<prefix>*` folders other than `keep`: binaries of an older driver.
+fn remove_stale_drivers(root: &Path, prefix: &str, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = e.file_name();
+        if p != keep && name.to_string_lossy().starts_with(prefix) && p.is_dir() {
+            match std::fs::remove_dir_all(&p) {
+                Ok(()) => log::info!(
+                    "removed program binaries of an older driver: {}",
+                    p.display()
+                ),
+                Err(err) => log::warn!("could not remove stale cache {}: {err}", p.display()),
+            }
+        }
+    }
+}
+
+fn encode(binary: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(HEADER + binary.len());
+    v.extend_from_slice(MAGIC);
+    v.extend_from_slice(&(binary.len() as u64).to_le_bytes());
+    v.extend_from_slice(&cache::fnv1a(binary).to_le_bytes());
+    v.extend_from_slice(binary);
+    v
+}
+
+/// The payload of a cache file, or why it is unusable.
+fn decode(file: &[u8]) -> std::result::Result<&[u8], &'static str> {
+    if file.len() < HEADER || &file[..8] != MAGIC {
+        return Err("bad header");
+    }
+    let len = u64::from_le_bytes(file[8..16].try_into().expect("8 bytes")) as usize;
+    let sum = u64::from_le_bytes(file[16..24].try_into().expect("8 bytes"));
+    let payload = &file[HEADER..];
+    if payload.len() != len {
+        return Err("truncated");
+    }
+    if cache::fnv1a(payload) != sum {
+        return Err("checksum mismatch");
+    }
+    Ok(payload)
+}
+
+impl ClDevice {
+    /// Returns the program for `source` built with `options`, from memory,
+    /// from the disk cache, or by compiling it. A compile failure is
+    /// [`Error::Build`] with the full build log.
+    pub fn program(&self, id: ProgramId<'_>, source: &str, options: &str) -> Result<Arc<Program>> {
+        let cache = &self.programs;
+        let src_hash = cache::fnv1a(source.as_bytes());
+        let key = (src_hash, options.to_string());
+        if let Some(p) = cache.memory.lock().expect("program cache lock").get(&key) {
+            cache.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(p.clone());
+        }
+        let file = cache.dir.as_ref().map(|d| {
+            d.join(format!(
+                "{src_hash:016x}-{:016x}.bin",
+                cache::fnv1a(options.as_bytes())
+            ))
+        });
+        let program = match file.as_deref().and_then(|f| self.load_binary(f, options)) {
+            Some(p) => {
+                cache.loaded.fetch_add(1, Ordering::Relaxed);
+                p
+            }
+            None => {
+                let p = self.build_source(id, source, options)?;
+                cache.built.fetch_add(1, Ordering::Relaxed);
+                if let Some(f) = &file {
+                    self.store_binary(&p, f);
+                }
+                p
+            }
+        };
+        let program = Arc::new(program);
+        cache
+            .memory
+            .lock()
+            .expect("program cache lock")
+            .insert(key, program.clone());
+        Ok(program)
+    }
+
+    fn build_source(&self, id: ProgramId<'_>, source: &str, options: &str) -> Result<Program> {
+        let mut program = Program::create_from_source(&self.context, source)
+            .map_err(|e| cl_err("clCreateProgramWithSource", e))?;
+        log::debug!(
+            "building {}/{} on {} with '{options}'",
+            id.op,
+            id.variant,
+            self.info.name
+        );
+        if let Err(e) = program.build(&[self.device.id()], options) {
+            let log = program
+                .get_build_log(self.device.id())
+                .unwrap_or_else(|le| format!("(no build log: {le})"));
+            let log = if log.trim().is_empty() {
+                format!("(the compiler printed no log; status {e})")
+            } else {
+                log
+            };
+            return Err(Error::Build {
+                op: id.op.to_string(),
+                variant: id.variant.to_string(),
+                device: self.info.name.clone(),
+                log,
+            });
+        }
+        Ok(program)
+    }
+
+    /// Loads and builds a cached binary. `None` means "build from source";
+    /// a present but unusable file is deleted with a warning.
+    fn load_binary(&self, file: &Path, options: &str) -> Option<Program> {
+        let bytes = std::fs::read(file).ok()?;
+        let reject = |why: String| {
+            log::warn!(
+                "program cache {} is unusable ({why}); deleting it and rebuilding from source",
+                file.display()
+            );
+            self.programs.rejected.fetch_add(1, Ordering::Relaxed);
+            let _ = std::fs::remove_file(file);
+            None
+        };
+        let payload = match decode(&bytes) {
+            Ok(p) => p,
+            Err(why) => return reject(why.to_string()),
+        };
+        // SAFETY: the device is a member of the context (it was created from it),
+        // and the slice of binaries has exactly one entry for the one device.
+        let created =
+            unsafe { Program::create_from_binary(&self.context, &[self.device.id()], &[payload]) };
+        let mut program = match created {
+            Ok(p) => p,
+            Err(e) => return reject(format!("driver rejected it: {e}")),
+        };
+        if let Err(e) = program.build(&[self.device.id()], options) {
+            return reject(format!("building the binary failed: {e}"));
+        }
+        Some(program)
+    }
+
+    fn store_binary(&self, program: &Program, file: &Path) {
+        let binaries = match program.get_binaries() {
+            Ok(b) => b,
+            Err(e) => {
+                log::debug!("driver gives no program binary ({e}); not caching");
+                return;
+            }
+        };
+        match binaries.first() {
+            Some(b) if !b.is_empty() => cache::write_atomic(file, &encode(b)),
+            _ => log::debug!("driver returned an empty program binary; not caching"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_files_detect_corruption() {
+        let enc = encode(b"binary payload");
+        assert_eq!(decode(&enc).unwrap(), b"binary payload");
+        let mut flipped = enc.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        assert_eq!(decode(&flipped), Err("checksum mismatch"));
+        assert_eq!(decode(&enc[..enc.len() - 1]), Err("truncated"));
+        assert_eq!(decode(b"garbage"), Err("bad header"));
+    }
+}

@@ -1,0 +1,297 @@
+//! The [`Engine`]: a backend plus the rules for picking variants.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::backend::{self, Backend, CacheDir, DeviceSelector};
+use crate::error::{Error, Result};
+use crate::ops::{OpSpec, RunReport, Shape, VariantSpec, CPU};
+
+/// The device type OpenCL variants run on: the OpenCL device, or, in a
+/// build without OpenCL, a type with no values (so those paths cannot run).
+#[cfg(feature = "opencl")]
+pub type Dev = backend::opencl::ClDevice;
+/// The device type OpenCL variants run on: the OpenCL device, or, in a
+/// build without OpenCL, a type with no values (so those paths cannot run).
+#[cfg(not(feature = "opencl"))]
+#[derive(Debug)]
+pub enum Dev {}
+
+/// How to set up an [`Engine`].
+#[derive(Debug, Clone, Default)]
+pub struct EngineOptions {
+    /// Which device to use.
+    pub device: DeviceSelector,
+    /// Where to cache program binaries.
+    pub cache: CacheDir,
+    /// Read kernel sources from this folder instead of the embedded copies.
+    pub cl_dir: Option<PathBuf>,
+    /// Force a variant: `NAME` for every operation, or `op=NAME[,op=NAME...]`.
+    pub variant: Option<String>,
+}
+
+impl EngineOptions {
+    /// Options from `FILTERCTL_DEVICE`, `FILTERCTL_CL_DIR` and `FILTERCTL_VARIANT`
+    /// (the cache folder follows `FILTERCTL_CACHE_DIR` through [`CacheDir::Default`]).
+    pub fn from_env() -> Result<Self> {
+        let non_empty = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        Ok(EngineOptions {
+            device: DeviceSelector::from_env()?,
+            cache: CacheDir::Default,
+            cl_dir: non_empty("FILTERCTL_CL_DIR").map(PathBuf::from),
+            variant: non_empty("FILTERCTL_VARIANT"),
+        })
+    }
+}
+
+/// Runs operations on one backend, choosing a variant for each call and
+/// falling back (next variant, then the CPU) when a device variant fails.
+///
+/// Cloning is cheap; clones share the device and its program cache.
+#[derive(Clone, Debug)]
+pub struct Engine {
+    backend: Backend,
+    cl_dir: Option<Arc<PathBuf>>,
+    /// (operation or `None` for all, variant name); later entries win.
+    forced: Vec<(Option<String>, String)>,
+}
+
+fn parse_forced(spec: &str) -> Result<Vec<(Option<String>, String)>> {
+    spec.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|item| match item.split_once('=') {
+            Some((op, v)) if !op.trim().is_empty() && !v.trim().is_empty() => {
+                Ok((Some(op.trim().to_string()), v.trim().to_string()))
+            }
+            Some(_) => Err(Error::arg(format!(
+                "bad variant override '{item}'; use NAME or op=NAME"
+            ))),
+            None => Ok((None, item.to_string())),
+        })
+        .collect()
+}
+
+impl Engine {
+    /// Opens the backend the options select.
+    pub fn new(opts: EngineOptions) -> Result<Self> {
+        let backend = backend::select(&opts.device, &opts.cache)?;
+        let forced = match &opts.variant {
+            Some(v) => parse_forced(v)?,
+            None => Vec::new(),
+        };
+        Ok(Engine {
+            backend,
+            cl_dir: opts.cl_dir.map(Arc::new),
+            forced,
+        })
+    }
+
+    /// An engine configured from the environment (see [`EngineOptions::from_env`]).
+    pub fn from_env() -> Result<Self> {
+        Self::new(EngineOptions::from_env()?)
+    }
+
+    /// An engine on the rayon CPU backend.
+    pub fn cpu() -> Self {
+        Engine {
+            backend: Backend::Cpu,
+            cl_dir: None,
+            forced: Vec::new(),
+        }
+    }
+
+    /// The backend in use.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// A copy of this engine that forces `variant` for `op` (or for every
+    /// operation when `op` is `None`).
+    pub fn with_variant(&self, op: Option<&str>, variant: &str) -> Self {
+        let mut e = self.clone();
+        e.forced.push((op.map(str::to_string), variant.to_string()));
+        e
+    }
+
+    fn forced(&self, op: &str) -> Option<&str> {
+        self.forced
+            .iter()
+            .rev()
+            .find(|(o, _)| o.as_deref().is_none_or(|o| o == op))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The program text for a kernel file: `common.cl` plus the file, embedded
+    /// or read from the engine's kernel folder.
+    pub fn source(&self, file: &str) -> Result<String> {
+        crate::kernels::program_source(file, self.cl_dir.as_deref().map(|p| p.as_path()))
+    }
+
+    /// Builds (or fetches from the caches) `spec`'s program with the shape's
+    /// type options plus `extra`, and creates kernel `kernel`.
+    #[cfg(feature = "opencl")]
+    pub(crate) fn kernel(
+        &self,
+        dev: &Dev,
+        op: &str,
+        spec: &VariantSpec,
+        shape: &Shape,
+        extra: &str,
+        kernel: &str,
+    ) -> Result<backend::opencl::Kernel> {
+        let source = self.source(spec.file)?;
+        let options = format!(
+            "-cl-std=CL1.2 -DT={} -DCH={} {} {}",
+            shape.sample.cl_name(),
+            shape.channels,
+            spec.options,
+            extra
+        );
+        let program = dev.program(
+            backend::opencl::program_id(op, spec.name),
+            &source,
+            options.trim(),
+        )?;
+        dev.kernel(&program, kernel)
+    }
+
+    /// Runs `op` for `shape`: the forced variant if any, else on an OpenCL
+    /// backend each variant in the device's default order until one works,
+    /// then the CPU path. `run_cl` returns the result and the kernels' device time.
+    #[cfg_attr(not(feature = "opencl"), allow(unused_mut, unused_variables))]
+    pub(crate) fn dispatch<R>(
+        &self,
+        op: &OpSpec,
+        shape: &Shape,
+        mut run_cl: impl FnMut(&Dev, &'static VariantSpec) -> Result<(R, Duration)>,
+        run_cpu: impl FnOnce() -> Result<R>,
+    ) -> Result<(R, RunReport)> {
+        let start = Instant::now();
+        let report = |variant: &str, kernel_time, fallbacks| RunReport {
+            op: op.name,
+            variant: variant.to_string(),
+            backend: if variant == CPU {
+                backend::cpu::describe()
+            } else {
+                self.backend.describe()
+            },
+            elapsed: start.elapsed(),
+            kernel_time,
+            fallbacks,
+        };
+        let forced = self.forced(op.name);
+        if let Some(name) = forced {
+            if name != CPU && op.variant(name).is_none() {
+                return Err(Error::UnknownVariant {
+                    op: op.name.into(),
+                    variant: name.into(),
+                    known: op.names().join(", "),
+                });
+            }
+        }
+        let dev: Option<&Dev> = match &self.backend {
+            #[cfg(feature = "opencl")]
+            Backend::OpenCl(d) => Some(d.as_ref()),
+            Backend::Cpu => None,
+        };
+        let Some(dev) = dev.filter(|_| forced != Some(CPU)) else {
+            if let Some(name) = forced.filter(|n| *n != CPU) {
+                return Err(Error::Unsupported {
+                    op: op.name.into(),
+                    variant: name.into(),
+                    reason:
+                        "the engine runs on the CPU backend; select an OpenCL device with --device"
+                            .into(),
+                });
+            }
+            let r = run_cpu()?;
+            log::debug!(target: "clfilter::dispatch", "{} ran variant=cpu", op.name);
+            return Ok((r, report(CPU, None, Vec::new())));
+        };
+        #[cfg(not(feature = "opencl"))]
+        match *dev {}
+        #[cfg(feature = "opencl")]
+        {
+            let local_mem = dev.info().local_mem;
+            if let Some(name) = forced {
+                let spec = op.variant(name).expect("checked above");
+                spec.check(shape, local_mem)
+                    .map_err(|reason| Error::Unsupported {
+                        op: op.name.into(),
+                        variant: name.into(),
+                        reason,
+                    })?;
+                let (r, kt) = run_cl(dev, spec).map_err(|e| name_unsupported(e, op.name, name))?;
+                return Ok((r, report(name, Some(kt), Vec::new())));
+            }
+            let mut fallbacks = Vec::new();
+            for spec in op.order(dev.info().kind) {
+                if let Err(why) = spec.check(shape, local_mem) {
+                    log::debug!("{}/{} skipped: {why}", op.name, spec.name);
+                    continue;
+                }
+                match run_cl(dev, spec) {
+                    Ok((r, kt)) => {
+                        log::debug!(
+                            target: "clfilter::dispatch",
+                            "{} ran variant={} on {}",
+                            op.name,
+                            spec.name,
+                            dev.info().name
+                        );
+                        return Ok((r, report(spec.name, Some(kt), fallbacks)));
+                    }
+                    Err(e) => {
+                        log::warn!(
+                            "{}/{} failed on {}: {e}; trying the next variant",
+                            op.name,
+                            spec.name,
+                            dev.info().name
+                        );
+                        fallbacks.push(format!("{}: {e}", spec.name));
+                    }
+                }
+            }
+            log::warn!(
+                "every OpenCL variant of {} failed on {}; running on the CPU",
+                op.name,
+                dev.info().name
+            );
+            let r = run_cpu()?;
+            Ok((r, report(CPU, None, fallbacks)))
+        }
+    }
+}
+
+/// Fills in the op/variant of an `Unsupported` raised deep in a launch.
+#[cfg(feature = "opencl")]
+fn name_unsupported(e: Error, op: &str, variant: &str) -> Error {
+    match e {
+        Error::Unsupported { reason, .. } => Error::Unsupported {
+            op: op.into(),
+            variant: variant.into(),
+            reason,
+        },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variant_overrides_parse() {
+        let f = parse_forced("local, minmax=tree").unwrap();
+        assert_eq!(f[0], (None, "local".to_string()));
+        assert_eq!(f[1], (Some("minmax".to_string()), "tree".to_string()));
+        assert!(parse_forced("=x").is_err());
+        let e = Engine::cpu()
+            .with_variant(None, "a")
+            .with_variant(Some("minmax"), "b");
+        assert_eq!(e.forced("minmax"), Some("b"));
+        assert_eq!(e.forced("transpose"), Some("a"));
+    }
+}

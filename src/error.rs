@@ -1,0 +1,107 @@
+//! The engine's error type.
+
+use std::path::PathBuf;
+
+/// Every fallible engine call returns this.
+///
+/// The enum is `#[non_exhaustive]`: later operations add variants without
+/// breaking callers that match on it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An argument is out of range or inconsistent (sizes, strides, channels, parameters).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// The input data cannot be processed as asked (for example a range that is not finite).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file involved.
+        path: PathBuf,
+        /// The underlying I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A file was read but could not be decoded or encoded as an image.
+    #[error("{path}: {message}")]
+    Format {
+        /// The file involved.
+        path: PathBuf,
+        /// What went wrong, in words.
+        message: String,
+    },
+
+    /// The `--device` selector matched no device.
+    #[error("no OpenCL device matches '{selector}'; available: {available}")]
+    DeviceNotFound {
+        /// The selector as given.
+        selector: String,
+        /// The devices that exist, one `P:D name (type)` entry each, or a reason why there are none.
+        available: String,
+    },
+
+    /// An OpenCL call failed.
+    #[error("OpenCL error {code} ({name}) in {call}")]
+    OpenCl {
+        /// The API call or action that failed.
+        call: String,
+        /// The OpenCL status code.
+        code: i32,
+        /// The symbolic name of `code`.
+        name: &'static str,
+    },
+
+    /// A kernel program failed to build; `log` is the compiler's full build log.
+    #[error("building {op}/{variant} for {device} failed:\n{log}")]
+    Build {
+        /// The operation.
+        op: String,
+        /// The variant whose program failed.
+        variant: String,
+        /// The device name.
+        device: String,
+        /// The full build log from the OpenCL compiler.
+        log: String,
+    },
+
+    /// The named variant does not exist for this operation.
+    #[error("operation '{op}' has no variant '{variant}'; known: {known}")]
+    UnknownVariant {
+        /// The operation.
+        op: String,
+        /// The variant asked for.
+        variant: String,
+        /// The variants that exist.
+        known: String,
+    },
+
+    /// The variant exists but cannot run this request on this backend.
+    #[error("variant {op}/{variant} cannot run this request: {reason}")]
+    Unsupported {
+        /// The operation.
+        op: String,
+        /// The variant.
+        variant: String,
+        /// Why not.
+        reason: String,
+    },
+
+    /// A filter spec string could not be parsed.
+    #[error("filter spec: {0}")]
+    Spec(String),
+}
+
+/// `Result` with the engine's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// Shorthand for [`Error::InvalidArgument`].
+    pub(crate) fn arg(msg: impl Into<String>) -> Self {
+        Error::InvalidArgument(msg.into())
+    }
+}

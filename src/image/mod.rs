@@ -1,0 +1,310 @@
+//! Host images: [`Image<T>`] buffers with 1, 3 or 4 channels and a row stride,
+//! [`DynImage`] for files whose sample type is known only at run time, and
+//! loading and saving through the `image` crate.
+
+mod io;
+mod pixel;
+
+pub use io::{load, save};
+pub use pixel::{Sample, SampleType};
+
+use crate::error::{Error, Result};
+
+/// A host image: `height` rows of `width` pixels of `channels` interleaved samples.
+///
+/// Rows start `stride` samples apart (`stride >= width * channels`); the
+/// samples between the end of a row and the next row's start are padding and
+/// are never read. Channels are 1 (gray), 3 (RGB) or 4 (RGBA).
+#[derive(Clone, PartialEq)]
+pub struct Image<T: Sample> {
+    width: usize,
+    height: usize,
+    channels: usize,
+    stride: usize,
+    data: Vec<T>,
+}
+
+impl<T: Sample> std::fmt::Debug for Image<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Image<{}>({}x{}x{}, stride {})",
+            T::TYPE,
+            self.width,
+            self.height,
+            self.channels,
+            self.stride
+        )
+    }
+}
+
+/// Checks a shape; every constructor goes through here.
+fn check_shape(width: usize, height: usize, channels: usize) -> Result<usize> {
+    if !matches!(channels, 1 | 3 | 4) {
+        return Err(Error::arg(format!(
+            "images have 1, 3 or 4 channels, not {channels}"
+        )));
+    }
+    if width == 0 || height == 0 {
+        return Err(Error::arg(format!(
+            "image size {width}x{height} is empty; both sides must be at least 1"
+        )));
+    }
+    // Kernels index with 32-bit ints, so every dimension and the sample count must fit.
+    let samples = width
+        .checked_mul(height)
+        .and_then(|p| p.checked_mul(channels))
+        .filter(|&n| n <= i32::MAX as usize)
+        .ok_or_else(|| {
+            Error::arg(format!(
+                "image size {width}x{height}x{channels} exceeds 2^31 samples"
+            ))
+        })?;
+    Ok(samples)
+}
+
+impl<T: Sample> Image<T> {
+    /// A zero-filled, tightly packed image.
+    pub fn new(width: usize, height: usize, channels: usize) -> Result<Self> {
+        let n = check_shape(width, height, channels)?;
+        Ok(Image {
+            width,
+            height,
+            channels,
+            stride: width * channels,
+            data: vec![T::default(); n],
+        })
+    }
+
+    /// Wraps tightly packed samples; `data.len()` must be `width * height * channels`.
+    pub fn from_vec(width: usize, height: usize, channels: usize, data: Vec<T>) -> Result<Self> {
+        Self::from_vec_with_stride(width, height, channels, width * channels, data)
+    }
+
+    /// Wraps samples whose rows start `stride` samples apart. The last row may
+    /// omit its padding, so `data.len()` must be at least `stride * (height - 1) + width * channels`.
+    pub fn from_vec_with_stride(
+        width: usize,
+        height: usize,
+        channels: usize,
+        stride: usize,
+        data: Vec<T>,
+    ) -> Result<Self> {
+        check_shape(width, height, channels)?;
+        let row = width * channels;
+        if stride < row {
+            return Err(Error::arg(format!(
+                "stride {stride} is shorter than a row of {width} pixels x {channels} channels"
+            )));
+        }
+        let need = stride
+            .checked_mul(height - 1)
+            .and_then(|s| s.checked_add(row))
+            .ok_or_else(|| Error::arg("stride * height overflows"))?;
+        if data.len() < need {
+            return Err(Error::arg(format!(
+                "buffer holds {} samples, a {width}x{height}x{channels} image with stride {stride} needs {need}",
+                data.len()
+            )));
+        }
+        Ok(Image {
+            width,
+            height,
+            channels,
+            stride,
+            data,
+        })
+    }
+
+    /// An image whose sample at (x, y, c) is `f(x, y, c)`.
+    pub fn from_fn(
+        width: usize,
+        height: usize,
+        channels: usize,
+        mut f: impl FnMut(usize, usize, usize) -> T,
+    ) -> Result<Self> {
+        let mut img = Self::new(width, height, channels)?;
+        for y in 0..height {
+            let row = img.row_mut(y);
+            for x in 0..width {
+                for c in 0..channels {
+                    row[x * channels + c] = f(x, y, c);
+                }
+            }
+        }
+        Ok(img)
+    }
+
+    /// Width in pixels.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+    /// Height in pixels.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+    /// Samples per pixel: 1, 3 or 4.
+    pub fn channels(&self) -> usize {
+        self.channels
+    }
+    /// Distance between row starts, in samples.
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+    /// Number of pixels.
+    pub fn pixel_count(&self) -> usize {
+        self.width * self.height
+    }
+    /// Samples in one row, without padding.
+    pub fn row_len(&self) -> usize {
+        self.width * self.channels
+    }
+    /// Whether rows follow each other without padding.
+    pub fn is_packed(&self) -> bool {
+        self.stride == self.row_len()
+    }
+
+    /// Row `y` without its padding. Panics if `y >= height`.
+    pub fn row(&self, y: usize) -> &[T] {
+        let start = y * self.stride;
+        &self.data[start..start + self.row_len()]
+    }
+
+    /// Row `y` without its padding, mutable. Panics if `y >= height`.
+    pub fn row_mut(&mut self, y: usize) -> &mut [T] {
+        let start = y * self.stride;
+        let len = self.row_len();
+        &mut self.data[start..start + len]
+    }
+
+    /// Iterates over the rows, without padding.
+    pub fn rows(&self) -> impl Iterator<Item = &[T]> + '_ {
+        (0..self.height).map(move |y| self.row(y))
+    }
+
+    /// Sample `c` of pixel (x, y). Panics when out of range.
+    pub fn get(&self, x: usize, y: usize, c: usize) -> T {
+        assert!(x < self.width && c < self.channels);
+        self.row(y)[x * self.channels + c]
+    }
+
+    /// The samples as one packed slice, or `None` when rows are padded.
+    pub fn as_packed(&self) -> Option<&[T]> {
+        self.is_packed()
+            .then(|| &self.data[..self.row_len() * self.height])
+    }
+
+    /// The samples as one packed mutable slice, or `None` when rows are padded.
+    pub fn as_packed_mut(&mut self) -> Option<&mut [T]> {
+        let n = self.row_len() * self.height;
+        if self.is_packed() {
+            Some(&mut self.data[..n])
+        } else {
+            None
+        }
+    }
+
+    /// The raw buffer, padding included.
+    pub fn data(&self) -> &[T] {
+        &self.data
+    }
+
+    /// The samples, packed: borrowed when already packed, copied otherwise.
+    pub fn packed_samples(&self) -> std::borrow::Cow<'_, [T]> {
+        match self.as_packed() {
+            Some(s) => std::borrow::Cow::Borrowed(s),
+            None => std::borrow::Cow::Owned(self.rows().flatten().copied().collect()),
+        }
+    }
+
+    /// A packed copy (or this image, if already packed).
+    pub fn into_packed(self) -> Self {
+        if self.is_packed() {
+            return self;
+        }
+        let data = self.packed_samples().into_owned();
+        Image {
+            stride: self.row_len(),
+            data,
+            ..self
+        }
+    }
+
+    /// Unwraps the packed samples.
+    pub fn into_vec(self) -> Vec<T> {
+        let n = self.row_len() * self.height;
+        let mut v = self.into_packed().data;
+        v.truncate(n);
+        v
+    }
+}
+
+/// An image whose sample type is decided at run time, as when loading files.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DynImage {
+    /// 8-bit samples.
+    U8(Image<u8>),
+    /// 16-bit samples.
+    U16(Image<u16>),
+    /// 32-bit float samples.
+    F32(Image<f32>),
+}
+
+impl DynImage {
+    /// The sample type.
+    pub fn sample_type(&self) -> SampleType {
+        match self {
+            DynImage::U8(_) => SampleType::U8,
+            DynImage::U16(_) => SampleType::U16,
+            DynImage::F32(_) => SampleType::F32,
+        }
+    }
+    /// `(width, height, channels)`.
+    pub fn shape(&self) -> (usize, usize, usize) {
+        match self {
+            DynImage::U8(i) => (i.width(), i.height(), i.channels()),
+            DynImage::U16(i) => (i.width(), i.height(), i.channels()),
+            DynImage::F32(i) => (i.width(), i.height(), i.channels()),
+        }
+    }
+}
+
+impl From<Image<u8>> for DynImage {
+    fn from(i: Image<u8>) -> Self {
+        DynImage::U8(i)
+    }
+}
+impl From<Image<u16>> for DynImage {
+    fn from(i: Image<u16>) -> Self {
+        DynImage::U16(i)
+    }
+}
+impl From<Image<f32>> for DynImage {
+    fn from(i: Image<f32>) -> Self {
+        DynImage::F32(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_are_checked() {
+        assert!(Image::<u8>::new(0, 5, 1).is_err());
+        assert!(Image::<u8>::new(5, 5, 2).is_err());
+        assert!(Image::<u8>::new(1 << 20, 1 << 20, 1).is_err());
+        assert!(Image::<u8>::from_vec(3, 2, 1, vec![0; 5]).is_err());
+        assert!(Image::<u8>::from_vec_with_stride(3, 2, 1, 2, vec![0; 6]).is_err());
+    }
+
+    #[test]
+    fn strided_rows_skip_padding() {
+        // 2x2 gray, stride 3, last row without padding.
+        let img = Image::<u16>::from_vec_with_stride(2, 2, 1, 3, vec![1, 2, 99, 3, 4]).unwrap();
+        assert_eq!(img.row(1), &[3, 4]);
+        assert!(img.as_packed().is_none());
+        assert_eq!(img.clone().into_vec(), vec![1, 2, 3, 4]);
+        assert_eq!(img.packed_samples().as_ref(), &[1, 2, 3, 4]);
+    }
+}

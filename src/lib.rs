@@ -1,0 +1,18 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod backend;
+pub mod engine;
+pub mod error;
+pub mod image;
+pub mod kernels;
+pub mod ops;
+
+pub use backend::{Backend, CacheDir, DeviceInfo, DeviceKind, DeviceSelector};
+pub use engine::{Engine, EngineOptions};
+pub use error::{Error, Result};
+pub use image::{DynImage, Image, Sample, SampleType};
+pub use ops::minmax::MinMax;
+pub use ops::normalize::NormalizeParams;
+pub use ops::RunReport;

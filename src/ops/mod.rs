@@ -1,0 +1,159 @@
+//! Operations. Each has a `reference` (the simplest correct version, ground
+//! truth for tests), a rayon `cpu` path, and a table of OpenCL variants.
+//!
+//! A variant has one name everywhere: the `--variant` value, the log field,
+//! and the OpenCL kernel function `<op>_<variant>`, which is built from the
+//! table entry so the two cannot drift apart.
+
+pub mod minmax;
+pub mod normalize;
+pub mod transpose;
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::backend::DeviceKind;
+
+/// The CPU path's variant name.
+pub const CPU: &str = "cpu";
+
+/// The shape and types of one request, as variant tables see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Width in pixels.
+    pub width: usize,
+    /// Height in pixels.
+    pub height: usize,
+    /// Samples per pixel.
+    pub channels: usize,
+    /// Input sample type.
+    pub sample: crate::SampleType,
+}
+
+impl Shape {
+    /// Bytes in one pixel as a `__local` array element (3-vectors occupy 4 slots).
+    pub fn local_pixel_bytes(&self) -> usize {
+        self.sample.size() * if self.channels == 3 { 4 } else { self.channels }
+    }
+}
+
+/// One entry of an operation's OpenCL variant table.
+#[derive(Debug)]
+pub struct VariantSpec {
+    /// The variant's one name (kernel function `<op>_<name>`).
+    pub name: &'static str,
+    /// Why it exists, in one line (shown by `filterctl variants` and docs).
+    pub summary: &'static str,
+    /// The `.cl` file in `cl/`.
+    pub file: &'static str,
+    /// Extra build options (`-D` defines) for this variant.
+    pub options: &'static str,
+    /// Work-group shape; 1-D kernels use `[n, 1]`.
+    pub local: [usize; 2],
+    /// Pixels of `__local` memory the kernel declares (0 for none).
+    pub local_pixels: usize,
+    /// Whether the variant handles this request (beyond local memory and
+    /// work-group size, which are checked generically).
+    pub supports: fn(&Shape) -> Result<(), String>,
+    /// The largest allowed |difference| from the reference, in units of the
+    /// output's full scale (0 = bit-exact).
+    pub tolerance: f32,
+}
+
+/// `supports` for variants that handle every shape.
+pub fn any_shape(_: &Shape) -> Result<(), String> {
+    Ok(())
+}
+
+impl VariantSpec {
+    /// The OpenCL kernel function for operation `op`.
+    pub fn kernel_name(&self, op: &str) -> String {
+        format!("{op}_{}", self.name)
+    }
+
+    /// Checks the request and the device's local memory.
+    pub fn check(&self, shape: &Shape, local_mem: u64) -> Result<(), String> {
+        (self.supports)(shape)?;
+        let need = (self.local_pixels * shape.local_pixel_bytes()) as u64;
+        if need > local_mem {
+            return Err(format!(
+                "needs {need} bytes of local memory, the device has {local_mem}"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// An operation's static description: its name, its variant table and the
+/// order in which untuned devices try the variants.
+#[derive(Debug)]
+pub struct OpSpec {
+    /// The operation's name.
+    pub name: &'static str,
+    /// The OpenCL variants.
+    pub variants: &'static [VariantSpec],
+    /// Default order on GPUs and accelerators.
+    pub gpu_order: &'static [&'static str],
+    /// Default order on CPU OpenCL devices.
+    pub cpu_device_order: &'static [&'static str],
+}
+
+impl OpSpec {
+    /// The variant called `name`.
+    pub fn variant(&self, name: &str) -> Option<&'static VariantSpec> {
+        self.variants.iter().find(|v| v.name == name)
+    }
+
+    /// Every variant name, the CPU path included.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.variants
+            .iter()
+            .map(|v| v.name)
+            .chain(std::iter::once(CPU))
+            .collect()
+    }
+
+    /// The default order for an untuned device of this kind.
+    pub fn order(&self, kind: DeviceKind) -> Vec<&'static VariantSpec> {
+        let names = match kind {
+            DeviceKind::Cpu => self.cpu_device_order,
+            _ => self.gpu_order,
+        };
+        names.iter().filter_map(|n| self.variant(n)).collect()
+    }
+}
+
+/// Every operation, for listings, tests and the tuner.
+pub const OPS: &[&OpSpec] = &[&transpose::SPEC, &minmax::SPEC, &normalize::SPEC];
+
+/// What ran for one call: which variant on which backend, how long it took,
+/// and which variants were tried and failed first.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// The operation.
+    pub op: &'static str,
+    /// The variant that produced the result.
+    pub variant: String,
+    /// The backend it ran on.
+    pub backend: String,
+    /// Wall time of the whole call (transfers included).
+    #[serde(serialize_with = "ser_ms")]
+    pub elapsed: Duration,
+    /// Device time of the kernels alone, from profiling events (OpenCL only).
+    #[serde(serialize_with = "ser_opt_ms")]
+    pub kernel_time: Option<Duration>,
+    /// Variants that failed before this one, with the reason for each.
+    pub fallbacks: Vec<String>,
+}
+
+fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64() * 1e3)
+}
+
+fn ser_opt_ms<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_some(&(d.as_secs_f64() * 1e3)),
+        None => s.serialize_none(),
+    }
+}

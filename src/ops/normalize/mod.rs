@@ -1,0 +1,195 @@
+//! `normalize`: `out = (in - sub) * factor` per channel, converted to the
+//! output type with round-half-to-even and saturation (`convert_T_sat_rte`).
+//!
+//! With no explicit `sub`/`factor`, the colour channels' joint min..max
+//! (from `minmax`) is stretched to the output's full range (255, 65535 or
+//! 1.0), as OpenCV's `NORM_MINMAX` does; a constant image maps to 0. The
+//! alpha channel of 4-channel images is only rescaled between the types'
+//! full ranges, so opaque stays opaque.
+
+pub mod cpu;
+pub mod reference;
+pub mod variants;
+
+use crate::engine::{Dev, Engine};
+use crate::error::{Error, Result};
+use crate::image::{Image, Sample, SampleType};
+use crate::ops::{minmax::MinMax, OpSpec, RunReport, Shape};
+
+/// The operation's description.
+pub static SPEC: OpSpec = OpSpec {
+    name: "normalize",
+    variants: variants::VARIANTS,
+    gpu_order: &["x4", "pixel"],
+    cpu_device_order: &["x4", "pixel"],
+};
+
+/// What to normalize by. Both `None`: stretch min..max to the full range.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NormalizeParams {
+    /// Subtracted first (default 0 when only `factor` is given).
+    pub sub: Option<f32>,
+    /// Multiplied second (default 1 when only `sub` is given).
+    pub factor: Option<f32>,
+}
+
+/// The per-channel `sub` and `factor` actually applied.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Coefficients {
+    /// Subtracted, per channel.
+    pub sub: [f32; 4],
+    /// Multiplied, per channel.
+    pub factor: [f32; 4],
+}
+
+impl Coefficients {
+    /// Coefficients from explicit parameters (no image statistics needed).
+    pub fn explicit(p: &NormalizeParams) -> Result<Self> {
+        let sub = p.sub.unwrap_or(0.0);
+        let factor = p.factor.unwrap_or(1.0);
+        if !sub.is_finite() || !factor.is_finite() {
+            return Err(Error::arg(format!(
+                "normalize needs finite sub and factor, got sub={sub} factor={factor}"
+            )));
+        }
+        Ok(Coefficients {
+            sub: [sub; 4],
+            factor: [factor; 4],
+        })
+    }
+
+    /// Coefficients that stretch the colour channels' min..max to `out`'s full range.
+    pub fn stretch(m: &MinMax, input: SampleType, out: SampleType) -> Result<Self> {
+        let colour = if m.channels == 4 { 3 } else { m.channels };
+        let (lo, hi) = (m.min_of(colour), m.max_of(colour));
+        if !lo.is_finite() || !hi.is_finite() {
+            return Err(Error::InvalidInput(format!(
+                "cannot stretch the range {lo}..{hi} (the image holds infinities or only NaN); \
+                 give sub and factor explicitly"
+            )));
+        }
+        let full = out.full_scale() as f64;
+        let span = hi as f64 - lo as f64;
+        let f = if span > 0.0 {
+            (full / span) as f32
+        } else {
+            0.0
+        };
+        let mut k = Coefficients {
+            sub: [lo; 4],
+            factor: [f; 4],
+        };
+        if m.channels == 4 {
+            k.sub[3] = 0.0;
+            k.factor[3] = (full / input.full_scale() as f64) as f32;
+        }
+        Ok(k)
+    }
+}
+
+/// Runs `spec` on device images of the same shape.
+#[cfg(feature = "opencl")]
+pub fn launch<T: Sample, U: Sample>(
+    engine: &Engine,
+    dev: &Dev,
+    spec: &crate::ops::VariantSpec,
+    input: &crate::backend::opencl::DeviceImage<T>,
+    out: &crate::backend::opencl::DeviceImage<U>,
+    k: &Coefficients,
+) -> Result<crate::backend::opencl::ClEvent> {
+    use crate::backend::opencl::Arg;
+    let shape = Shape {
+        width: input.width(),
+        height: input.height(),
+        channels: input.channels(),
+        sample: T::TYPE,
+    };
+    if (out.width(), out.height(), out.channels()) != (shape.width, shape.height, shape.channels) {
+        return Err(Error::arg("normalize output must have the input's shape"));
+    }
+    let extra = format!(
+        "-DTOUT={} -DOUT_FLOAT={}",
+        U::TYPE.cl_name(),
+        (U::TYPE == SampleType::F32) as u8
+    );
+    let k2 = engine.kernel(
+        dev,
+        SPEC.name,
+        spec,
+        &shape,
+        &extra,
+        &spec.kernel_name(SPEC.name),
+    )?;
+    let n = input.pixel_count();
+    let items = if spec.name == "x4" { n.div_ceil(4) } else { n };
+    dev.launch(
+        &k2,
+        &[items],
+        &[spec.local[0]],
+        &[
+            Arg::img(input),
+            Arg::img(out),
+            Arg::int(n)?,
+            Arg::F32x4(k.sub),
+            Arg::F32x4(k.factor),
+        ],
+    )
+}
+
+impl Engine {
+    /// Normalizes `img` into a `U` image (see the module docs for the rules).
+    pub fn normalize<T: Sample, U: Sample>(
+        &self,
+        img: &Image<T>,
+        params: &NormalizeParams,
+    ) -> Result<Image<U>> {
+        self.normalize_report(img, params).map(|(i, _)| i)
+    }
+
+    /// [`Engine::normalize`], also reporting what ran: the `minmax` call
+    /// (automatic range only) and the `normalize` call.
+    pub fn normalize_report<T: Sample, U: Sample>(
+        &self,
+        img: &Image<T>,
+        params: &NormalizeParams,
+    ) -> Result<(Image<U>, Vec<RunReport>)> {
+        let mut reports = Vec::new();
+        let k = if params.sub.is_none() && params.factor.is_none() {
+            let (m, r) = self.minmax_report(img)?;
+            reports.push(r);
+            Coefficients::stretch(&m, T::TYPE, U::TYPE)?
+        } else {
+            Coefficients::explicit(params)?
+        };
+        let shape = Shape {
+            width: img.width(),
+            height: img.height(),
+            channels: img.channels(),
+            sample: T::TYPE,
+        };
+        let (out, r) = self.dispatch(
+            &SPEC,
+            &shape,
+            |dev: &Dev, spec| {
+                #[cfg(feature = "opencl")]
+                {
+                    use crate::backend::opencl::DeviceImage;
+                    let input = DeviceImage::upload(dev, img)?;
+                    let out =
+                        DeviceImage::<U>::new(dev, img.width(), img.height(), img.channels())?;
+                    let ev = launch(self, dev, spec, &input, &out, &k)?;
+                    let kt = ev.duration()?.unwrap_or_default();
+                    Ok((out.download(dev)?, kt))
+                }
+                #[cfg(not(feature = "opencl"))]
+                {
+                    let _ = spec;
+                    match *dev {}
+                }
+            },
+            || cpu::normalize(img, &k),
+        )?;
+        reports.push(r);
+        Ok((out, reports))
+    }
+}

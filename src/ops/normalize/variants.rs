@@ -1,0 +1,28 @@
+//! OpenCL variants of `normalize`.
+
+use crate::ops::{any_shape, VariantSpec};
+
+/// The variant table. Both do the CPU path's two f32 operations and its
+/// rounding, so both are bit-exact (tolerance 0).
+pub static VARIANTS: &[VariantSpec] = &[
+    VariantSpec {
+        name: "pixel",
+        summary: "one pixel per work-item",
+        file: "normalize.cl",
+        options: "",
+        local: [256, 1],
+        local_pixels: 0,
+        supports: any_shape,
+        tolerance: 0.0,
+    },
+    VariantSpec {
+        name: "x4",
+        summary: "four adjacent pixels per work-item",
+        file: "normalize.cl",
+        options: "",
+        local: [256, 1],
+        local_pixels: 0,
+        supports: any_shape,
+        tolerance: 0.0,
+    },
+];

@@ -1,0 +1,106 @@
+//! `transpose`: swaps rows and columns. Used by the separable filters, and
+//! the simplest kernel that shows what memory access patterns cost.
+
+pub mod cpu;
+pub mod reference;
+pub mod variants;
+
+use crate::engine::{Dev, Engine};
+use crate::error::Result;
+use crate::image::{Image, Sample};
+use crate::ops::{OpSpec, RunReport, Shape};
+
+/// The operation's description.
+pub static SPEC: OpSpec = OpSpec {
+    name: "transpose",
+    variants: variants::VARIANTS,
+    gpu_order: &["local_x4", "local_diag", "local", "naive"],
+    cpu_device_order: &["local_x4", "local", "naive"],
+};
+
+/// Enqueues `spec` on device images: `out` must be `in` with width and height swapped.
+#[cfg(feature = "opencl")]
+pub fn launch<T: Sample>(
+    engine: &Engine,
+    dev: &Dev,
+    spec: &crate::ops::VariantSpec,
+    input: &crate::backend::opencl::DeviceImage<T>,
+    out: &crate::backend::opencl::DeviceImage<T>,
+) -> Result<crate::backend::opencl::ClEvent> {
+    use crate::backend::opencl::Arg;
+    let (w, h, c) = (input.width(), input.height(), input.channels());
+    if (out.width(), out.height(), out.channels()) != (h, w, c) {
+        return Err(crate::Error::arg(format!(
+            "transpose of {w}x{h}x{c} needs a {h}x{w}x{c} output, got {}x{}x{}",
+            out.width(),
+            out.height(),
+            out.channels()
+        )));
+    }
+    let shape = Shape {
+        width: w,
+        height: h,
+        channels: c,
+        sample: T::TYPE,
+    };
+    let k = engine.kernel(
+        dev,
+        SPEC.name,
+        spec,
+        &shape,
+        "",
+        &spec.kernel_name(SPEC.name),
+    )?;
+    let global = if spec.name == "local_x4" {
+        // Each 32x8 group covers a 32x32 tile.
+        let (tile, rows) = (spec.local[0], spec.local[1]);
+        [w.div_ceil(tile) * tile, h.div_ceil(tile) * rows]
+    } else {
+        [w, h]
+    };
+    dev.launch(
+        &k,
+        &global,
+        &spec.local,
+        &[Arg::img(input), Arg::img(out), Arg::int(w)?, Arg::int(h)?],
+    )
+}
+
+impl Engine {
+    /// Transposes an image: the result is `height x width`.
+    pub fn transpose<T: Sample>(&self, img: &Image<T>) -> Result<Image<T>> {
+        self.transpose_report(img).map(|(i, _)| i)
+    }
+
+    /// [`Engine::transpose`], also saying which variant ran and how long it took.
+    pub fn transpose_report<T: Sample>(&self, img: &Image<T>) -> Result<(Image<T>, RunReport)> {
+        let shape = Shape {
+            width: img.width(),
+            height: img.height(),
+            channels: img.channels(),
+            sample: T::TYPE,
+        };
+        self.dispatch(
+            &SPEC,
+            &shape,
+            |dev: &Dev, spec| {
+                #[cfg(feature = "opencl")]
+                {
+                    use crate::backend::opencl::DeviceImage;
+                    let input = DeviceImage::upload(dev, img)?;
+                    let out =
+                        DeviceImage::<T>::new(dev, img.height(), img.width(), img.channels())?;
+                    let ev = launch(self, dev, spec, &input, &out)?;
+                    let kt = ev.duration()?.unwrap_or_default();
+                    Ok((out.download(dev)?, kt))
+                }
+                #[cfg(not(feature = "opencl"))]
+                {
+                    let _ = spec;
+                    match *dev {}
+                }
+            },
+            || cpu::transpose(img),
+        )
+    }
+}

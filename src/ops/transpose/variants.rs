@@ -1,0 +1,47 @@
+//! OpenCL variants of `transpose`.
+
+use crate::ops::{any_shape, VariantSpec};
+
+/// The variant table. Every entry is bit-exact (tolerance 0).
+pub static VARIANTS: &[VariantSpec] = &[
+    VariantSpec {
+        name: "naive",
+        summary: "one work-item per pixel; coalesced reads, strided writes",
+        file: "transpose.cl",
+        options: "",
+        local: [16, 16],
+        local_pixels: 0,
+        supports: any_shape,
+        tolerance: 0.0,
+    },
+    VariantSpec {
+        name: "local",
+        summary: "16x16 tile in local memory, padded by one column against bank conflicts",
+        file: "transpose.cl",
+        options: "-DTILE=16",
+        local: [16, 16],
+        local_pixels: 16 * 17,
+        supports: any_shape,
+        tolerance: 0.0,
+    },
+    VariantSpec {
+        name: "local_diag",
+        summary: "16x16 tile without padding; columns rotated by the row (diagonal layout)",
+        file: "transpose.cl",
+        options: "-DTILE=16",
+        local: [16, 16],
+        local_pixels: 16 * 16,
+        supports: any_shape,
+        tolerance: 0.0,
+    },
+    VariantSpec {
+        name: "local_x4",
+        summary: "32x32 padded tile moved by a 32x8 work-group, 4 pixels per work-item",
+        file: "transpose.cl",
+        options: "-DTILE=32 -DROWS=8",
+        local: [32, 8],
+        local_pixels: 32 * 33,
+        supports: any_shape,
+        tolerance: 0.0,
+    },
+];
