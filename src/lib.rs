@@ -3,6 +3,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod backend;
+pub mod bench;
 pub mod engine;
 pub mod error;
 pub mod image;

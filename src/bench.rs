@@ -1,0 +1,331 @@
+//! Measurement shared by `filterctl bench` and the criterion benches: every
+//! variant of an operation timed with OpenCL profiling events (kernel time,
+//! data already on the device), the CPU path timed by wall clock, and a plain
+//! copy kernel on the same device as the bandwidth yardstick.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::image::{Image, Sample, SampleType};
+use crate::ops::{self, OpSpec, Shape};
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// Operations by name (`transpose`, `minmax`, `normalize`); empty = all.
+    pub ops: Vec<String>,
+    /// Image width in pixels.
+    pub width: usize,
+    /// Image height in pixels.
+    pub height: usize,
+    /// Samples per pixel.
+    pub channels: usize,
+    /// Sample type.
+    pub sample: SampleType,
+    /// Timed runs per variant (after one warm-up run).
+    pub iters: usize,
+    /// Also time the rayon CPU path.
+    pub cpu: bool,
+}
+
+/// One measured variant.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchRow {
+    /// Operation.
+    pub op: String,
+    /// Variant (`cpu` for the rayon path).
+    pub variant: String,
+    /// Median time per run, ms.
+    pub median_ms: f64,
+    /// Fastest run, ms.
+    pub min_ms: f64,
+    /// Slowest run, ms.
+    pub max_ms: f64,
+    /// Megapixels per second at the median.
+    pub mp_per_s: f64,
+    /// Bytes read plus bytes written per second at the median, GB/s (1e9).
+    pub gb_per_s: f64,
+    /// `gb_per_s` as a percentage of the copy kernel's, on OpenCL rows.
+    pub pct_of_copy: Option<f64>,
+    /// Why the variant could not be measured, if it could not.
+    pub error: Option<String>,
+}
+
+/// Everything one `bench` run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    /// The OpenCL device, or the CPU backend's description.
+    pub device: String,
+    /// Image width.
+    pub width: usize,
+    /// Image height.
+    pub height: usize,
+    /// Channels.
+    pub channels: usize,
+    /// Sample type.
+    pub sample: SampleType,
+    /// Copy kernel bandwidth (read + write), GB/s; `None` without a device.
+    pub copy_gb_per_s: Option<f64>,
+    /// One row per variant.
+    pub rows: Vec<BenchRow>,
+}
+
+/// Bytes each operation reads plus writes per pixel, for a pixel of `px` bytes.
+pub fn bytes_per_pixel(op: &str, px: usize) -> usize {
+    match op {
+        "minmax" => px,
+        _ => 2 * px,
+    }
+}
+
+/// Median, min and max of a set of durations, in ms.
+fn stats(mut t: Vec<Duration>) -> (f64, f64, f64) {
+    t.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    (ms(t[t.len() / 2]), ms(t[0]), ms(t[t.len() - 1]))
+}
+
+/// A reproducible pseudo-random image (xorshift), spanning the type's range.
+pub fn test_image<T: Sample>(width: usize, height: usize, channels: usize) -> Result<Image<T>> {
+    let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
+    let full = T::TYPE.full_scale();
+    Image::from_fn(width, height, channels, |_, _, _| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        T::from_f32((s >> 40) as f32 / (1u64 << 24) as f32 * full)
+    })
+}
+
+/// Runs the measurements `cfg` asks for on `engine`'s backend.
+pub fn run(engine: &Engine, cfg: &BenchConfig) -> Result<BenchReport> {
+    match cfg.sample {
+        SampleType::U8 => run_typed::<u8>(engine, cfg),
+        SampleType::U16 => run_typed::<u16>(engine, cfg),
+        SampleType::F32 => run_typed::<f32>(engine, cfg),
+    }
+}
+
+fn selected(cfg: &BenchConfig) -> Result<Vec<&'static OpSpec>> {
+    if cfg.ops.is_empty() {
+        return Ok(ops::OPS.to_vec());
+    }
+    cfg.ops
+        .iter()
+        .map(|n| {
+            ops::OPS
+                .iter()
+                .copied()
+                .find(|o| o.name == n)
+                .ok_or_else(|| {
+                    Error::arg(format!(
+                        "unknown operation '{n}'; known: {}",
+                        ops::OPS
+                            .iter()
+                            .map(|o| o.name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                })
+        })
+        .collect()
+}
+
+fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchReport> {
+    if cfg.iters == 0 {
+        return Err(Error::arg("iters must be at least 1"));
+    }
+    let ops = selected(cfg)?;
+    let img = test_image::<T>(cfg.width, cfg.height, cfg.channels)?;
+    let pixels = img.pixel_count() as f64;
+    let px_bytes = T::TYPE.size() * cfg.channels;
+    let mut report = BenchReport {
+        device: engine.backend().describe(),
+        width: cfg.width,
+        height: cfg.height,
+        channels: cfg.channels,
+        sample: T::TYPE,
+        copy_gb_per_s: None,
+        rows: Vec::new(),
+    };
+    let row = |op: &str, variant: &str, times: Vec<Duration>, copy: Option<f64>| {
+        let (median, min, max) = stats(times);
+        let gb = pixels * bytes_per_pixel(op, px_bytes) as f64 / (median * 1e-3) / 1e9;
+        BenchRow {
+            op: op.to_string(),
+            variant: variant.to_string(),
+            median_ms: median,
+            min_ms: min,
+            max_ms: max,
+            mp_per_s: pixels / (median * 1e-3) / 1e6,
+            gb_per_s: gb,
+            pct_of_copy: copy.map(|c| 100.0 * gb / c),
+            error: None,
+        }
+    };
+    #[cfg(feature = "opencl")]
+    if let crate::Backend::OpenCl(dev) = engine.backend() {
+        let copy = device::copy_bandwidth(engine, dev, img.pixel_count() * px_bytes, cfg.iters)?;
+        report.copy_gb_per_s = Some(copy);
+        let input = crate::backend::opencl::DeviceImage::upload(dev, &img)?;
+        let shape = Shape {
+            width: img.width(),
+            height: img.height(),
+            channels: img.channels(),
+            sample: T::TYPE,
+        };
+        for op in &ops {
+            for spec in op.variants {
+                let measured = spec
+                    .check(&shape, dev.info().local_mem)
+                    .map_err(|reason| Error::Unsupported {
+                        op: op.name.into(),
+                        variant: spec.name.into(),
+                        reason,
+                    })
+                    .and_then(|()| device::time_variant(engine, dev, op, spec, &input, cfg.iters));
+                report.rows.push(match measured {
+                    Ok(times) => row(op.name, spec.name, times, Some(copy)),
+                    Err(e) => BenchRow {
+                        op: op.name.into(),
+                        variant: spec.name.into(),
+                        median_ms: f64::NAN,
+                        min_ms: f64::NAN,
+                        max_ms: f64::NAN,
+                        mp_per_s: f64::NAN,
+                        gb_per_s: f64::NAN,
+                        pct_of_copy: None,
+                        error: Some(e.to_string()),
+                    },
+                });
+            }
+        }
+    }
+    if cfg.cpu {
+        for op in &ops {
+            let times = time_cpu(op.name, &img, cfg.iters)?;
+            report.rows.push(row(op.name, ops::CPU, times, None));
+        }
+    }
+    Ok(report)
+}
+
+fn time_cpu<T: Sample>(op: &str, img: &Image<T>, iters: usize) -> Result<Vec<Duration>> {
+    let k = ops::normalize::Coefficients::explicit(&ops::normalize::NormalizeParams {
+        sub: Some(1.0),
+        factor: Some(0.5),
+    })?;
+    let once = || -> Result<()> {
+        match op {
+            "transpose" => drop(ops::transpose::cpu::transpose(img)?),
+            "minmax" => drop(ops::minmax::cpu::minmax(img)),
+            _ => drop(ops::normalize::cpu::normalize::<T, T>(img, &k)?),
+        }
+        Ok(())
+    };
+    once()?;
+    (0..iters)
+        .map(|_| {
+            let t = Instant::now();
+            once()?;
+            Ok(t.elapsed())
+        })
+        .collect()
+}
+
+#[cfg(feature = "opencl")]
+mod device {
+    use std::time::Duration;
+
+    use crate::backend::opencl::{Arg, ClDevice, DeviceBuffer, DeviceImage};
+    use crate::engine::Engine;
+    use crate::error::Result;
+    use crate::image::{Sample, SampleType};
+    use crate::ops::{self, OpSpec, Shape, VariantSpec};
+
+    /// The copy variant: a plain float4 copy, kept out of the op tables
+    /// because it is a yardstick, not an operation.
+    static COPY: VariantSpec = VariantSpec {
+        name: "f4",
+        summary: "float4 copy, the bandwidth yardstick",
+        file: "copy.cl",
+        options: "",
+        local: [256, 1],
+        local_pixels: 0,
+        supports: ops::any_shape,
+        tolerance: 0.0,
+    };
+
+    /// Read + write GB/s of the copy kernel over `bytes` (rounded up to 16).
+    pub fn copy_bandwidth(
+        engine: &Engine,
+        dev: &ClDevice,
+        bytes: usize,
+        iters: usize,
+    ) -> Result<f64> {
+        let n4 = bytes.div_ceil(16).max(1);
+        let shape = Shape {
+            width: n4,
+            height: 1,
+            channels: 4,
+            sample: SampleType::F32,
+        };
+        let k = engine.kernel(dev, "copy", &COPY, &shape, "", "copy_f4")?;
+        let a = DeviceBuffer::<[f32; 4]>::new(dev, n4)?;
+        let b = DeviceBuffer::<[f32; 4]>::new(dev, n4)?;
+        let mut times = Vec::with_capacity(iters);
+        for i in 0..=iters {
+            let ev = dev.launch(
+                &k,
+                &[n4],
+                &[256],
+                &[Arg::buf(&a), Arg::buf(&b), Arg::int(n4)?],
+            )?;
+            let t = ev.duration()?.unwrap_or_default();
+            if i > 0 {
+                times.push(t);
+            }
+        }
+        times.sort();
+        let median = times[times.len() / 2].as_secs_f64();
+        Ok(2.0 * (n4 * 16) as f64 / median / 1e9)
+    }
+
+    /// Kernel times of `iters` runs of one variant (after one warm-up).
+    pub fn time_variant<T: Sample>(
+        engine: &Engine,
+        dev: &ClDevice,
+        op: &OpSpec,
+        spec: &VariantSpec,
+        input: &DeviceImage<T>,
+        iters: usize,
+    ) -> Result<Vec<Duration>> {
+        let (w, h, c) = (input.width(), input.height(), input.channels());
+        let k = ops::normalize::Coefficients::explicit(&ops::normalize::NormalizeParams {
+            sub: Some(1.0),
+            factor: Some(0.5),
+        })?;
+        let out = DeviceImage::<T>::new(
+            dev,
+            if op.name == "transpose" { h } else { w },
+            if op.name == "transpose" { w } else { h },
+            c,
+        )?;
+        let once = || -> Result<Duration> {
+            Ok(match op.name {
+                "transpose" => ops::transpose::launch(engine, dev, spec, input, &out)?
+                    .duration()?
+                    .unwrap_or_default(),
+                "minmax" => ops::minmax::launch(engine, dev, spec, input)?.1,
+                _ => ops::normalize::launch::<T, T>(engine, dev, spec, input, &out, &k)?
+                    .duration()?
+                    .unwrap_or_default(),
+            })
+        };
+        once()?;
+        (0..iters).map(|_| once()).collect()
+    }
+}
