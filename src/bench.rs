@@ -236,8 +236,9 @@ fn time_cpu<T: Sample>(op: &str, img: &Image<T>, iters: usize) -> Result<Vec<Dur
         .collect()
 }
 
+/// Device-side timing helpers (also used by the criterion benches).
 #[cfg(feature = "opencl")]
-mod device {
+pub mod device {
     use std::time::Duration;
 
     use crate::backend::opencl::{Arg, ClDevice, DeviceBuffer, DeviceImage};

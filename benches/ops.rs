@@ -1,0 +1,98 @@
+//! Criterion benches for transpose, minmax and normalize.
+//!
+//! Each OpenCL variant is timed kernel-only (data on the device; the time is
+//! the sum of profiling-event durations, via `iter_custom`), then the CPU
+//! path and the engine's end-to-end call (upload + kernel + download) by wall
+//! clock. Throughput is bytes read + written.
+//!
+//! `CLFILTER_BENCH_SIZE=WxH` sets the image (default 2048x2048, f32 gray);
+//! `FILTERCTL_DEVICE` picks the device as for `filterctl`.
+
+use std::time::Duration;
+
+use clfilter::bench::{bytes_per_pixel, test_image};
+use clfilter::ops::{self, OpSpec};
+use clfilter::{Engine, Image};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+fn size() -> (usize, usize) {
+    std::env::var("CLFILTER_BENCH_SIZE")
+        .ok()
+        .and_then(|s| {
+            let (w, h) = s.split_once('x')?;
+            Some((w.parse().ok()?, h.parse().ok()?))
+        })
+        .unwrap_or((2048, 2048))
+}
+
+fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
+    let engine = Engine::from_env().expect("engine");
+    let (w, h) = size();
+    let img: Image<f32> = test_image(w, h, 1).expect("image");
+    let mut g = c.benchmark_group(format!("{}/{w}x{h}/f32", op.name));
+    g.throughput(Throughput::Bytes((w * h * bytes_per_pixel(op.name, 4)) as u64));
+    g.sample_size(20);
+    g.warm_up_time(Duration::from_millis(500));
+    g.measurement_time(Duration::from_secs(2));
+
+    #[cfg(feature = "opencl")]
+    if let clfilter::Backend::OpenCl(dev) = engine.backend() {
+        use clfilter::backend::opencl::DeviceImage;
+        let input = DeviceImage::upload(dev, &img).expect("upload");
+        for spec in op.variants {
+            // Skip variants this shape or device cannot run (e.g. gray-only ones).
+            if clfilter::bench::device::time_variant(&engine, dev, op, spec, &input, 1).is_err() {
+                continue;
+            }
+            g.bench_function(format!("{}(kernel)", spec.name), |b| {
+                b.iter_custom(|iters| {
+                    clfilter::bench::device::time_variant(
+                        &engine,
+                        dev,
+                        op,
+                        spec,
+                        &input,
+                        iters as usize,
+                    )
+                    .expect("timed run")
+                    .into_iter()
+                    .sum()
+                })
+            });
+        }
+        g.bench_function("engine(end-to-end)", |b| {
+            b.iter(|| match op.name {
+                "transpose" => drop(engine.transpose(&img).expect("transpose")),
+                "minmax" => drop(engine.minmax(&img).expect("minmax")),
+                _ => drop(
+                    engine
+                        .normalize::<f32, f32>(&img, &clfilter::NormalizeParams::default())
+                        .expect("normalize"),
+                ),
+            })
+        });
+    }
+
+    let k = ops::normalize::Coefficients::explicit(&clfilter::NormalizeParams {
+        sub: Some(1.0),
+        factor: Some(0.5),
+    })
+    .expect("coefficients");
+    g.bench_function("cpu", |b| {
+        b.iter(|| match op.name {
+            "transpose" => drop(ops::transpose::cpu::transpose(&img).expect("transpose")),
+            "minmax" => drop(ops::minmax::cpu::minmax(&img)),
+            _ => drop(ops::normalize::cpu::normalize::<f32, f32>(&img, &k).expect("normalize")),
+        })
+    });
+    g.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    for op in ops::OPS {
+        bench_op(c, op);
+    }
+}
+
+criterion_group!(ops_benches, benches);
+criterion_main!(ops_benches);

@@ -1,0 +1,384 @@
+//! The syntax of pipeline spec strings, in the style of ffmpeg's filtergraphs:
+//!
+//! ```text
+//! spec   := stage ( ',' stage )*
+//! stage  := name [ '=' option ( ':' option )* ]
+//! option := key '=' value
+//! ```
+//!
+//! For example `transpose,normalize=factor=2:out=u8,minmax`. Whitespace
+//! around names, keys and values is ignored. Names and keys are made of
+//! ASCII letters, digits, `_` and `-` (the operations and options that exist
+//! are lowercase); a value is any text without `,` or `:` (the first
+//! `=` of an option separates key and value, so a value may contain `=`).
+//! There is no quoting yet.
+//!
+//! This module only checks the syntax ([`parse_stages`]). Which operations
+//! and options exist is checked by [`super::compile`].
+//!
+//! Every error is an [`Error::Spec`] whose message names the stage (1-based)
+//! and the failing token, followed by the spec with a caret line under that
+//! token.
+
+use std::ops::Range;
+
+use crate::error::{Error, Result};
+
+/// One stage of a spec, as written: `name=key=value:key=value`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stage {
+    /// Position in the pipeline, counting from 1 (as error messages do).
+    pub index: usize,
+    /// The operation's name.
+    pub name: String,
+    /// The options in the order written, as `(key, value)`.
+    pub options: Vec<(String, String)>,
+    /// Byte range of the stage (without surrounding whitespace) in the spec.
+    pub span: Range<usize>,
+    /// Byte range of the name in the spec.
+    pub name_span: Range<usize>,
+    /// Byte range of each option (`key=value`) in the spec, parallel to `options`.
+    pub option_spans: Vec<Range<usize>>,
+}
+
+impl Stage {
+    /// The value of option `key`, if given.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The byte range of option `key`, or the stage name's range when the
+    /// option is absent (for pointing at errors).
+    pub fn span_of(&self, key: &str) -> Range<usize> {
+        self.options
+            .iter()
+            .position(|(k, _)| k == key)
+            .map(|i| self.option_spans[i].clone())
+            .unwrap_or_else(|| self.name_span.clone())
+    }
+
+    /// The prefix every error about this stage starts with: `stage 2 'normalize'`.
+    pub fn label(&self) -> String {
+        format!("stage {} '{}'", self.index, self.name)
+    }
+}
+
+/// Builds an [`Error::Spec`]: `message`, then the spec with a caret line
+/// under `span` (a zero-width span gets one caret).
+pub fn error_at(spec: &str, span: Range<usize>, message: impl AsRef<str>) -> Error {
+    // Columns are counted in characters; control characters are shown as
+    // spaces so the caret line stays aligned.
+    let shown: String = spec
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let start = span.start.min(spec.len());
+    let end = span.end.clamp(start, spec.len());
+    let col = spec[..start].chars().count();
+    let width = spec[start..end].chars().count().max(1);
+    Error::Spec(format!(
+        "{}\n    {shown}\n    {}{}",
+        message.as_ref(),
+        " ".repeat(col),
+        "^".repeat(width)
+    ))
+}
+
+/// The part of `s[range]` without leading and trailing whitespace, as a range of `s`.
+fn trim_range(s: &str, range: Range<usize>) -> Range<usize> {
+    let part = &s[range.clone()];
+    let lead = part.len() - part.trim_start().len();
+    let trail = part.len() - part.trim_end().len();
+    if lead == part.len() {
+        // All whitespace: an empty range where the text started.
+        return range.start..range.start;
+    }
+    range.start + lead..range.end - trail
+}
+
+/// Splits `s[range]` at every `sep`, giving the ranges of the pieces.
+fn split_ranges(s: &str, range: Range<usize>, sep: char) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = range.start;
+    for (i, c) in s[range.clone()].char_indices() {
+        if c == sep {
+            out.push(start..range.start + i);
+            start = range.start + i + c.len_utf8();
+        }
+    }
+    out.push(start..range.end);
+    out
+}
+
+/// Whether `s` is a valid operation name or option key.
+fn is_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Parses a spec string into its stages, checking only the syntax: no
+/// empty stage, every option `key=value` with a non-empty key and value, no
+/// key given twice in a stage.
+pub fn parse_stages(spec: &str) -> Result<Vec<Stage>> {
+    if spec.trim().is_empty() {
+        return Err(error_at(
+            spec,
+            0..spec.len(),
+            "the spec is empty; write stages like 'transpose,normalize=out=u8'",
+        ));
+    }
+    let mut stages = Vec::new();
+    for (i, raw) in split_ranges(spec, 0..spec.len(), ',').into_iter().enumerate() {
+        let index = i + 1;
+        let span = trim_range(spec, raw.clone());
+        if span.is_empty() {
+            let why = if index == 1 {
+                "stage 1 is empty (the spec starts with ',')".to_string()
+            } else if raw.end == spec.len() {
+                format!("stage {index} is empty (the spec ends with ',')")
+            } else {
+                format!("stage {index} is empty (two ',' in a row)")
+            };
+            return Err(error_at(spec, span, why));
+        }
+        let text = &spec[span.clone()];
+        let (name_raw, opts_raw) = match text.find('=') {
+            Some(eq) => (
+                span.start..span.start + eq,
+                Some(span.start + eq + 1..span.end),
+            ),
+            None => (span.clone(), None),
+        };
+        let name_span = trim_range(spec, name_raw);
+        let name = &spec[name_span.clone()];
+        if name.is_empty() {
+            return Err(error_at(
+                spec,
+                span,
+                format!("stage {index}: missing operation name before '='"),
+            ));
+        }
+        if !is_ident(name) {
+            return Err(error_at(
+                spec,
+                name_span,
+                format!(
+                    "stage {index} '{name}': not an operation name \
+                     (names use letters, digits, _ and -; options go after '=')"
+                ),
+            ));
+        }
+        let label = format!("stage {index} '{name}'");
+        let mut stage = Stage {
+            index,
+            name: name.to_string(),
+            options: Vec::new(),
+            span: span.clone(),
+            name_span,
+            option_spans: Vec::new(),
+        };
+        if let Some(opts) = opts_raw {
+            if spec[opts.clone()].trim().is_empty() {
+                return Err(error_at(
+                    spec,
+                    span.end..span.end,
+                    format!("{label}: '=' must be followed by options (key=value:key=value)"),
+                ));
+            }
+            for raw_opt in split_ranges(spec, opts, ':') {
+                let ospan = trim_range(spec, raw_opt);
+                let otext = &spec[ospan.clone()];
+                if otext.is_empty() {
+                    return Err(error_at(
+                        spec,
+                        ospan,
+                        format!("{label}: empty option (stray ':')"),
+                    ));
+                }
+                let Some(eq) = otext.find('=') else {
+                    return Err(error_at(
+                        spec,
+                        ospan,
+                        format!("{label}: option '{otext}' has no value (write key=value)"),
+                    ));
+                };
+                let key = otext[..eq].trim();
+                let value = otext[eq + 1..].trim();
+                if key.is_empty() {
+                    return Err(error_at(
+                        spec,
+                        ospan,
+                        format!("{label}: option '{otext}' has no key (write key=value)"),
+                    ));
+                }
+                if !is_ident(key) {
+                    return Err(error_at(
+                        spec,
+                        ospan,
+                        format!("{label}: '{key}' is not an option name (keys use letters, digits, _ and -)"),
+                    ));
+                }
+                if value.is_empty() {
+                    return Err(error_at(
+                        spec,
+                        ospan,
+                        format!("{label}: option '{key}' has an empty value"),
+                    ));
+                }
+                if stage.get(key).is_some() {
+                    return Err(error_at(
+                        spec,
+                        ospan,
+                        format!("{label}: option '{key}' is given twice"),
+                    ));
+                }
+                stage.options.push((key.to_string(), value.to_string()));
+                stage.option_spans.push(ospan);
+            }
+        }
+        stages.push(stage);
+    }
+    Ok(stages)
+}
+
+/// Levenshtein distance between two short strings (in characters).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let subst = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = subst.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// The candidate closest to `word`, if it is close enough to be a likely
+/// typo: at most a third of the word's length edits away (at least 1), or a
+/// candidate that starts with a word of 3 or more characters.
+pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = word.to_ascii_lowercase();
+    let limit = (lower.chars().count() / 3).max(1);
+    candidates
+        .into_iter()
+        .filter_map(|c| {
+            let d = edit_distance(&lower, c);
+            let prefix = lower.len() >= 3 && c.starts_with(&lower);
+            (d <= limit || prefix).then_some((d, c))
+        })
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(e: Error) -> String {
+        match e {
+            Error::Spec(m) => m,
+            other => panic!("expected a spec error, got {other:?}"),
+        }
+    }
+
+    fn err(spec: &str) -> String {
+        msg(parse_stages(spec).unwrap_err())
+    }
+
+    #[test]
+    fn parses_names_options_and_spans() {
+        let spec = "transpose, normalize=factor=2 : out=u8 ,minmax";
+        let s = parse_stages(spec).unwrap();
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0].name, "transpose");
+        assert!(s[0].options.is_empty());
+        assert_eq!(s[1].index, 2);
+        assert_eq!(s[1].name, "normalize");
+        assert_eq!(
+            s[1].options,
+            vec![
+                ("factor".to_string(), "2".to_string()),
+                ("out".to_string(), "u8".to_string())
+            ]
+        );
+        assert_eq!(&spec[s[1].name_span.clone()], "normalize");
+        assert_eq!(&spec[s[1].option_spans[0].clone()], "factor=2");
+        assert_eq!(&spec[s[1].option_spans[1].clone()], "out=u8");
+        assert_eq!(&spec[s[1].span.clone()], "normalize=factor=2 : out=u8");
+        assert_eq!(s[1].get("out"), Some("u8"));
+        assert_eq!(s[1].get("sub"), None);
+        assert_eq!(&spec[s[1].span_of("sub")], "normalize");
+        assert_eq!(s[2].name, "minmax");
+        assert_eq!(s[2].label(), "stage 3 'minmax'");
+    }
+
+    #[test]
+    fn a_value_may_contain_equals() {
+        let s = parse_stages("x=a=b=c").unwrap();
+        assert_eq!(s[0].options, vec![("a".to_string(), "b=c".to_string())]);
+    }
+
+    #[test]
+    fn empty_specs_and_stages() {
+        assert!(err("").contains("the spec is empty"));
+        assert!(err("  ").contains("the spec is empty"));
+        assert!(err(",transpose").contains("stage 1 is empty"));
+        assert!(err("transpose,").contains("stage 2 is empty (the spec ends with ',')"));
+        assert!(err("transpose,,minmax").contains("stage 2 is empty (two ',' in a row)"));
+        assert!(err("transpose, ,minmax").contains("stage 2 is empty"));
+    }
+
+    #[test]
+    fn bad_names() {
+        assert!(err("=factor=2").contains("stage 1: missing operation name"));
+        assert!(err("transpose,nor/malize").contains("stage 2 'nor/malize': not an operation name"));
+        assert!(err("trans pose").contains("not an operation name"));
+    }
+
+    #[test]
+    fn bad_options() {
+        assert!(err("normalize=").contains("'=' must be followed by options"));
+        assert!(err("normalize=factor=2:").contains("empty option (stray ':')"));
+        assert!(err("normalize=:factor=2").contains("empty option"));
+        assert!(err("normalize=factor").contains("option 'factor' has no value"));
+        assert!(err("normalize==2").contains("option '=2' has no key"));
+        assert!(err("normalize=factor=").contains("option 'factor' has an empty value"));
+        assert!(err("normalize=fac tor=2").contains("'fac tor' is not an option name"));
+        assert!(err("normalize=factor=2:factor=3")
+            .contains("stage 1 'normalize': option 'factor' is given twice"));
+    }
+
+    #[test]
+    fn errors_point_at_the_token() {
+        let m = err("transpose,normalize=factor=2:factor=3");
+        let lines: Vec<&str> = m.lines().collect();
+        assert_eq!(lines.len(), 3, "{m}");
+        assert_eq!(lines[1], "    transpose,normalize=factor=2:factor=3");
+        assert_eq!(lines[2], format!("    {}^^^^^^^^", " ".repeat(29)));
+        // Zero-width spans get one caret.
+        let m = err("transpose,");
+        assert!(m.ends_with(&format!("\n    {}^", " ".repeat(10))), "{m}");
+    }
+
+    #[test]
+    fn distances_and_suggestions() {
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("normlize", "normalize"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        let ops = ["transpose", "minmax", "normalize"];
+        assert_eq!(suggest("normlize", ops), Some("normalize"));
+        assert_eq!(suggest("Transpose", ops), Some("transpose"));
+        assert_eq!(suggest("trans", ops), Some("transpose"));
+        assert_eq!(suggest("minmx", ops), Some("minmax"));
+        assert_eq!(suggest("blur", ops), None);
+        assert_eq!(suggest("x", ops), None);
+    }
+}
