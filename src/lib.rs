@@ -9,6 +9,7 @@ pub mod error;
 pub mod image;
 pub mod kernels;
 pub mod ops;
+pub mod pipeline;
 
 pub use backend::{Backend, CacheDir, DeviceInfo, DeviceKind, DeviceSelector};
 pub use engine::{Engine, EngineOptions};

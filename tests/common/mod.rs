@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use clfilter::{Backend, CacheDir, DeviceSelector, Engine, EngineOptions, Image, Sample};
 
@@ -267,9 +267,19 @@ pub fn opencl_engine() -> Option<Engine> {
     opencl_engine_with(opencl_options(CacheDir::Dir(process_cache_dir())))
 }
 
+/// `Engine::new`, one thread at a time. PoCL 3.1 answers `clGetDeviceIDs`
+/// with zero devices on every thread but one while threads initialise it
+/// concurrently, which would silently give those engines the CPU backend;
+/// test functions run in parallel, so every engine is opened through here.
+pub fn open_engine(opts: EngineOptions) -> clfilter::Result<Engine> {
+    static OPEN: Mutex<()> = Mutex::new(());
+    let _guard = OPEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    Engine::new(opts)
+}
+
 /// As [`opencl_engine`], with the given options.
 pub fn opencl_engine_with(opts: EngineOptions) -> Option<Engine> {
-    match Engine::new(opts) {
+    match open_engine(opts) {
         Ok(e) if matches!(e.backend(), Backend::Cpu) => {
             let why = clfilter::backend::list_devices()
                 .map(|d| format!("{} device(s) listed, none usable", d.len()))

@@ -1,0 +1,675 @@
+//! Pipelines: a chain of operations written as a spec string
+//! (`transpose,normalize=out=u8,minmax`), checked into typed [`Op`]s and run
+//! one stage after another.
+//!
+//! - [`spec`] parses the syntax into [`Stage`]s (names and `key=value` options).
+//! - [`compile`] checks each stage against [`STAGES`], the table of
+//!   operations a pipeline can use, and builds the typed [`Op`]s.
+//! - [`run`] / [`run_stages`] execute them on an [`Engine`].
+//!
+//! ```
+//! let ops = clfilter::pipeline::parse("normalize=out=f32,transpose").unwrap();
+//! assert_eq!(ops.len(), 2);
+//! assert_eq!(ops[0].to_string(), "normalize=out=f32");
+//!
+//! let err = clfilter::pipeline::parse("transpose,normlize").unwrap_err();
+//! assert!(err.to_string().contains("stage 2 'normlize': unknown operation (did you mean 'normalize'?)"));
+//! ```
+//!
+//! # Stages
+//!
+//! | stage       | options                                 | result |
+//! |-------------|-----------------------------------------|--------|
+//! | `transpose` | –                                       | the image with rows and columns swapped |
+//! | `minmax`    | –                                       | the image unchanged; the per-channel range is reported |
+//! | `normalize` | `sub`, `factor` (finite numbers), `out=u8\|u16\|f32` | `(in - sub) * factor` as `out` (default: the input's type); without `sub` and `factor`, min..max is stretched to the output's full range |
+//!
+//! Every stage also takes `variant=NAME`, which forces that variant of the
+//! stage's operation (one of `filterctl variants`, or `cpu`), as
+//! [`Engine::with_variant`] does for that operation alone.
+//!
+//! Adding an operation: one [`OpKind`] variant, one entry in [`STAGES`] with
+//! its options and a `build` function, and one arm in [`run_stage`].
+
+pub mod spec;
+
+use std::borrow::Cow;
+use std::fmt;
+
+pub use spec::{parse_stages, Stage};
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::image::{DynImage, Image, Sample, SampleType};
+use crate::ops::{self, minmax::MinMax, normalize::NormalizeParams, OpSpec, RunReport};
+
+/// What one stage does, with its typed parameters.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum OpKind {
+    /// Swap rows and columns.
+    Transpose,
+    /// Per-channel minimum and maximum; the image passes through unchanged.
+    MinMax,
+    /// `(in - sub) * factor`, or a min..max stretch, converted to `out`.
+    Normalize {
+        /// `sub` and `factor`; both `None` stretches min..max to the full range.
+        params: NormalizeParams,
+        /// The output sample type; `None` keeps the input's.
+        out: Option<SampleType>,
+    },
+}
+
+/// One checked pipeline stage: the operation and the variant it must use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Op {
+    /// The operation and its parameters.
+    pub kind: OpKind,
+    /// `variant=NAME`: force this variant for this stage only.
+    pub variant: Option<String>,
+}
+
+impl Op {
+    /// An op with no forced variant.
+    pub fn new(kind: OpKind) -> Self {
+        Op {
+            kind,
+            variant: None,
+        }
+    }
+
+    /// The stage's name as written in specs (`transpose`, `minmax`, `normalize`).
+    pub fn name(&self) -> &'static str {
+        match self.kind {
+            OpKind::Transpose => "transpose",
+            OpKind::MinMax => "minmax",
+            OpKind::Normalize { .. } => "normalize",
+        }
+    }
+
+    /// The sample type this stage produces from an `input` image.
+    pub fn output_type(&self, input: SampleType) -> SampleType {
+        match &self.kind {
+            OpKind::Transpose | OpKind::MinMax => input,
+            OpKind::Normalize { out, .. } => out.unwrap_or(input),
+        }
+    }
+}
+
+/// Writes the stage back as a canonical spec (`normalize=factor=2:out=u8`),
+/// which [`parse`] reads back to the same [`Op`].
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut opts: Vec<String> = Vec::new();
+        if let OpKind::Normalize { params, out } = &self.kind {
+            if let Some(s) = params.sub {
+                opts.push(format!("sub={s}"));
+            }
+            if let Some(k) = params.factor {
+                opts.push(format!("factor={k}"));
+            }
+            if let Some(o) = out {
+                opts.push(format!("out={o}"));
+            }
+        }
+        if let Some(v) = &self.variant {
+            opts.push(format!("variant={v}"));
+        }
+        f.write_str(self.name())?;
+        if !opts.is_empty() {
+            write!(f, "={}", opts.join(":"))?;
+        }
+        Ok(())
+    }
+}
+
+/// The sample type a whole pipeline produces from an `input` image.
+pub fn output_type(ops: &[Op], input: SampleType) -> SampleType {
+    ops.iter().fold(input, |t, op| op.output_type(t))
+}
+
+/// Writes a pipeline back as a spec string.
+pub fn to_spec(ops: &[Op]) -> String {
+    ops.iter()
+        .map(Op::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// One option a stage accepts.
+#[derive(Debug)]
+pub struct OptionDef {
+    /// The key.
+    pub key: &'static str,
+    /// The kind of value, for help texts (`NUMBER`, `u8|u16|f32`).
+    pub value: &'static str,
+    /// What it does.
+    pub help: &'static str,
+}
+
+/// An operation a pipeline can use: its name, options and parser.
+pub struct StageDef {
+    /// The name used in specs.
+    pub name: &'static str,
+    /// What it does, in one line.
+    pub summary: &'static str,
+    /// Its own options (the common `variant` option is not listed).
+    pub options: &'static [OptionDef],
+    /// The engine operation whose variants `variant=` picks from.
+    pub op: &'static OpSpec,
+    build: fn(&Args<'_>) -> Result<OpKind>,
+}
+
+impl fmt::Debug for StageDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StageDef")
+            .field("name", &self.name)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StageDef {
+    /// Every key this stage accepts, `variant` last.
+    pub fn keys(&self) -> Vec<&'static str> {
+        self.options
+            .iter()
+            .map(|o| o.key)
+            .chain(std::iter::once(VARIANT))
+            .collect()
+    }
+}
+
+/// The common option that forces a variant.
+const VARIANT: &str = "variant";
+
+/// Every operation a pipeline can use.
+pub static STAGES: &[StageDef] = &[
+    StageDef {
+        name: "transpose",
+        summary: "swap rows and columns (the result is height x width)",
+        options: &[],
+        op: &ops::transpose::SPEC,
+        build: |_| Ok(OpKind::Transpose),
+    },
+    StageDef {
+        name: "minmax",
+        summary: "report the per-channel minimum and maximum; the image passes through",
+        options: &[],
+        op: &ops::minmax::SPEC,
+        build: |_| Ok(OpKind::MinMax),
+    },
+    StageDef {
+        name: "normalize",
+        summary: "(in - sub) * factor, converted to the output type; \
+                  without sub and factor, stretch min..max to the full range",
+        options: &[
+            OptionDef {
+                key: "sub",
+                value: "NUMBER",
+                help: "subtracted first (default 0 when only factor is given)",
+            },
+            OptionDef {
+                key: "factor",
+                value: "NUMBER",
+                help: "multiplied second (default 1 when only sub is given)",
+            },
+            OptionDef {
+                key: "out",
+                value: "u8|u16|f32",
+                help: "output sample type (default: the input's)",
+            },
+        ],
+        op: &ops::normalize::SPEC,
+        build: |a| {
+            Ok(OpKind::Normalize {
+                params: NormalizeParams {
+                    sub: a.finite("sub")?,
+                    factor: a.finite("factor")?,
+                },
+                out: a.sample_type("out")?,
+            })
+        },
+    },
+];
+
+/// The definition of stage `name`.
+pub fn stage_def(name: &str) -> Option<&'static StageDef> {
+    STAGES.iter().find(|d| d.name == name)
+}
+
+/// A stage being checked, with the spec text for error carets.
+struct Args<'a> {
+    spec: &'a str,
+    stage: &'a Stage,
+}
+
+impl Args<'_> {
+    fn error(&self, key: &str, message: impl fmt::Display) -> Error {
+        spec::error_at(
+            self.spec,
+            self.stage.span_of(key),
+            format!("{}: {message}", self.stage.label()),
+        )
+    }
+
+    /// Option `key` as a finite f32.
+    fn finite(&self, key: &str) -> Result<Option<f32>> {
+        let Some(v) = self.stage.get(key) else {
+            return Ok(None);
+        };
+        match v.parse::<f32>() {
+            Ok(x) if x.is_finite() => Ok(Some(x)),
+            Ok(_) => Err(self.error(key, format_args!("{key}={v} is not a finite number"))),
+            Err(_) => Err(self.error(key, format_args!("{key}={v} is not a number"))),
+        }
+    }
+
+    /// Option `key` as a sample type.
+    fn sample_type(&self, key: &str) -> Result<Option<SampleType>> {
+        let Some(v) = self.stage.get(key) else {
+            return Ok(None);
+        };
+        SampleType::parse(v).map(Some).ok_or_else(|| {
+            self.error(
+                key,
+                format_args!("{key}={v} is not a sample type (use u8, u16 or f32)"),
+            )
+        })
+    }
+}
+
+/// Checks parsed stages against [`STAGES`] and builds the typed ops.
+/// `spec` is the text the stages were parsed from (for error carets).
+pub fn compile(spec: &str, stages: &[Stage]) -> Result<Vec<Op>> {
+    stages.iter().map(|s| compile_stage(spec, s)).collect()
+}
+
+fn compile_stage(spec: &str, stage: &Stage) -> Result<Op> {
+    let Some(def) = stage_def(&stage.name) else {
+        let names = STAGES.iter().map(|d| d.name);
+        let hint = match spec::suggest(&stage.name, names.clone()) {
+            Some(s) => format!("did you mean '{s}'?"),
+            None => format!("known: {}", names.collect::<Vec<_>>().join(", ")),
+        };
+        return Err(spec::error_at(
+            spec,
+            stage.name_span.clone(),
+            format!("{}: unknown operation ({hint})", stage.label()),
+        ));
+    };
+    let keys = def.keys();
+    for (i, (key, _)) in stage.options.iter().enumerate() {
+        if !keys.contains(&key.as_str()) {
+            let mut m = format!(
+                "{}: option '{key}' unknown (known: {})",
+                stage.label(),
+                keys.join(", ")
+            );
+            if let Some(s) = spec::suggest(key, keys.iter().copied()) {
+                m.push_str(&format!("; did you mean '{s}'?"));
+            }
+            return Err(spec::error_at(spec, stage.option_spans[i].clone(), m));
+        }
+    }
+    let args = Args { spec, stage };
+    let variant = match stage.get(VARIANT) {
+        None => None,
+        Some(v) => {
+            let known = def.op.names();
+            if !known.contains(&v) {
+                let mut m = format!("variant={v} unknown (known: {}", known.join(", "));
+                if let Some(s) = spec::suggest(v, known.iter().copied()) {
+                    m.push_str(&format!("; did you mean '{s}'?"));
+                }
+                m.push(')');
+                return Err(args.error(VARIANT, m));
+            }
+            Some(v.to_string())
+        }
+    };
+    Ok(Op {
+        kind: (def.build)(&args)?,
+        variant,
+    })
+}
+
+/// Parses and checks a spec string: [`parse_stages`] then [`compile`].
+pub fn parse(spec: &str) -> Result<Vec<Op>> {
+    compile(spec, &parse_stages(spec)?)
+}
+
+/// What one stage did.
+#[derive(Debug, Clone)]
+pub struct StageOutcome {
+    /// The stage.
+    pub op: Op,
+    /// The engine calls it made, in order (`normalize` without `sub` and
+    /// `factor` makes two: `minmax`, then `normalize`).
+    pub reports: Vec<RunReport>,
+    /// The result of a `minmax` stage.
+    pub minmax: Option<MinMax>,
+    /// Text results to show the user (a `minmax` stage's range).
+    pub lines: Vec<String>,
+}
+
+/// Formats a [`MinMax`] as `minmax: R 12..255, G 3..250, B 0..251`
+/// (`minmax: 0..255` for one channel).
+pub fn format_minmax(m: &MinMax, sample: SampleType) -> String {
+    let names: &[&str] = match m.channels {
+        1 => &[""],
+        3 => &["R ", "G ", "B "],
+        _ => &["R ", "G ", "B ", "A "],
+    };
+    let num = |v: f32| match sample {
+        SampleType::F32 => format!("{v}"),
+        _ => format!("{v:.0}"),
+    };
+    let parts: Vec<String> = names
+        .iter()
+        .enumerate()
+        .take(m.channels)
+        .map(|(c, n)| {
+            if m.min[c] > m.max[c] {
+                format!("{n}(no numbers)")
+            } else {
+                format!("{n}{}..{}", num(m.min[c]), num(m.max[c]))
+            }
+        })
+        .collect();
+    format!("minmax: {}", parts.join(", "))
+}
+
+fn normalize_to<T: Sample>(
+    engine: &Engine,
+    img: &Image<T>,
+    params: &NormalizeParams,
+    out: SampleType,
+) -> Result<(DynImage, Vec<RunReport>)> {
+    Ok(match out {
+        SampleType::U8 => {
+            let (i, r) = engine.normalize_report::<T, u8>(img, params)?;
+            (DynImage::U8(i), r)
+        }
+        SampleType::U16 => {
+            let (i, r) = engine.normalize_report::<T, u16>(img, params)?;
+            (DynImage::U16(i), r)
+        }
+        SampleType::F32 => {
+            let (i, r) = engine.normalize_report::<T, f32>(img, params)?;
+            (DynImage::F32(i), r)
+        }
+    })
+}
+
+/// Runs one stage on a host image.
+///
+/// The stage's `variant=` (if any) is forced for its operation through
+/// [`Engine::with_variant`]; other forced variants of `engine` stay in effect.
+pub fn run_stage(engine: &Engine, op: &Op, input: DynImage) -> Result<(DynImage, StageOutcome)> {
+    let engine = match &op.variant {
+        Some(v) => Cow::Owned(engine.with_variant(Some(op.name()), v)),
+        None => Cow::Borrowed(engine),
+    };
+    let mut outcome = StageOutcome {
+        op: op.clone(),
+        reports: Vec::new(),
+        minmax: None,
+        lines: Vec::new(),
+    };
+    let output = match &op.kind {
+        OpKind::Transpose => {
+            let (img, r) = match &input {
+                DynImage::U8(i) => engine.transpose_report(i).map(|(o, r)| (o.into(), r))?,
+                DynImage::U16(i) => engine.transpose_report(i).map(|(o, r)| (o.into(), r))?,
+                DynImage::F32(i) => engine.transpose_report(i).map(|(o, r)| (o.into(), r))?,
+            };
+            outcome.reports.push(r);
+            img
+        }
+        OpKind::MinMax => {
+            let (m, r) = match &input {
+                DynImage::U8(i) => engine.minmax_report(i)?,
+                DynImage::U16(i) => engine.minmax_report(i)?,
+                DynImage::F32(i) => engine.minmax_report(i)?,
+            };
+            outcome.reports.push(r);
+            outcome.minmax = Some(m);
+            outcome
+                .lines
+                .push(format_minmax(&m, input.sample_type()));
+            input
+        }
+        OpKind::Normalize { params, out } => {
+            let out = out.unwrap_or(input.sample_type());
+            let (img, r) = match &input {
+                DynImage::U8(i) => normalize_to(&engine, i, params, out)?,
+                DynImage::U16(i) => normalize_to(&engine, i, params, out)?,
+                DynImage::F32(i) => normalize_to(&engine, i, params, out)?,
+            };
+            outcome.reports.extend(r);
+            img
+        }
+    };
+    Ok((output, outcome))
+}
+
+/// Runs the stages one after another, returning the final image and what
+/// each stage did.
+///
+/// Every stage is a separate host-in/host-out engine call: the image is
+/// uploaded and downloaded around each stage. Keeping intermediate images on
+/// the device between stages (device-resident chaining) comes later.
+pub fn run_stages(
+    engine: &Engine,
+    stages: &[Op],
+    input: DynImage,
+) -> Result<(DynImage, Vec<StageOutcome>)> {
+    let mut img = input;
+    let mut outcomes = Vec::with_capacity(stages.len());
+    for op in stages {
+        let (next, outcome) = run_stage(engine, op, img)?;
+        img = next;
+        outcomes.push(outcome);
+    }
+    Ok((img, outcomes))
+}
+
+/// Runs the stages one after another on the host (see [`run_stages`]),
+/// returning the final image, every engine call's report in order, and the
+/// text lines to show the user (for example a `minmax` stage's result).
+pub fn run(
+    engine: &Engine,
+    stages: &[Op],
+    input: DynImage,
+) -> Result<(DynImage, Vec<RunReport>, Vec<String>)> {
+    let (img, outcomes) = run_stages(engine, stages, input)?;
+    let mut reports = Vec::new();
+    let mut lines = Vec::new();
+    for o in outcomes {
+        reports.extend(o.reports);
+        lines.extend(o.lines);
+    }
+    Ok((img, reports, lines))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(spec: &str) -> String {
+        match parse(spec).unwrap_err() {
+            Error::Spec(m) => m,
+            other => panic!("expected a spec error, got {other:?}"),
+        }
+    }
+
+    fn first_line(spec: &str) -> String {
+        err(spec).lines().next().unwrap().to_string()
+    }
+
+    #[test]
+    fn good_specs() {
+        let ops = parse("transpose,minmax,normalize").unwrap();
+        assert_eq!(ops[0], Op::new(OpKind::Transpose));
+        assert_eq!(ops[1], Op::new(OpKind::MinMax));
+        assert_eq!(
+            ops[2],
+            Op::new(OpKind::Normalize {
+                params: NormalizeParams::default(),
+                out: None
+            })
+        );
+        let ops = parse("normalize=sub=-1.5:factor=2e-3:out=f32:variant=x4").unwrap();
+        assert_eq!(
+            ops[0],
+            Op {
+                kind: OpKind::Normalize {
+                    params: NormalizeParams {
+                        sub: Some(-1.5),
+                        factor: Some(2e-3)
+                    },
+                    out: Some(SampleType::F32)
+                },
+                variant: Some("x4".into())
+            }
+        );
+        let ops = parse("transpose=variant=local_x4, minmax=variant=cpu").unwrap();
+        assert_eq!(ops[0].variant.as_deref(), Some("local_x4"));
+        assert_eq!(ops[1].variant.as_deref(), Some("cpu"));
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for spec in [
+            "transpose",
+            "minmax=variant=tree",
+            "normalize=sub=1:factor=0.5:out=u16:variant=pixel",
+            "normalize=out=f32,transpose,minmax",
+        ] {
+            let ops = parse(spec).unwrap();
+            assert_eq!(to_spec(&ops), spec);
+            assert_eq!(parse(&to_spec(&ops)).unwrap(), ops);
+        }
+    }
+
+    #[test]
+    fn output_types_follow_the_stages() {
+        let ops = parse("normalize=out=f32,transpose").unwrap();
+        assert_eq!(output_type(&ops, SampleType::U8), SampleType::F32);
+        let ops = parse("normalize,minmax").unwrap();
+        assert_eq!(output_type(&ops, SampleType::U16), SampleType::U16);
+        assert_eq!(output_type(&[], SampleType::U8), SampleType::U8);
+    }
+
+    #[test]
+    fn unknown_operations_get_a_suggestion() {
+        assert_eq!(
+            first_line("transpose,normlize"),
+            "stage 2 'normlize': unknown operation (did you mean 'normalize'?)"
+        );
+        assert_eq!(
+            first_line("Transpose"),
+            "stage 1 'Transpose': unknown operation (did you mean 'transpose'?)"
+        );
+        assert_eq!(
+            first_line("blur=sigma=2"),
+            "stage 1 'blur': unknown operation (known: transpose, minmax, normalize)"
+        );
+        // The caret is under the name.
+        let m = err("transpose,normlize=out=u8");
+        assert!(m.ends_with(&format!("\n    {}{}", " ".repeat(10), "^".repeat(8))), "{m}");
+    }
+
+    #[test]
+    fn unknown_options() {
+        assert_eq!(
+            first_line("normalize=factr=2"),
+            "stage 1 'normalize': option 'factr' unknown (known: sub, factor, out, variant); \
+             did you mean 'factor'?"
+        );
+        assert_eq!(
+            first_line("transpose=x=1"),
+            "stage 1 'transpose': option 'x' unknown (known: variant)"
+        );
+    }
+
+    #[test]
+    fn bad_values() {
+        assert_eq!(
+            first_line("normalize=factor=abc"),
+            "stage 1 'normalize': factor=abc is not a number"
+        );
+        assert_eq!(
+            first_line("minmax,normalize=sub=inf"),
+            "stage 2 'normalize': sub=inf is not a finite number"
+        );
+        assert_eq!(
+            first_line("normalize=factor=NaN"),
+            "stage 1 'normalize': factor=NaN is not a finite number"
+        );
+        assert_eq!(
+            first_line("normalize=out=u32"),
+            "stage 1 'normalize': out=u32 is not a sample type (use u8, u16 or f32)"
+        );
+        assert_eq!(
+            first_line("transpose=variant=locl"),
+            "stage 1 'transpose': variant=locl unknown \
+             (known: naive, local, local_diag, local_x4, cpu; did you mean 'local'?)"
+        );
+        assert!(first_line("minmax=variant=zzz").contains("known: tree, tree_vec4, cpu)"));
+        // The caret is under the failing option.
+        let m = err("normalize=out=u8:factor=abc");
+        assert!(m.ends_with(&format!("\n    {}{}", " ".repeat(17), "^".repeat(10))), "{m}");
+    }
+
+    #[test]
+    fn syntax_errors_come_through() {
+        assert!(first_line("transpose,,minmax").contains("stage 2 is empty"));
+        assert!(first_line("normalize=out=u8:out=f32").contains("option 'out' is given twice"));
+    }
+
+    #[test]
+    fn minmax_lines() {
+        let mut m = MinMax::empty(3);
+        m.min[..3].copy_from_slice(&[12.0, 3.0, 0.0]);
+        m.max[..3].copy_from_slice(&[255.0, 250.0, 251.0]);
+        assert_eq!(
+            format_minmax(&m, SampleType::U8),
+            "minmax: R 12..255, G 3..250, B 0..251"
+        );
+        let mut g = MinMax::empty(1);
+        g.min[0] = 0.25;
+        g.max[0] = 0.5;
+        assert_eq!(format_minmax(&g, SampleType::F32), "minmax: 0.25..0.5");
+        assert_eq!(
+            format_minmax(&MinMax::empty(1), SampleType::F32),
+            "minmax: (no numbers)"
+        );
+    }
+
+    #[test]
+    fn runs_on_the_cpu_engine() {
+        let img = Image::<u8>::from_fn(3, 2, 1, |x, y, _| (10 * (x + 3 * y)) as u8).unwrap();
+        let ops = parse("minmax,normalize=out=f32,transpose,normalize=out=u8").unwrap();
+        let (out, reports, lines) = run(&Engine::cpu(), &ops, img.clone().into()).unwrap();
+        assert_eq!(lines, vec!["minmax: 0..50".to_string()]);
+        // minmax, (minmax + normalize), transpose, (minmax + normalize)
+        let names: Vec<&str> = reports.iter().map(|r| r.op).collect();
+        assert_eq!(
+            names,
+            ["minmax", "minmax", "normalize", "transpose", "minmax", "normalize"]
+        );
+        assert!(reports.iter().all(|r| r.variant == "cpu"));
+        let DynImage::U8(out) = out else {
+            panic!("expected u8")
+        };
+        assert_eq!((out.width(), out.height()), (2, 3));
+        assert_eq!(out.get(0, 0, 0), 0);
+        assert_eq!(out.get(1, 2, 0), 255);
+        // Transposing twice gives the input back.
+        let ops = parse("transpose,transpose=variant=cpu").unwrap();
+        let (back, _, _) = run(&Engine::cpu(), &ops, img.clone().into()).unwrap();
+        assert_eq!(back, DynImage::U8(img));
+    }
+}
