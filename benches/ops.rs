@@ -30,7 +30,9 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
     let (w, h) = size();
     let img: Image<f32> = test_image(w, h, 1).expect("image");
     let mut g = c.benchmark_group(format!("{}/{w}x{h}/f32", op.name));
-    g.throughput(Throughput::Bytes((w * h * bytes_per_pixel(op.name, 4)) as u64));
+    g.throughput(Throughput::Bytes(
+        (w * h * bytes_per_pixel(op.name, 4)) as u64,
+    ));
     g.sample_size(20);
     g.warm_up_time(Duration::from_millis(500));
     g.measurement_time(Duration::from_secs(2));
