@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The measurement run behind docs/PERFORMANCE.md, for a lent GPU machine that
+# has no Rust toolchain. Build here, then carry target/gpu/ across:
+#
+#   benches/device_run.sh build          # fills target/gpu/ with release binaries
+#   benches/device_run.sh run OUT_DIR    # on the GPU machine (after registering the ICD)
+#
+# `run` writes everything into OUT_DIR: device list, `filterctl bench` tables
+# (text and JSON) on the NVIDIA GPU and on PoCL, criterion output, and the
+# test suite run against the GPU.
+set -u
+cmd=${1:-}
+case "$cmd" in
+build)
+  set -e
+  cargo build --release
+  cargo bench --no-run
+  cargo test --release --no-run
+  rm -rf target/gpu && mkdir -p target/gpu
+  cp target/release/filterctl target/gpu/
+  # Newest binary of each bench/test target.
+  for f in $(ls -t target/release/deps/engine-* | grep -v '\.d$' | head -1); do cp "$f" target/gpu/criterion-engine; done
+  for name in ops fallback image_io; do
+    f=$(ls -t target/release/deps/${name}-* 2>/dev/null | grep -v '\.d$' | head -1)
+    [ -n "$f" ] && cp "$f" "target/gpu/test-${name}"
+  done
+  strip target/gpu/* 2>/dev/null || true
+  ls -la target/gpu
+  ;;
+run)
+  OUT=${2:?OUT_DIR}
+  B=target/gpu
+  export FILTERCTL_CACHE_DIR=$(mktemp -d)
+  log=$OUT/results.txt
+  {
+    echo "## date"; date -u
+    echo "## nvidia-smi"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.mem --format=csv
+    echo "## devices"; $B/filterctl devices
+  } >"$log" 2>&1
+  for t in f32:1 u8:1 f32:4 u8:4; do
+    ty=${t%:*}; ch=${t#*:}
+    echo "## bench gpu 8192x8192 $ty x$ch" >>"$log"
+    $B/filterctl --device gpu bench --size 8192x8192 --type "$ty" --channels "$ch" --iters 30 >>"$log" 2>&1
+  done
+  $B/filterctl --device gpu bench --size 8192x8192 --type f32 --channels 1 --iters 30 --json >"$OUT/bench-gpu-f32.json" 2>>"$log"
+  echo "## bench pocl 8192x8192 f32 x1" >>"$log"
+  $B/filterctl --device portable bench --size 8192x8192 --type f32 --channels 1 --iters 5 --no-cpu >>"$log" 2>&1
+  $B/filterctl --device portable bench --size 8192x8192 --type f32 --channels 1 --iters 5 --no-cpu --json >"$OUT/bench-pocl-f32.json" 2>>"$log"
+  echo "## tests against the GPU" >>"$log"
+  for t in $B/test-*; do
+    FILTERCTL_DEVICE=gpu FILTERCTL_REQUIRE_OPENCL=1 "$t" >>"$log" 2>&1; echo "$t exit $?" >>"$log"
+  done
+  echo "## criterion gpu 8192x8192 f32" >"$OUT/criterion.txt"
+  FILTERCTL_DEVICE=gpu CLFILTER_BENCH_SIZE=8192x8192 $B/criterion-engine --bench --warm-up-time 1 --measurement-time 3 >>"$OUT/criterion.txt" 2>&1
+  echo "## demo" >>"$log"
+  $B/filterctl --device gpu demo --out "$(mktemp -d)" >>"$log" 2>&1
+  ;;
+*)
+  echo "usage: $0 build | run OUT_DIR" >&2
+  exit 2
+  ;;
+esac
