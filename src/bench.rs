@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample, SampleType};
-use crate::ops::{self, OpSpec, Shape};
+use crate::ops::{self, OpSpec};
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -171,7 +171,7 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
         let copy = device::copy_bandwidth(engine, dev, img.pixel_count() * px_bytes, cfg.iters)?;
         report.copy_gb_per_s = Some(copy);
         let input = crate::backend::opencl::DeviceImage::upload(dev, &img)?;
-        let shape = Shape {
+        let shape = ops::Shape {
             width: img.width(),
             height: img.height(),
             channels: img.channels(),

@@ -194,7 +194,7 @@ pub fn select(selector: &DeviceSelector, cache: &CacheDir) -> Result<Backend> {
             return Ok(Backend::Cpu);
         }
         Err(Error::DeviceNotFound {
-            selector: format!("{selector:?}"),
+            selector: selector.to_string(),
             available: reason,
         })
     }
@@ -208,7 +208,7 @@ pub fn select(selector: &DeviceSelector, cache: &CacheDir) -> Result<Backend> {
                     return Ok(Backend::Cpu);
                 }
                 return Err(Error::DeviceNotFound {
-                    selector: describe_selector(selector),
+                    selector: selector.to_string(),
                     available: format!("none ({reason})"),
                 });
             }
@@ -239,7 +239,7 @@ pub fn select(selector: &DeviceSelector, cache: &CacheDir) -> Result<Backend> {
             }
             let list: Vec<String> = found.iter().map(|f| f.info.label()).collect();
             return Err(Error::DeviceNotFound {
-                selector: describe_selector(selector),
+                selector: selector.to_string(),
                 available: if list.is_empty() {
                     "none (no OpenCL device)".into()
                 } else {
@@ -264,14 +264,15 @@ pub fn select(selector: &DeviceSelector, cache: &CacheDir) -> Result<Backend> {
     }
 }
 
-#[cfg(feature = "opencl")]
-fn describe_selector(s: &DeviceSelector) -> String {
-    match s {
-        DeviceSelector::Auto => "auto".into(),
-        DeviceSelector::Cpu => "cpu".into(),
-        DeviceSelector::Gpu => "gpu".into(),
-        DeviceSelector::Index(p, d) => format!("{p}:{d}"),
-        DeviceSelector::Name(n) => n.clone(),
+impl std::fmt::Display for DeviceSelector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceSelector::Auto => f.write_str("auto"),
+            DeviceSelector::Cpu => f.write_str("cpu"),
+            DeviceSelector::Gpu => f.write_str("gpu"),
+            DeviceSelector::Index(p, d) => write!(f, "{p}:{d}"),
+            DeviceSelector::Name(n) => f.write_str(n),
+        }
     }
 }
 

@@ -130,10 +130,7 @@ pub fn output_type(ops: &[Op], input: SampleType) -> SampleType {
 
 /// Writes a pipeline back as a spec string.
 pub fn to_spec(ops: &[Op]) -> String {
-    ops.iter()
-        .map(Op::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
+    ops.iter().map(Op::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// One option a stage accepts.
@@ -435,9 +432,7 @@ pub fn run_stage(engine: &Engine, op: &Op, input: DynImage) -> Result<(DynImage,
             };
             outcome.reports.push(r);
             outcome.minmax = Some(m);
-            outcome
-                .lines
-                .push(format_minmax(&m, input.sample_type()));
+            outcome.lines.push(format_minmax(&m, input.sample_type()));
             input
         }
         OpKind::Normalize { params, out } => {
@@ -578,7 +573,10 @@ mod tests {
         );
         // The caret is under the name.
         let m = err("transpose,normlize=out=u8");
-        assert!(m.ends_with(&format!("\n    {}{}", " ".repeat(10), "^".repeat(8))), "{m}");
+        assert!(
+            m.ends_with(&format!("\n    {}{}", " ".repeat(10), "^".repeat(8))),
+            "{m}"
+        );
     }
 
     #[test]
@@ -620,7 +618,10 @@ mod tests {
         assert!(first_line("minmax=variant=zzz").contains("known: tree, tree_vec4, cpu)"));
         // The caret is under the failing option.
         let m = err("normalize=out=u8:factor=abc");
-        assert!(m.ends_with(&format!("\n    {}{}", " ".repeat(17), "^".repeat(10))), "{m}");
+        assert!(
+            m.ends_with(&format!("\n    {}{}", " ".repeat(17), "^".repeat(10))),
+            "{m}"
+        );
     }
 
     #[test]
@@ -658,7 +659,14 @@ mod tests {
         let names: Vec<&str> = reports.iter().map(|r| r.op).collect();
         assert_eq!(
             names,
-            ["minmax", "minmax", "normalize", "transpose", "minmax", "normalize"]
+            [
+                "minmax",
+                "minmax",
+                "normalize",
+                "transpose",
+                "minmax",
+                "normalize"
+            ]
         );
         assert!(reports.iter().all(|r| r.variant == "cpu"));
         let DynImage::U8(out) = out else {

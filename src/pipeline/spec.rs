@@ -69,6 +69,10 @@ impl Stage {
 /// Builds an [`Error::Spec`]: `message`, then the spec with a caret line
 /// under `span` (a zero-width span gets one caret).
 pub fn error_at(spec: &str, span: Range<usize>, message: impl AsRef<str>) -> Error {
+    if spec.trim().is_empty() {
+        // Nothing to point at.
+        return Error::Spec(message.as_ref().to_string());
+    }
     // Columns are counted in characters; control characters are shown as
     // spaces so the caret line stays aligned.
     let shown: String = spec
@@ -132,7 +136,10 @@ pub fn parse_stages(spec: &str) -> Result<Vec<Stage>> {
         ));
     }
     let mut stages = Vec::new();
-    for (i, raw) in split_ranges(spec, 0..spec.len(), ',').into_iter().enumerate() {
+    for (i, raw) in split_ranges(spec, 0..spec.len(), ',')
+        .into_iter()
+        .enumerate()
+    {
         let index = i + 1;
         let span = trim_range(spec, raw.clone());
         if span.is_empty() {
@@ -329,6 +336,7 @@ mod tests {
     #[test]
     fn empty_specs_and_stages() {
         assert!(err("").contains("the spec is empty"));
+        assert_eq!(err("").lines().count(), 1);
         assert!(err("  ").contains("the spec is empty"));
         assert!(err(",transpose").contains("stage 1 is empty"));
         assert!(err("transpose,").contains("stage 2 is empty (the spec ends with ',')"));

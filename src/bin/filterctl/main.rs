@@ -1,1 +1,172 @@
-fn main() {}
+//! `filterctl`: the command-line front end of `clfilter`.
+//!
+//! One file per subcommand; `error.rs` holds the CLI's error type and exit
+//! codes, `util.rs` the helpers they share (size parsing, report lines,
+//! output checks). Results go to stdout; logs, progress and per-stage
+//! timings go to stderr. See `docs/CLI.md`.
+
+use std::process::ExitCode;
+
+use clap::{ArgAction, Parser, Subcommand};
+use clfilter::{CacheDir, DeviceSelector, Engine, EngineOptions};
+
+use error::CliError;
+
+/// Writes one line to stderr, ignoring failures (a closed stderr must not
+/// turn into a panic).
+macro_rules! note {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
+/// Writes one line to stdout; a failure (such as a closed pipe) becomes a
+/// [`CliError::Stdout`], which ends the program quietly.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($t)*).map_err($crate::error::CliError::Stdout)
+    }};
+}
+
+// The subcommands come after the macros, which they use.
+mod apply;
+mod bench;
+mod demo;
+mod devices;
+mod error;
+mod util;
+mod variants;
+
+/// OpenCL image filters with a rayon CPU fallback.
+#[derive(Debug, Parser)]
+#[command(
+    name = "filterctl",
+    version,
+    about,
+    after_help = "Exit codes: 0 success, 2 usage error (bad arguments, spec, variant or device), \
+                  1 any other failure. See docs/CLI.md."
+)]
+struct Cli {
+    /// Device: auto (first GPU, else any OpenCL device, else the CPU backend),
+    /// cpu (the rayon CPU backend), gpu, P:D (platform:device index from
+    /// `filterctl devices`), or part of a device or platform name.
+    #[arg(
+        long,
+        global = true,
+        env = "FILTERCTL_DEVICE",
+        value_name = "cpu|gpu|auto|P:D|NAME",
+        value_parser = parse_device
+    )]
+    device: Option<DeviceSelector>,
+
+    /// Force a variant: NAME for every operation, or op=NAME[,op=NAME...]
+    /// (see `filterctl variants`; `cpu` is the rayon path).
+    #[arg(
+        long,
+        global = true,
+        env = "FILTERCTL_VARIANT",
+        value_name = "NAME|op=NAME,..."
+    )]
+    variant: Option<String>,
+
+    /// More log output on stderr: -v info, -vv debug, -vvv trace (RUST_LOG overrides).
+    #[arg(short, long, global = true, action = ArgAction::Count, conflicts_with = "quiet")]
+    verbose: u8,
+
+    /// Less log output: -q errors only, -qq nothing (RUST_LOG overrides).
+    #[arg(short, long, global = true, action = ArgAction::Count)]
+    quiet: u8,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the OpenCL platforms and devices, and the CPU backend.
+    Devices(devices::Args),
+    /// Run a filter pipeline on image files.
+    Apply(apply::Args),
+    /// Run the main operations on the built-in photo and write the results.
+    Demo(demo::Args),
+    /// Time every variant of the operations on a generated image.
+    Bench(bench::Args),
+    /// List every operation's variants (name, summary, tolerance).
+    Variants(variants::Args),
+}
+
+/// Parses `--device`; an empty value (`FILTERCTL_DEVICE=`) means `auto`, as
+/// `DeviceSelector::from_env` has it.
+fn parse_device(s: &str) -> Result<DeviceSelector, String> {
+    if s.trim().is_empty() {
+        return Ok(DeviceSelector::Auto);
+    }
+    s.parse::<DeviceSelector>().map_err(|e| e.to_string())
+}
+
+/// The global options the subcommands need.
+#[derive(Debug, Clone)]
+pub struct Global {
+    /// `--device`.
+    pub device: DeviceSelector,
+    /// `--variant`.
+    pub variant: Option<String>,
+}
+
+impl Global {
+    /// Opens the engine the options select (kernel sources from
+    /// `FILTERCTL_CL_DIR`, caches under `FILTERCTL_CACHE_DIR`).
+    pub fn engine(&self) -> Result<Engine, CliError> {
+        let cl_dir = std::env::var_os("FILTERCTL_CL_DIR")
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from);
+        let engine = Engine::new(EngineOptions {
+            device: self.device.clone(),
+            cache: CacheDir::Default,
+            cl_dir,
+            variant: self.variant.clone().filter(|v| !v.trim().is_empty()),
+        })?;
+        log::info!("backend: {}", engine.backend().describe());
+        Ok(engine)
+    }
+}
+
+fn init_logging(verbose: u8, quiet: u8) {
+    let level = match (verbose, quiet) {
+        (0, 0) => "warn",
+        (0, 1) => "error",
+        (0, _) => "off",
+        (1, _) => "info",
+        (2, _) => "debug",
+        _ => "trace",
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level))
+        .format_timestamp(None)
+        .init();
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose, cli.quiet);
+    let global = Global {
+        device: cli.device.unwrap_or_default(),
+        variant: cli.variant,
+    };
+    let result = match cli.command {
+        Command::Devices(a) => devices::run(&global, a),
+        Command::Apply(a) => apply::run(&global, a),
+        Command::Demo(a) => demo::run(&global, a),
+        Command::Bench(a) => bench::run(&global, a),
+        Command::Variants(a) => variants::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => {
+            note!("{}", e.report());
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

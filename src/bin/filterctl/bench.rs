@@ -1,0 +1,179 @@
+//! `filterctl bench`: kernel times of every variant, next to the copy
+//! kernel's bandwidth (see `clfilter::bench`).
+
+use std::time::{Duration, Instant};
+
+use clfilter::bench::{BenchConfig, BenchReport};
+use clfilter::SampleType;
+
+use crate::error::CliError;
+use crate::util::{bytes, ms, parse_sample, parse_size};
+use crate::Global;
+
+/// Options of `filterctl bench`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Operations to time, comma-separated (default: all).
+    #[arg(long, value_name = "OP,...", value_delimiter = ',')]
+    ops: Vec<String>,
+
+    /// Image size.
+    #[arg(long, value_name = "WxH", default_value = "8192x8192", value_parser = parse_size)]
+    size: (usize, usize),
+
+    /// Sample type.
+    #[arg(long = "type", value_name = "u8|u16|f32", default_value = "f32", value_parser = parse_sample)]
+    sample: SampleType,
+
+    /// Channels per pixel.
+    #[arg(long, value_name = "1|3|4", default_value_t = 1, value_parser = parse_channels)]
+    channels: usize,
+
+    /// Timed runs per variant, after one warm-up run.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    iters: u32,
+
+    /// Do not time the rayon CPU path.
+    #[arg(long)]
+    no_cpu: bool,
+
+    /// Print the BenchReport as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_channels(s: &str) -> Result<usize, String> {
+    match s.trim() {
+        "1" => Ok(1),
+        "3" => Ok(3),
+        "4" => Ok(4),
+        _ => Err(format!("'{s}' channels: images have 1, 3 or 4")),
+    }
+}
+
+/// A spinner on stderr while the measurement runs (hidden when stderr is
+/// not a terminal).
+fn spinner(msg: String) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    pb.set_message(msg);
+    pb.enable_steady_tick(Duration::from_millis(120));
+    pb
+}
+
+fn num(v: f64, decimals: usize) -> String {
+    if v.is_finite() {
+        format!("{v:.decimals$}")
+    } else {
+        "-".into()
+    }
+}
+
+fn table(r: &BenchReport) -> Result<(), CliError> {
+    let px = r.sample.size() * r.channels;
+    let image_bytes = (r.width * r.height * px) as u64;
+    out!(
+        "device: {}  size: {}x{}x{} {} ({})  copy kernel: {}",
+        r.device,
+        r.width,
+        r.height,
+        r.channels,
+        r.sample,
+        bytes(image_bytes),
+        match r.copy_gb_per_s {
+            Some(c) => format!("{c:.2} GB/s (read + write)"),
+            None => "- (no OpenCL device)".into(),
+        }
+    )?;
+    if r.rows.is_empty() {
+        out!("(nothing measured: no OpenCL device and --no-cpu)")?;
+        return Ok(());
+    }
+    let vw = r
+        .rows
+        .iter()
+        .map(|row| row.variant.len())
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    let ow = r
+        .rows
+        .iter()
+        .map(|row| row.op.len())
+        .max()
+        .unwrap_or(0)
+        .max(2);
+    out!(
+        "{:ow$}  {:vw$}  {:>10}  {:>19}  {:>9}  {:>7}  {:>6}",
+        "op",
+        "variant",
+        "median ms",
+        "min..max ms",
+        "MP/s",
+        "GB/s",
+        "% copy"
+    )?;
+    for row in &r.rows {
+        if let Some(e) = &row.error {
+            out!("{:ow$}  {:vw$}  error: {e}", row.op, row.variant)?;
+            continue;
+        }
+        out!(
+            "{:ow$}  {:vw$}  {:>10}  {:>19}  {:>9}  {:>7}  {:>6}",
+            row.op,
+            row.variant,
+            num(row.median_ms, 3),
+            format!("{}..{}", num(row.min_ms, 3), num(row.max_ms, 3)),
+            num(row.mp_per_s, 1),
+            num(row.gb_per_s, 2),
+            row.pct_of_copy
+                .map(|p| format!("{p:.0}%"))
+                .unwrap_or_else(|| "-".into())
+        )?;
+    }
+    Ok(())
+}
+
+/// Runs `filterctl bench`.
+pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
+    let ops: Vec<String> = args
+        .ops
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let (width, height) = args.size;
+    let cfg = BenchConfig {
+        ops,
+        width,
+        height,
+        channels: args.channels,
+        sample: args.sample,
+        iters: args.iters as usize,
+        cpu: !args.no_cpu,
+    };
+    let engine = global.engine()?;
+    let pb = spinner(format!(
+        "timing {} on {} ({width}x{height}x{} {}, {} runs each)",
+        if cfg.ops.is_empty() {
+            "every operation".to_string()
+        } else {
+            cfg.ops.join(", ")
+        },
+        engine.backend().describe(),
+        cfg.channels,
+        cfg.sample,
+        cfg.iters
+    ));
+    let start = Instant::now();
+    let report = clfilter::bench::run(&engine, &cfg);
+    pb.finish_and_clear();
+    let report = report?;
+    log::info!("bench took {}", ms(start.elapsed()));
+    if args.json {
+        out!("{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        table(&report)?;
+    }
+    Ok(())
+}
