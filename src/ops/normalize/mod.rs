@@ -20,8 +20,8 @@ use crate::ops::{minmax::MinMax, OpSpec, RunReport, Shape};
 pub static SPEC: OpSpec = OpSpec {
     name: "normalize",
     variants: variants::VARIANTS,
-    gpu_order: &["x4", "pixel"],
-    cpu_device_order: &["x4", "pixel"],
+    gpu_order: &["pixel", "x4"],
+    cpu_device_order: &["pixel", "x4"],
 };
 
 /// What to normalize by. Both `None`: stretch min..max to the full range.

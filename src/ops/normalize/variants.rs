@@ -17,7 +17,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     },
     VariantSpec {
         name: "x4",
-        summary: "four adjacent pixels per work-item",
+        summary: "four pixels per work-item, a global size apart (each load coalesced)",
         file: "normalize.cl",
         options: "",
         local: [256, 1],
