@@ -129,7 +129,10 @@ impl Tally {
         eprintln!("{}: {:.1} s", op.name, start.elapsed().as_secs_f64());
         for p in paths {
             let (ran, unsupported) = self.0.get(&p.label).copied().unwrap_or_default();
-            eprintln!("  {:<28} compared {ran:>6}, unsupported {unsupported:>5}", p.label);
+            eprintln!(
+                "  {:<28} compared {ran:>6}, unsupported {unsupported:>5}",
+                p.label
+            );
             assert!(ran > 0, "{}: path '{}' never ran", op.name, p.label);
         }
     }
@@ -301,8 +304,7 @@ fn minmax_case<T: TestSample>(
     for p in paths {
         for (layout, input) in [("packed", &img), ("strided", &strided)] {
             let ctx = format!("minmax {} {w}x{h}x{c} {layout}", T::TYPE);
-            if let Some((got, tol)) = p.run(spec, &shape, &ctx, tally, |e| e.minmax_report(input))
-            {
+            if let Some((got, tol)) = p.run(spec, &shape, &ctx, tally, |e| e.minmax_report(input)) {
                 let full = T::TYPE.full_scale();
                 assert_minmax(&got, &want, tol, full, &format!("{ctx}: {}", p.label));
             }
@@ -361,8 +363,14 @@ fn normalize_params(input: f32, output: f32) -> Vec<(&'static str, NormalizePara
         ("sub only", p(Some(0.25 * input), None)),
         // (x - half) * 3 * out/in: negative for the lower half, above full
         // scale for the upper part: integer outputs saturate both ways.
-        ("saturating", p(Some(0.5 * input), Some(3.0 * output / input))),
-        ("negative factor", p(Some(0.1 * input), Some(-0.5 * output / input))),
+        (
+            "saturating",
+            p(Some(0.5 * input), Some(3.0 * output / input)),
+        ),
+        (
+            "negative factor",
+            p(Some(0.1 * input), Some(-0.5 * output / input)),
+        ),
         // Halves of integers: round-half-to-even on integer outputs.
         ("halves", p(Some(0.0), Some(0.5))),
     ]
@@ -500,8 +508,9 @@ fn normalize_auto_rejects_infinite_range() {
                 let mut rng = Rng::from_parts(&[6, w as u64, h as u64]);
                 let mut img = common::random_image::<f32>(&mut rng, w, h, 4);
                 img.row_mut(0)[3] = f32::INFINITY;
-                let k = Coefficients::stretch(&minmax::reference::minmax(&img), f32::TYPE, u8::TYPE)
-                    .expect("alpha is not part of the stretched range");
+                let k =
+                    Coefficients::stretch(&minmax::reference::minmax(&img), f32::TYPE, u8::TYPE)
+                        .expect("alpha is not part of the stretched range");
                 let want = normalize::reference::normalize::<f32, u8>(&img, &k).unwrap();
                 assert_eq!(want.get(0, 0, 3), 255);
                 let shape = shape(&img);
@@ -539,7 +548,10 @@ fn normalize_rejects_non_finite_parameters() {
         ] {
             match p.engine.normalize::<u8, u8>(&img, &params) {
                 Err(Error::InvalidArgument(_)) => {}
-                other => panic!("{}: {params:?}: expected InvalidArgument, got {other:?}", p.label),
+                other => panic!(
+                    "{}: {params:?}: expected InvalidArgument, got {other:?}",
+                    p.label
+                ),
             }
         }
     }

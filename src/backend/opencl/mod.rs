@@ -78,6 +78,11 @@ pub(crate) struct Found {
 /// there is none at all (no library, no platform).
 pub(crate) fn enumerate() -> std::result::Result<Vec<Found>, String> {
     widen_library_search();
+    // PoCL 3.1 answers clGetDeviceIDs with zero devices on every thread but
+    // one while several threads initialise it at once; serialise enumeration
+    // so concurrent engines all see every device.
+    static ENUMERATION: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = ENUMERATION.lock().unwrap_or_else(|e| e.into_inner());
     let platforms = opencl3::platform::get_platforms().map_err(explain)?;
     if platforms.is_empty() {
         return Err("the OpenCL ICD loader found no platform".into());

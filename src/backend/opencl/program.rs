@@ -1,6 +1,8 @@
 //! Run-time program builds, cached in memory and as binaries on disk.
 //!
-//! Disk layout: `<root>/<vendor--device--driver>/<source-hash>-<options-hash>.bin`.
+//! Disk layout: `<root>/<vendor--device--platform--driver>/<source-hash>-<options-hash>.bin`.
+//! The platform is part of the name so that two platforms exposing the same
+//! device (with different drivers) do not delete each other's folders as stale.
 //! Each file is `MAGIC`, the payload length and an FNV-1a checksum of the
 //! payload, then the driver's binary. A file that is short, fails its checksum,
 //! or that the driver rejects is deleted and the program is rebuilt from
@@ -71,7 +73,12 @@ fn sanitize(s: &str) -> String {
 impl ProgramCache {
     pub(crate) fn new(info: &DeviceInfo, root: Option<PathBuf>) -> Self {
         let dir = root.map(|root| {
-            let prefix = format!("{}--{}--", sanitize(&info.vendor), sanitize(&info.name));
+            let prefix = format!(
+                "{}--{}--{}--",
+                sanitize(&info.vendor),
+                sanitize(&info.name),
+                sanitize(&info.platform)
+            );
             let dir = root.join(format!("{prefix}{}", sanitize(&info.driver_version)));
             remove_stale_drivers(&root, &prefix, &dir);
             dir

@@ -70,11 +70,28 @@ impl Coefficients {
         }
         let full = out.full_scale() as f64;
         let span = hi as f64 - lo as f64;
-        let f = if span > 0.0 {
+        // The kernels compute `(x - lo) * f` in f32: both steps must stay finite.
+        if span > f32::MAX as f64 {
+            return Err(Error::InvalidInput(format!(
+                "the range {lo}..{hi} is wider than f32 arithmetic holds; give sub and factor explicitly"
+            )));
+        }
+        let mut f = if span > 0.0 {
             (full / span) as f32
         } else {
             0.0
         };
+        if !f.is_finite() {
+            return Err(Error::InvalidInput(format!(
+                "the range {lo}..{hi} is too narrow to stretch in f32; give sub and factor explicitly"
+            )));
+        }
+        // Rounding `f` to f32 can push the maximum one step above full scale
+        // (1.0000001 for f32 output); step down until the maximum maps inside.
+        // x - lo <= hi - lo and the product is monotonic, so every sample does.
+        while f > 0.0 && (hi - lo) * f > full as f32 {
+            f = f.next_down();
+        }
         let mut k = Coefficients {
             sub: [lo; 4],
             factor: [f; 4],
@@ -191,5 +208,43 @@ impl Engine {
         )?;
         reports.push(r);
         Ok((out, reports))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gray(v: &[f32]) -> Image<f32> {
+        Image::from_vec(v.len(), 1, 1, v.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn stretch_edge_cases_stay_in_range_or_are_errors() {
+        let e = Engine::cpu();
+        let p = NormalizeParams::default();
+        // The maximum must land on full scale exactly, never one step above.
+        for (lo, hi) in [
+            (0.1f32, 0.7f32),
+            (-3.3, 12.9),
+            (1e-3, 1e-3 + 1e-6),
+            (0.0, 3.0),
+        ] {
+            let out: Image<f32> = e.normalize(&gray(&[lo, hi]), &p).unwrap();
+            assert_eq!(out.row(0)[0], 0.0);
+            assert!(out.row(0)[1] <= 1.0 && out.row(0)[1] > 0.999, "{lo}..{hi}");
+        }
+        // Too narrow (factor overflows) and too wide (x - lo overflows): typed errors.
+        assert!(matches!(
+            e.normalize::<f32, f32>(&gray(&[0.0, 1e-45]), &p),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(
+            e.normalize::<f32, f32>(&gray(&[-3e38, 3e38]), &p),
+            Err(Error::InvalidInput(_))
+        ));
+        // A constant image maps to 0, as OpenCV's NORM_MINMAX does.
+        let out: Image<u8> = e.normalize(&gray(&[5.0, 5.0]), &p).unwrap();
+        assert_eq!(out.row(0), &[0, 0]);
     }
 }
