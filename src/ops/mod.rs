@@ -147,11 +147,13 @@ pub struct RunReport {
     pub fallbacks: Vec<String>,
 }
 
-fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+/// Serializes a duration as milliseconds (f64), for JSON reports.
+pub fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64() * 1e3)
 }
 
-fn ser_opt_ms<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+/// Serializes an optional duration as milliseconds (f64) or null.
+pub fn ser_opt_ms<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
     match d {
         Some(d) => s.serialize_some(&(d.as_secs_f64() * 1e3)),
         None => s.serialize_none(),

@@ -60,7 +60,7 @@ struct JsonStage {
     spec: String,
     calls: Vec<RunReport>,
     minmax: Option<JsonMinMax>,
-    #[serde(serialize_with = "ser_ms")]
+    #[serde(serialize_with = "clfilter::ops::ser_ms")]
     ms: Duration,
 }
 
@@ -73,9 +73,9 @@ struct JsonFile {
     channels: usize,
     sample: SampleType,
     output_sample: SampleType,
-    #[serde(serialize_with = "ser_ms")]
+    #[serde(serialize_with = "clfilter::ops::ser_ms")]
     load_ms: Duration,
-    #[serde(serialize_with = "ser_opt_ms")]
+    #[serde(serialize_with = "clfilter::ops::ser_opt_ms")]
     save_ms: Option<Duration>,
     stages: Vec<JsonStage>,
 }
@@ -85,17 +85,6 @@ struct JsonReport {
     backend: String,
     spec: String,
     files: Vec<JsonFile>,
-}
-
-fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64() * 1e3)
-}
-
-fn ser_opt_ms<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-    match d {
-        Some(d) => s.serialize_some(&(d.as_secs_f64() * 1e3)),
-        None => s.serialize_none(),
-    }
 }
 
 /// One input and where its result goes.
