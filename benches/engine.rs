@@ -43,7 +43,9 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
         let input = DeviceImage::upload(dev, &img).expect("upload");
         for spec in op.variants {
             // Skip variants this shape or device cannot run (e.g. gray-only ones).
-            if clfilter::bench::device::time_variant(&engine, dev, op, spec, &input, 1).is_err() {
+            if clfilter::bench::device::time_variant(&engine, dev, op.name, spec.name, &input, 1)
+                .is_err()
+            {
                 continue;
             }
             g.bench_function(format!("{}(kernel)", spec.name), |b| {
@@ -51,8 +53,8 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
                     clfilter::bench::device::time_variant(
                         &engine,
                         dev,
-                        op,
-                        spec,
+                        op.name,
+                        spec.name,
                         &input,
                         iters as usize,
                     )

@@ -16,6 +16,9 @@
         barrier(CLK_LOCAL_MEM_FENCE);                                  \
     }
 
+// Loop indices are unsigned: n <= INT_MAX, so i + global size cannot wrap,
+// where a signed index would overflow past INT_MAX on large gray images.
+
 // One pixel per loop iteration.
 __kernel void minmax_tree(__global const T* in, int n, __global float4* partial)
 {
@@ -23,7 +26,7 @@ __kernel void minmax_tree(__global const T* in, int n, __global float4* partial)
     __local FLOATN lmax[LWS];
     int lid = get_local_id(0);
     FLOATN mn = (FLOATN)(INFINITY), mx = (FLOATN)(-INFINITY);
-    for (int i = get_global_id(0); i < n; i += get_global_size(0)) {
+    for (uint i = get_global_id(0); i < (uint)n; i += get_global_size(0)) {
         FLOATN v = TO_FLOATN(LOADP(in, i));
         mn = fmin(mn, v);
         mx = fmax(mx, v);
@@ -47,8 +50,8 @@ __kernel void minmax_tree_vec4(__global const T* in, int n, __global float4* par
     __local float lmax[LWS];
     int lid = get_local_id(0);
     float4 mn4 = (float4)(INFINITY), mx4 = (float4)(-INFINITY);
-    int quads = n / 4;
-    for (int i = get_global_id(0); i < quads; i += get_global_size(0)) {
+    uint quads = (uint)n / 4;
+    for (uint i = get_global_id(0); i < quads; i += get_global_size(0)) {
         float4 v = CAT(convert_, float4)(vload4(i, in));
         mn4 = fmin(mn4, v);
         mx4 = fmax(mx4, v);
@@ -56,7 +59,7 @@ __kernel void minmax_tree_vec4(__global const T* in, int n, __global float4* par
     float mn = fmin(fmin(mn4.x, mn4.y), fmin(mn4.z, mn4.w));
     float mx = fmax(fmax(mx4.x, mx4.y), fmax(mx4.z, mx4.w));
     // The last n % 4 samples.
-    for (int i = quads * 4 + get_global_id(0); i < n; i += get_global_size(0)) {
+    for (uint i = quads * 4 + get_global_id(0); i < (uint)n; i += get_global_size(0)) {
         float v = convert_float(in[i]);
         mn = fmin(mn, v);
         mx = fmax(mx, v);
@@ -80,7 +83,7 @@ __kernel void minmax_final(__global const float4* partial, int groups, __global 
     __local float4 lmax[LWS];
     int lid = get_local_id(0);
     float4 mn = (float4)(INFINITY), mx = (float4)(-INFINITY);
-    for (int g = lid; g < groups; g += LWS) {
+    for (uint g = lid; g < (uint)groups; g += LWS) {
         mn = fmin(mn, partial[2 * g]);
         mx = fmax(mx, partial[2 * g + 1]);
     }

@@ -28,11 +28,12 @@ __kernel void normalize_pixel(__global const T* in, __global TOUT* out, int n,
 __kernel void normalize_x4(__global const T* in, __global TOUT* out, int n,
                            float4 sub, float4 factor)
 {
-    int stride = get_global_size(0);
+    // Unsigned: the index after the last step may pass INT_MAX without wrapping.
+    uint stride = get_global_size(0);
     FLOATN s = F4_TO_N(sub), f = F4_TO_N(factor);
-    int i = get_global_id(0);
+    uint i = get_global_id(0);
     for (int k = 0; k < 4; k++, i += stride) {
-        if (i < n) {
+        if (i < (uint)n) {
             FLOATN v = (TO_FLOATN(LOADP(in, i)) - s) * f;
             STOREP(TO_OUT(v), out, i);
         }

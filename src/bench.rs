@@ -171,22 +171,10 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
         let copy = device::copy_bandwidth(engine, dev, img.pixel_count() * px_bytes, cfg.iters)?;
         report.copy_gb_per_s = Some(copy);
         let input = crate::backend::opencl::DeviceImage::upload(dev, &img)?;
-        let shape = ops::Shape {
-            width: img.width(),
-            height: img.height(),
-            channels: img.channels(),
-            sample: T::TYPE,
-        };
         for op in &ops {
             for spec in op.variants {
-                let measured = spec
-                    .check(&shape, dev.info().local_mem)
-                    .map_err(|reason| Error::Unsupported {
-                        op: op.name.into(),
-                        variant: spec.name.into(),
-                        reason,
-                    })
-                    .and_then(|()| device::time_variant(engine, dev, op, spec, &input, cfg.iters));
+                let measured =
+                    device::time_variant(engine, dev, op.name, spec.name, &input, cfg.iters);
                 report.rows.push(match measured {
                     Ok(times) => row(op.name, spec.name, times, Some(copy)),
                     Err(e) => BenchRow {
@@ -243,7 +231,7 @@ pub mod device {
 
     use crate::backend::opencl::{Arg, ClDevice, DeviceBuffer, DeviceImage};
     use crate::engine::Engine;
-    use crate::error::Result;
+    use crate::error::{Error, Result};
     use crate::image::{Sample, SampleType};
     use crate::ops::{self, OpSpec, Shape, VariantSpec};
 
@@ -255,12 +243,13 @@ pub mod device {
         file: "copy.cl",
         options: "",
         local: [256, 1],
-        local_pixels: 0,
+        local_bytes: ops::no_local,
         supports: ops::any_shape,
         tolerance: 0.0,
     };
 
-    /// Read + write GB/s of the copy kernel over `bytes` (rounded up to 16).
+    /// Read + write GB/s of the copy kernel over `bytes` (rounded up to 16),
+    /// the median of `iters` runs (at least 1) after a warm-up.
     pub fn copy_bandwidth(
         engine: &Engine,
         dev: &ClDevice,
@@ -277,6 +266,7 @@ pub mod device {
         let k = engine.kernel(dev, "copy", &COPY, &shape, "", "copy_f4")?;
         let a = DeviceBuffer::<[f32; 4]>::new(dev, n4)?;
         let b = DeviceBuffer::<[f32; 4]>::new(dev, n4)?;
+        let iters = iters.max(1);
         let mut times = Vec::with_capacity(iters);
         for i in 0..=iters {
             let ev = dev.launch(
@@ -295,15 +285,38 @@ pub mod device {
         Ok(2.0 * (n4 * 16) as f64 / median / 1e9)
     }
 
-    /// Kernel times of `iters` runs of one variant (after one warm-up).
+    /// Kernel times of `iters` runs of variant `variant` of operation `op`
+    /// (names from the tables in [`crate::ops::OPS`]), after one warm-up.
     pub fn time_variant<T: Sample>(
         engine: &Engine,
         dev: &ClDevice,
-        op: &OpSpec,
-        spec: &VariantSpec,
+        op: &str,
+        variant: &str,
         input: &DeviceImage<T>,
         iters: usize,
     ) -> Result<Vec<Duration>> {
+        let op: &OpSpec = ops::OPS
+            .iter()
+            .copied()
+            .find(|o| o.name == op)
+            .ok_or_else(|| Error::arg(format!("no operation '{op}'")))?;
+        let spec = op.variant(variant).ok_or_else(|| Error::UnknownVariant {
+            op: op.name.into(),
+            variant: variant.into(),
+            known: op.names().join(", "),
+        })?;
+        let shape = Shape {
+            width: input.width(),
+            height: input.height(),
+            channels: input.channels(),
+            sample: T::TYPE,
+        };
+        spec.check(&shape, dev.info().local_mem)
+            .map_err(|reason| Error::Unsupported {
+                op: op.name.into(),
+                variant: spec.name.into(),
+                reason,
+            })?;
         let (w, h, c) = (input.width(), input.height(), input.channels());
         let k = ops::normalize::Coefficients::explicit(&ops::normalize::NormalizeParams {
             sub: Some(1.0),

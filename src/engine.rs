@@ -57,18 +57,47 @@ pub struct Engine {
     forced: Vec<(Option<String>, String)>,
 }
 
+/// Parses and checks a variant override against the operation tables.
 fn parse_forced(spec: &str) -> Result<Vec<(Option<String>, String)>> {
+    let ops = crate::ops::OPS;
     spec.split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(|item| match item.split_once('=') {
             Some((op, v)) if !op.trim().is_empty() && !v.trim().is_empty() => {
-                Ok((Some(op.trim().to_string()), v.trim().to_string()))
+                let (op, v) = (op.trim(), v.trim());
+                let spec = ops.iter().find(|o| o.name == op).ok_or_else(|| {
+                    Error::arg(format!(
+                        "variant override '{item}': no operation '{op}' (known: {})",
+                        ops.iter().map(|o| o.name).collect::<Vec<_>>().join(", ")
+                    ))
+                })?;
+                if !spec.names().contains(&v) {
+                    return Err(Error::UnknownVariant {
+                        op: op.into(),
+                        variant: v.into(),
+                        known: spec.names().join(", "),
+                    });
+                }
+                Ok((Some(op.to_string()), v.to_string()))
             }
             Some(_) => Err(Error::arg(format!(
                 "bad variant override '{item}'; use NAME or op=NAME"
             ))),
-            None => Ok((None, item.to_string())),
+            None => {
+                if !ops.iter().any(|o| o.names().contains(&item)) {
+                    return Err(Error::UnknownVariant {
+                        op: "any operation".into(),
+                        variant: item.into(),
+                        known: ops
+                            .iter()
+                            .map(|o| format!("{}: {}", o.name, o.names().join(" ")))
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                    });
+                }
+                Ok((None, item.to_string()))
+            }
         })
         .collect()
 }
@@ -115,11 +144,17 @@ impl Engine {
         e
     }
 
-    fn forced(&self, op: &str) -> Option<&str> {
+    /// The variant forced for `op`: the last `op=NAME` entry, or the last
+    /// bare `NAME` that `op`'s table knows (a bare name skips other operations,
+    /// so `--variant local_x4` does not break the `minmax` inside `normalize`).
+    fn forced(&self, op: &OpSpec) -> Option<&str> {
         self.forced
             .iter()
             .rev()
-            .find(|(o, _)| o.as_deref().is_none_or(|o| o == op))
+            .find(|(o, v)| match o {
+                Some(o) => o == op.name,
+                None => op.names().contains(&v.as_str()),
+            })
             .map(|(_, v)| v.as_str())
     }
 
@@ -181,7 +216,7 @@ impl Engine {
             kernel_time,
             fallbacks,
         };
-        let forced = self.forced(op.name);
+        let forced = self.forced(op);
         if let Some(name) = forced {
             if name != CPU && op.variant(name).is_none() {
                 return Err(Error::UnknownVariant {
@@ -284,14 +319,28 @@ mod tests {
 
     #[test]
     fn variant_overrides_parse() {
+        use crate::ops::{minmax, normalize, transpose};
         let f = parse_forced("local, minmax=tree").unwrap();
         assert_eq!(f[0], (None, "local".to_string()));
         assert_eq!(f[1], (Some("minmax".to_string()), "tree".to_string()));
         assert!(parse_forced("=x").is_err());
+        assert!(parse_forced("transpos=local").is_err());
+        assert!(matches!(
+            parse_forced("transpose=bogus"),
+            Err(Error::UnknownVariant { .. })
+        ));
+        assert!(matches!(
+            parse_forced("bogus"),
+            Err(Error::UnknownVariant { .. })
+        ));
         let e = Engine::cpu()
-            .with_variant(None, "a")
-            .with_variant(Some("minmax"), "b");
-        assert_eq!(e.forced("minmax"), Some("b"));
-        assert_eq!(e.forced("transpose"), Some("a"));
+            .with_variant(None, "local_x4")
+            .with_variant(Some("minmax"), "tree");
+        assert_eq!(e.forced(&minmax::SPEC), Some("tree"));
+        assert_eq!(e.forced(&transpose::SPEC), Some("local_x4"));
+        // A bare name only applies where the table has it.
+        assert_eq!(e.forced(&normalize::SPEC), None);
+        let cpu = Engine::cpu().with_variant(None, "cpu");
+        assert_eq!(cpu.forced(&normalize::SPEC), Some("cpu"));
     }
 }

@@ -556,3 +556,31 @@ fn normalize_rejects_non_finite_parameters() {
         }
     }
 }
+
+/// Regression: grid-stride loops once used `int` indices, which wrapped past
+/// INT_MAX on the last step and read outside the buffer for gray images near
+/// 2^31 pixels (a segfault on PoCL). Runs where the device can hold such a
+/// buffer (PoCL: 2 GiB), else says it was skipped.
+#[test]
+fn minmax_near_int_max_pixels_stays_in_bounds() {
+    let Some(engine) = common::opencl_engine() else {
+        return;
+    };
+    let n = i32::MAX as usize; // 1 x (2^31 - 1) gray u8: the largest image allowed
+    let max_alloc = engine.backend().device_info().map_or(0, |d| d.max_alloc);
+    if (n as u64) > max_alloc {
+        eprintln!("skipped: the device's largest buffer ({max_alloc} B) is below {n} B");
+        return;
+    }
+    let mut data = vec![100u8; n];
+    data[12_345] = 3;
+    data[n - 1] = 250; // the very last sample, reached only by the last loop step
+    let img = Image::from_vec(n, 1, 1, data).unwrap();
+    for v in ["tree", "tree_vec4"] {
+        let m = engine
+            .with_variant(Some("minmax"), v)
+            .minmax(&img)
+            .unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!((m.min[0], m.max[0]), (3.0, 250.0), "{v}");
+    }
+}

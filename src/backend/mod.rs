@@ -224,11 +224,17 @@ pub fn select(selector: &DeviceSelector, cache: &CacheDir) -> Result<Backend> {
                 .position(|f| usable(f) && f.info.kind == DeviceKind::Gpu),
             DeviceSelector::Index(p, d) => found.iter().position(|f| f.info.index == (*p, *d)),
             DeviceSelector::Name(n) => {
+                // Prefer a usable match; an unusable one is opened only if it
+                // is the only match, so the error says why it failed.
                 let n = n.to_lowercase();
-                found.iter().position(|f| {
+                let matches = |f: &opencl::Found| {
                     f.info.name.to_lowercase().contains(&n)
                         || f.info.platform.to_lowercase().contains(&n)
-                })
+                };
+                found
+                    .iter()
+                    .position(|f| matches(f) && usable(f))
+                    .or_else(|| found.iter().position(matches))
             }
             DeviceSelector::Cpu => unreachable!("handled above"),
         };

@@ -39,7 +39,7 @@ impl<T: Sample> std::fmt::Debug for Image<T> {
 }
 
 /// Checks a shape; every constructor goes through here.
-fn check_shape(width: usize, height: usize, channels: usize) -> Result<usize> {
+pub(crate) fn check_shape(width: usize, height: usize, channels: usize) -> Result<usize> {
     if !matches!(channels, 1 | 3 | 4) {
         return Err(Error::arg(format!(
             "images have 1, 3 or 4 channels, not {channels}"
@@ -78,6 +78,7 @@ impl<T: Sample> Image<T> {
 
     /// Wraps tightly packed samples; `data.len()` must be `width * height * channels`.
     pub fn from_vec(width: usize, height: usize, channels: usize, data: Vec<T>) -> Result<Self> {
+        check_shape(width, height, channels)?;
         Self::from_vec_with_stride(width, height, channels, width * channels, data)
     }
 
@@ -91,7 +92,7 @@ impl<T: Sample> Image<T> {
         data: Vec<T>,
     ) -> Result<Self> {
         check_shape(width, height, channels)?;
-        let row = width * channels;
+        let row = width * channels; // cannot overflow: check_shape bounded it
         if stride < row {
             return Err(Error::arg(format!(
                 "stride {stride} is shorter than a row of {width} pixels x {channels} channels"

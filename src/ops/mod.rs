@@ -51,8 +51,8 @@ pub struct VariantSpec {
     pub options: &'static str,
     /// Work-group shape; 1-D kernels use `[n, 1]`.
     pub local: [usize; 2],
-    /// Pixels of `__local` memory the kernel declares (0 for none).
-    pub local_pixels: usize,
+    /// Bytes of `__local` memory the variant's kernels declare for a request.
+    pub local_bytes: fn(&Shape) -> usize,
     /// Whether the variant handles this request (beyond local memory and
     /// work-group size, which are checked generically).
     pub supports: fn(&Shape) -> Result<(), String>,
@@ -66,6 +66,11 @@ pub fn any_shape(_: &Shape) -> Result<(), String> {
     Ok(())
 }
 
+/// `local_bytes` for variants without local memory.
+pub fn no_local(_: &Shape) -> usize {
+    0
+}
+
 impl VariantSpec {
     /// The OpenCL kernel function for operation `op`.
     pub fn kernel_name(&self, op: &str) -> String {
@@ -75,7 +80,7 @@ impl VariantSpec {
     /// Checks the request and the device's local memory.
     pub fn check(&self, shape: &Shape, local_mem: u64) -> Result<(), String> {
         (self.supports)(shape)?;
-        let need = (self.local_pixels * shape.local_pixel_bytes()) as u64;
+        let need = (self.local_bytes)(shape) as u64;
         if need > local_mem {
             return Err(format!(
                 "needs {need} bytes of local memory, the device has {local_mem}"

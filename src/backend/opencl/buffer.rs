@@ -10,11 +10,24 @@ use super::{cl_err, ClDevice, ClEvent};
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample};
 
+mod sealed {
+    pub trait Sealed {}
+    impl<T: crate::image::Sample> Sealed for T {}
+    impl Sealed for [f32; 4] {}
+}
+
+/// Element types a device buffer may hold: plain data without padding, for
+/// which every bit pattern is a valid value (so device bytes can be read
+/// back as `T`).
+pub trait Plain: sealed::Sealed + Copy + Default + Send + Sync + 'static {}
+impl<T: Sample> Plain for T {}
+impl Plain for [f32; 4] {}
+
 /// `len` elements of `T` in device memory.
 ///
 /// Transfers are blocking and check that the host slice has exactly `len`
 /// elements, so no host memory is touched after a call returns.
-pub struct DeviceBuffer<T> {
+pub(crate) struct DeviceBuffer<T> {
     buf: Buffer<u8>,
     len: usize,
     _t: PhantomData<T>,
@@ -26,7 +39,7 @@ unsafe impl<T: Send> Send for DeviceBuffer<T> {}
 // SAFETY: as above; shared references only read the handle.
 unsafe impl<T: Sync> Sync for DeviceBuffer<T> {}
 
-impl<T: Copy> DeviceBuffer<T> {
+impl<T: Plain> DeviceBuffer<T> {
     /// Allocates `len` elements (uninitialised device memory).
     pub fn new(dev: &ClDevice, len: usize) -> Result<Self> {
         if len == 0 {
@@ -53,23 +66,6 @@ impl<T: Copy> DeviceBuffer<T> {
         })
     }
 
-    /// Allocates a buffer and fills it from `data`.
-    pub fn from_slice(dev: &ClDevice, data: &[T]) -> Result<Self> {
-        let mut b = Self::new(dev, data.len())?;
-        b.write(dev, data)?;
-        Ok(b)
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Always false: buffers hold at least one element.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
     /// Size in bytes.
     pub fn bytes(&self) -> usize {
         self.len * std::mem::size_of::<T>()
@@ -83,7 +79,8 @@ impl<T: Copy> DeviceBuffer<T> {
     pub fn write(&mut self, dev: &ClDevice, data: &[T]) -> Result<ClEvent> {
         self.check_len(data.len())?;
         // SAFETY: the transfer is blocking, so `data` outlives it; the byte
-        // view covers exactly `data`, whose length equals the buffer's.
+        // view covers exactly `data`, whose length equals the buffer's, and
+        // `T: Plain` has no padding bytes, so every byte read is initialised.
         let ev = unsafe {
             let bytes = std::slice::from_raw_parts(data.as_ptr() as *const u8, self.bytes());
             dev.queue
@@ -96,8 +93,8 @@ impl<T: Copy> DeviceBuffer<T> {
     /// Copies the buffer into `out` (exactly `len` elements); blocks until done.
     pub fn read(&self, dev: &ClDevice, out: &mut [T]) -> Result<ClEvent> {
         self.check_len(out.len())?;
-        // SAFETY: blocking read into a byte view of exactly `out`; every bit
-        // pattern is a valid value of the plain sample types used here.
+        // SAFETY: blocking read into a byte view of exactly `out`; `T: Plain`
+        // guarantees every bit pattern is a valid `T`.
         let ev = unsafe {
             let bytes = std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, self.bytes());
             dev.queue
@@ -108,10 +105,7 @@ impl<T: Copy> DeviceBuffer<T> {
     }
 
     /// Reads the whole buffer into a new vector.
-    pub fn to_vec(&self, dev: &ClDevice) -> Result<Vec<T>>
-    where
-        T: Default,
-    {
+    pub fn to_vec(&self, dev: &ClDevice) -> Result<Vec<T>> {
         let mut v = vec![T::default(); self.len];
         self.read(dev, &mut v)?;
         Ok(v)
@@ -139,11 +133,9 @@ pub struct DeviceImage<T: Sample> {
 impl<T: Sample> DeviceImage<T> {
     /// Allocates an image of the given shape (contents undefined).
     pub fn new(dev: &ClDevice, width: usize, height: usize, channels: usize) -> Result<Self> {
-        // Reuse the host-side shape checks.
-        let n = Image::<T>::new(1, 1, channels).map(|_| width * height * channels)?;
-        if width == 0 || height == 0 {
-            return Err(Error::arg(format!("image size {width}x{height} is empty")));
-        }
+        // The host-side shape rules (non-empty, 1/3/4 channels, < 2^31
+        // samples) are what the kernels' int indexing relies on.
+        let n = crate::image::check_shape(width, height, channels)?;
         Ok(DeviceImage {
             buf: DeviceBuffer::new(dev, n)?,
             width,
@@ -204,7 +196,7 @@ impl<T: Sample> DeviceImage<T> {
         self.width * self.height
     }
     /// The underlying buffer.
-    pub fn buffer(&self) -> &DeviceBuffer<T> {
+    pub(crate) fn buffer(&self) -> &DeviceBuffer<T> {
         &self.buf
     }
 

@@ -14,24 +14,22 @@ use crate::image::Sample;
 /// One kernel argument. Buffers are borrowed for the duration of the call
 /// that enqueues the launch; OpenCL keeps the memory alive until every
 /// command using it has finished even if the buffer is dropped afterwards.
-pub enum Arg<'a> {
+///
+/// Crate-private, like [`ClDevice::launch`]: a kernel launch is only as safe
+/// as the kernel's own bounds checks against the sizes passed with it, which
+/// the op modules guarantee and outside code could not.
+pub(crate) enum Arg<'a> {
     /// A device buffer (`__global T*`).
     Mem(cl_mem, PhantomData<&'a ()>),
     /// `int`.
     I32(i32),
-    /// `uint`.
-    U32(u32),
-    /// `float`.
-    F32(f32),
     /// `float4`.
     F32x4([f32; 4]),
-    /// A `__local` buffer of this many bytes.
-    Local(usize),
 }
 
 impl<'a> Arg<'a> {
     /// A device buffer argument.
-    pub fn buf<T: Copy>(b: &'a DeviceBuffer<T>) -> Self {
+    pub fn buf<T: super::buffer::Plain>(b: &'a DeviceBuffer<T>) -> Self {
         Arg::Mem(b.mem(), PhantomData)
     }
     /// A device image argument (its packed sample buffer).
@@ -101,7 +99,7 @@ impl ClEvent {
 
 impl ClDevice {
     /// Creates kernel `name` from a built program.
-    pub fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
+    pub(crate) fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
         let kernel = opencl3::kernel::Kernel::create(program, name)
             .map_err(|e| cl_err(format!("clCreateKernel({name})"), e))?;
         let max_work_group = kernel
@@ -122,7 +120,7 @@ impl ClDevice {
     /// (1 or 2 dimensions). The global size is rounded up to a multiple of the
     /// group size, so kernels must bounds-check. A group larger than the
     /// kernel allows is [`Error::Unsupported`], so callers can fall back.
-    pub fn launch(
+    pub(crate) fn launch(
         &self,
         kernel: &Kernel,
         global: &[usize],
@@ -161,24 +159,23 @@ impl ClDevice {
         for (i, a) in args.iter().enumerate() {
             let i = i as u32;
             // SAFETY: each value matches the size of the OpenCL type it stands
-            // for (cl_mem handle, int, uint, float, float4, or a local size);
-            // a mismatch with the kernel's declaration is reported by the
-            // driver as CL_INVALID_ARG_SIZE, not undefined behaviour. Buffer
-            // handles are alive: `Arg` borrows their owners.
+            // for (cl_mem handle, int, float4); a mismatch with the kernel's
+            // declaration is reported by the driver as CL_INVALID_ARG_SIZE.
+            // Buffer handles are alive: `Arg::buf`/`Arg::img` borrow their owners.
             let r = unsafe {
                 match a {
                     Arg::Mem(m, _) => kernel.kernel.set_arg(i, m),
                     Arg::I32(v) => kernel.kernel.set_arg(i, v),
-                    Arg::U32(v) => kernel.kernel.set_arg(i, v),
-                    Arg::F32(v) => kernel.kernel.set_arg(i, v),
                     Arg::F32x4(v) => kernel.kernel.set_arg(i, v),
-                    Arg::Local(bytes) => kernel.kernel.set_arg_local_buffer(i, *bytes),
                 }
             };
             r.map_err(|e| cl_err(format!("clSetKernelArg({}, {i})", kernel.name), e))?;
         }
         // SAFETY: every argument was set above; global and local sizes have the
-        // same number of dimensions and global is a multiple of local.
+        // same number of dimensions and global is a multiple of local. What the
+        // kernel touches is bounded by the sizes passed with the buffers: this
+        // function is crate-private, and every caller (the op modules) passes
+        // the dimensions of the very buffers it passes, which the kernels check.
         let ev = unsafe {
             self.queue.enqueue_nd_range_kernel(
                 kernel.kernel.get(),

@@ -13,8 +13,10 @@ mod buffer;
 mod launch;
 mod program;
 
-pub use buffer::{DeviceBuffer, DeviceImage};
-pub use launch::{Arg, ClEvent, Kernel};
+pub(crate) use buffer::DeviceBuffer;
+pub use buffer::DeviceImage;
+pub(crate) use launch::Arg;
+pub use launch::{ClEvent, Kernel};
 pub use program::{ProgramCache, ProgramStats};
 
 use std::path::PathBuf;
@@ -203,6 +205,6 @@ impl ClDevice {
 }
 
 /// Names a program for build errors and logs.
-pub fn program_id<'a>(op: &'a str, variant: &'a str) -> program::ProgramId<'a> {
+pub(crate) fn program_id<'a>(op: &'a str, variant: &'a str) -> program::ProgramId<'a> {
     program::ProgramId { op, variant }
 }

@@ -1,6 +1,6 @@
 //! Run-time program builds, cached in memory and as binaries on disk.
 //!
-//! Disk layout: `<root>/<vendor--device--platform--driver>/<source-hash>-<options-hash>.bin`.
+//! Disk layout: `<root>/<vendor--device--platform-idhash--driver>/<source-hash>-<options-hash>.bin`.
 //! The platform is part of the name so that two platforms exposing the same
 //! device (with different drivers) do not delete each other's folders as stale.
 //! Each file is `MAGIC`, the payload length and an FNV-1a checksum of the
@@ -44,10 +44,17 @@ pub struct ProgramStats {
     pub memory_hits: u64,
 }
 
-/// In-memory map from (source hash, options) to built programs, backed by the
-/// on-disk binary cache of one device and driver.
+/// What the in-memory cache remembers for one (source, options) pair.
+enum Entry {
+    Built(Arc<Program>),
+    /// The compiler's log: a failed build is not retried in this process.
+    Failed(String),
+}
+
+/// In-memory map from (source hash, options) to built programs (or build
+/// failures), backed by the on-disk binary cache of one device and driver.
 pub struct ProgramCache {
-    memory: Mutex<HashMap<(u64, String), Arc<Program>>>,
+    memory: Mutex<HashMap<(u64, String), Entry>>,
     dir: Option<PathBuf>,
     built: AtomicU64,
     loaded: AtomicU64,
@@ -73,11 +80,15 @@ fn sanitize(s: &str) -> String {
 impl ProgramCache {
     pub(crate) fn new(info: &DeviceInfo, root: Option<PathBuf>) -> Self {
         let dir = root.map(|root| {
+            // The hash of the untruncated identity keeps two devices apart
+            // even if their sanitised, truncated names coincide.
+            let identity = format!("{}\n{}\n{}", info.vendor, info.name, info.platform);
             let prefix = format!(
-                "{}--{}--{}--",
+                "{}--{}--{}-{:08x}--",
                 sanitize(&info.vendor),
                 sanitize(&info.name),
-                sanitize(&info.platform)
+                sanitize(&info.platform),
+                cache::fnv1a(identity.as_bytes()) as u32
             );
             let dir = root.join(format!("{prefix}{}", sanitize(&info.driver_version)));
             remove_stale_drivers(&root, &prefix, &dir);
@@ -159,13 +170,28 @@ impl ClDevice {
     /// Returns the program for `source` built with `options`, from memory,
     /// from the disk cache, or by compiling it. A compile failure is
     /// [`Error::Build`] with the full build log.
-    pub fn program(&self, id: ProgramId<'_>, source: &str, options: &str) -> Result<Arc<Program>> {
+    pub(crate) fn program(
+        &self,
+        id: ProgramId<'_>,
+        source: &str,
+        options: &str,
+    ) -> Result<Arc<Program>> {
         let cache = &self.programs;
         let src_hash = cache::fnv1a(source.as_bytes());
         let key = (src_hash, options.to_string());
-        if let Some(p) = cache.memory.lock().expect("program cache lock").get(&key) {
-            cache.hits.fetch_add(1, Ordering::Relaxed);
-            return Ok(p.clone());
+        let build_error = |log: String| Error::Build {
+            op: id.op.to_string(),
+            variant: id.variant.to_string(),
+            device: self.info.name.clone(),
+            log,
+        };
+        match cache.memory.lock().expect("program cache lock").get(&key) {
+            Some(Entry::Built(p)) => {
+                cache.hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(p.clone());
+            }
+            Some(Entry::Failed(log)) => return Err(build_error(log.clone())),
+            None => {}
         }
         let file = cache.dir.as_ref().map(|d| {
             d.join(format!(
@@ -179,7 +205,18 @@ impl ClDevice {
                 p
             }
             None => {
-                let p = self.build_source(id, source, options)?;
+                let p = match self.build_source(id, source, options) {
+                    Ok(p) => p,
+                    Err(Error::Build { log, .. }) => {
+                        cache
+                            .memory
+                            .lock()
+                            .expect("program cache lock")
+                            .insert(key, Entry::Failed(log.clone()));
+                        return Err(build_error(log));
+                    }
+                    Err(e) => return Err(e),
+                };
                 cache.built.fetch_add(1, Ordering::Relaxed);
                 if let Some(f) = &file {
                     self.store_binary(&p, f);
@@ -192,7 +229,7 @@ impl ClDevice {
             .memory
             .lock()
             .expect("program cache lock")
-            .insert(key, program.clone());
+            .insert(key, Entry::Built(program.clone()));
         Ok(program)
     }
 

@@ -43,14 +43,17 @@ impl MinMax {
         }
     }
 
-    /// Minimum over the first `n` channels.
+    /// Minimum over the first `n` channels (at most 4).
     pub fn min_of(&self, n: usize) -> f32 {
-        self.min[..n].iter().copied().fold(f32::INFINITY, f32::min)
+        self.min[..n.min(4)]
+            .iter()
+            .copied()
+            .fold(f32::INFINITY, f32::min)
     }
 
-    /// Maximum over the first `n` channels.
+    /// Maximum over the first `n` channels (at most 4).
     pub fn max_of(&self, n: usize) -> f32 {
-        self.max[..n]
+        self.max[..n.min(4)]
             .iter()
             .copied()
             .fold(f32::NEG_INFINITY, f32::max)
@@ -67,7 +70,7 @@ fn groups(items: usize, lws: usize, compute_units: u32) -> usize {
 /// Runs `spec` on a device image and reads back the result (blocking).
 /// Returns the extremes and the device time of both passes.
 #[cfg(feature = "opencl")]
-pub fn launch<T: Sample>(
+pub(crate) fn launch<T: Sample>(
     engine: &Engine,
     dev: &Dev,
     spec: &crate::ops::VariantSpec,

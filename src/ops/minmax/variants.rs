@@ -2,6 +2,12 @@
 
 use crate::ops::{any_shape, Shape, VariantSpec};
 
+/// Both passes keep two arrays of 256 entries; the final pass's are `float4`
+/// (16 bytes), the largest either pass declares, whatever the pixel type.
+fn reduction_arrays(_: &Shape) -> usize {
+    2 * 256 * 16
+}
+
 fn gray_only(s: &Shape) -> Result<(), String> {
     if s.channels == 1 {
         Ok(())
@@ -18,7 +24,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         file: "minmax.cl",
         options: "-DLWS=256",
         local: [256, 1],
-        local_pixels: 2 * 256,
+        local_bytes: reduction_arrays,
         supports: any_shape,
         tolerance: 0.0,
     },
@@ -28,7 +34,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         file: "minmax.cl",
         options: "-DLWS=256",
         local: [256, 1],
-        local_pixels: 2 * 256,
+        local_bytes: reduction_arrays,
         supports: gray_only,
         tolerance: 0.0,
     },

@@ -106,7 +106,7 @@ impl Coefficients {
 
 /// Runs `spec` on device images of the same shape.
 #[cfg(feature = "opencl")]
-pub fn launch<T: Sample, U: Sample>(
+pub(crate) fn launch<T: Sample, U: Sample>(
     engine: &Engine,
     dev: &Dev,
     spec: &crate::ops::VariantSpec,

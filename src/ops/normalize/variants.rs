@@ -1,6 +1,6 @@
 //! OpenCL variants of `normalize`.
 
-use crate::ops::{any_shape, VariantSpec};
+use crate::ops::{any_shape, no_local, VariantSpec};
 
 /// The variant table. Both do the CPU path's two f32 operations and its
 /// rounding, so both are bit-exact (tolerance 0).
@@ -11,7 +11,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         file: "normalize.cl",
         options: "",
         local: [256, 1],
-        local_pixels: 0,
+        local_bytes: no_local,
         supports: any_shape,
         tolerance: 0.0,
     },
@@ -21,7 +21,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         file: "normalize.cl",
         options: "",
         local: [256, 1],
-        local_pixels: 0,
+        local_bytes: no_local,
         supports: any_shape,
         tolerance: 0.0,
     },

@@ -20,7 +20,7 @@ pub static SPEC: OpSpec = OpSpec {
 
 /// Enqueues `spec` on device images: `out` must be `in` with width and height swapped.
 #[cfg(feature = "opencl")]
-pub fn launch<T: Sample>(
+pub(crate) fn launch<T: Sample>(
     engine: &Engine,
     dev: &Dev,
     spec: &crate::ops::VariantSpec,

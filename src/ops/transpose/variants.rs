@@ -1,6 +1,21 @@
 //! OpenCL variants of `transpose`.
 
-use crate::ops::{any_shape, VariantSpec};
+use crate::ops::{any_shape, no_local, Shape, VariantSpec};
+
+/// A 16x17 padded tile of pixels.
+fn tile16_padded(s: &Shape) -> usize {
+    16 * 17 * s.local_pixel_bytes()
+}
+
+/// A 16x16 tile of pixels.
+fn tile16(s: &Shape) -> usize {
+    16 * 16 * s.local_pixel_bytes()
+}
+
+/// A 32x33 padded tile of pixels.
+fn tile32_padded(s: &Shape) -> usize {
+    32 * 33 * s.local_pixel_bytes()
+}
 
 /// The variant table. Every entry is bit-exact (tolerance 0).
 pub static VARIANTS: &[VariantSpec] = &[
@@ -10,7 +25,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         file: "transpose.cl",
         options: "",
         local: [16, 16],
-        local_pixels: 0,
+        local_bytes: no_local,
         supports: any_shape,
         tolerance: 0.0,
     },
@@ -20,7 +35,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         file: "transpose.cl",
         options: "-DTILE=16",
         local: [16, 16],
-        local_pixels: 16 * 17,
+        local_bytes: tile16_padded,
         supports: any_shape,
         tolerance: 0.0,
     },
@@ -30,7 +45,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         file: "transpose.cl",
         options: "-DTILE=16",
         local: [16, 16],
-        local_pixels: 16 * 16,
+        local_bytes: tile16,
         supports: any_shape,
         tolerance: 0.0,
     },
@@ -40,7 +55,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         file: "transpose.cl",
         options: "-DTILE=32 -DROWS=8",
         local: [32, 8],
-        local_pixels: 32 * 33,
+        local_bytes: tile32_padded,
         supports: any_shape,
         tolerance: 0.0,
     },
