@@ -6,11 +6,12 @@
 //! clock. Throughput is bytes read + written.
 //!
 //! `CLFILTER_BENCH_SIZE=WxH` sets the image (default 2048x2048, f32 gray);
-//! `FILTERCTL_DEVICE` picks the device as for `filterctl`.
+//! `FILTERCTL_DEVICE` picks the device as for `filterctl`. The Gaussian uses sigma 2.
 
 use std::time::Duration;
 
 use clfilter::bench::{bytes_per_pixel, test_image};
+use clfilter::ops::gaussian::GaussianParams;
 use clfilter::ops::{self, OpSpec};
 use clfilter::{Engine, Image};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -29,6 +30,7 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
     let engine = Engine::from_env().expect("engine");
     let (w, h) = size();
     let img: Image<f32> = test_image(w, h, 1).expect("image");
+    let gp = GaussianParams::new(2.0);
     let mut g = c.benchmark_group(format!("{}/{w}x{h}/f32", op.name));
     g.throughput(Throughput::Bytes(
         (w * h * bytes_per_pixel(op.name, 4)) as u64,
@@ -43,8 +45,10 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
         let input = DeviceImage::upload(dev, &img).expect("upload");
         for spec in op.variants {
             // Skip variants this shape or device cannot run (e.g. gray-only ones).
-            if clfilter::bench::device::time_variant(&engine, dev, op.name, spec.name, &input, 1)
-                .is_err()
+            if clfilter::bench::device::time_variant(
+                &engine, dev, op.name, spec.name, &input, 1, 2.0,
+            )
+            .is_err()
             {
                 continue;
             }
@@ -57,6 +61,7 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
                         spec.name,
                         &input,
                         iters as usize,
+                        2.0,
                     )
                     .expect("timed run")
                     .into_iter()
@@ -70,6 +75,7 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
         b.iter(|| match op.name {
             "transpose" => drop(engine.transpose(&img).expect("transpose")),
             "minmax" => drop(engine.minmax(&img).expect("minmax")),
+            "gaussian" => drop(engine.gaussian(&img, &gp).expect("gaussian")),
             _ => drop(
                 engine
                     .normalize::<f32, f32>(&img, &clfilter::NormalizeParams::default())
@@ -87,6 +93,7 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
         b.iter(|| match op.name {
             "transpose" => drop(ops::transpose::cpu::transpose(&img).expect("transpose")),
             "minmax" => drop(ops::minmax::cpu::minmax(&img)),
+            "gaussian" => drop(ops::gaussian::cpu::gaussian(&img, &gp).expect("gaussian")),
             _ => drop(ops::normalize::cpu::normalize::<f32, f32>(&img, &k).expect("normalize")),
         })
     });

@@ -29,6 +29,8 @@ pub struct BenchConfig {
     pub iters: usize,
     /// Also time the rayon CPU path.
     pub cpu: bool,
+    /// Gaussian sigma (both axes), for `gaussian`.
+    pub sigma: f32,
 }
 
 /// One measured variant.
@@ -73,7 +75,9 @@ pub struct BenchReport {
     pub rows: Vec<BenchRow>,
 }
 
-/// Bytes each operation reads plus writes per pixel, for a pixel of `px` bytes.
+/// Bytes each operation must read plus write per pixel, for a pixel of `px`
+/// bytes. For multi-pass operations (gaussian) this is the one-read,
+/// one-write minimum, so GB/s is an effective figure against the copy.
 pub fn bytes_per_pixel(op: &str, px: usize) -> usize {
     match op {
         "minmax" => px,
@@ -173,8 +177,9 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
         let input = crate::backend::opencl::DeviceImage::upload(dev, &img)?;
         for op in &ops {
             for spec in op.variants {
-                let measured =
-                    device::time_variant(engine, dev, op.name, spec.name, &input, cfg.iters);
+                let measured = device::time_variant(
+                    engine, dev, op.name, spec.name, &input, cfg.iters, cfg.sigma,
+                );
                 report.rows.push(match measured {
                     Ok(times) => row(op.name, spec.name, times, Some(copy)),
                     Err(e) => BenchRow {
@@ -194,14 +199,20 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
     }
     if cfg.cpu {
         for op in &ops {
-            let times = time_cpu(op.name, &img, cfg.iters)?;
+            let times = time_cpu(op.name, &img, cfg.iters, cfg.sigma)?;
             report.rows.push(row(op.name, ops::CPU, times, None));
         }
     }
     Ok(report)
 }
 
-fn time_cpu<T: Sample>(op: &str, img: &Image<T>, iters: usize) -> Result<Vec<Duration>> {
+fn time_cpu<T: Sample>(
+    op: &str,
+    img: &Image<T>,
+    iters: usize,
+    sigma: f32,
+) -> Result<Vec<Duration>> {
+    let gp = ops::gaussian::GaussianParams::new(sigma);
     let k = ops::normalize::Coefficients::explicit(&ops::normalize::NormalizeParams {
         sub: Some(1.0),
         factor: Some(0.5),
@@ -210,6 +221,7 @@ fn time_cpu<T: Sample>(op: &str, img: &Image<T>, iters: usize) -> Result<Vec<Dur
         match op {
             "transpose" => drop(ops::transpose::cpu::transpose(img)?),
             "minmax" => drop(ops::minmax::cpu::minmax(img)),
+            "gaussian" => drop(ops::gaussian::cpu::gaussian(img, &gp)?),
             _ => drop(ops::normalize::cpu::normalize::<T, T>(img, &k)?),
         }
         Ok(())
@@ -257,12 +269,7 @@ pub mod device {
         iters: usize,
     ) -> Result<f64> {
         let n4 = bytes.div_ceil(16).max(1);
-        let shape = Shape {
-            width: n4,
-            height: 1,
-            channels: 4,
-            sample: SampleType::F32,
-        };
+        let shape = Shape::new(n4, 1, 4, SampleType::F32);
         let k = engine.kernel(dev, "copy", &COPY, &shape, "", "copy_f4")?;
         let a = DeviceBuffer::<[f32; 4]>::new(dev, n4)?;
         let b = DeviceBuffer::<[f32; 4]>::new(dev, n4)?;
@@ -287,6 +294,8 @@ pub mod device {
 
     /// Kernel times of `iters` runs of variant `variant` of operation `op`
     /// (names from the tables in [`crate::ops::OPS`]), after one warm-up.
+    /// `sigma` is used by `gaussian`, which is timed on its working image:
+    /// f32 gray or RGBA input only (other inputs add conversion passes).
     pub fn time_variant<T: Sample>(
         engine: &Engine,
         dev: &ClDevice,
@@ -294,6 +303,7 @@ pub mod device {
         variant: &str,
         input: &DeviceImage<T>,
         iters: usize,
+        sigma: f32,
     ) -> Result<Vec<Duration>> {
         let op: &OpSpec = ops::OPS
             .iter()
@@ -305,12 +315,9 @@ pub mod device {
             variant: variant.into(),
             known: op.names().join(", "),
         })?;
-        let shape = Shape {
-            width: input.width(),
-            height: input.height(),
-            channels: input.channels(),
-            sample: T::TYPE,
-        };
+        let gp = ops::gaussian::GaussianParams::new(sigma);
+        let shape = Shape::new(input.width(), input.height(), input.channels(), T::TYPE)
+            .with_params(ops::OpParams::Gaussian(gp));
         spec.check(&shape, dev.info().local_mem)
             .map_err(|reason| Error::Unsupported {
                 op: op.name.into(),
@@ -328,6 +335,19 @@ pub mod device {
             if op.name == "transpose" { w } else { h },
             c,
         )?;
+        if op.name == "gaussian" {
+            let work = (input as &dyn std::any::Any)
+                .downcast_ref::<DeviceImage<f32>>()
+                .filter(|i| i.channels() != 3)
+                .ok_or_else(|| Error::Unsupported {
+                    op: op.name.into(),
+                    variant: spec.name.into(),
+                    reason: "kernel-only timing runs on f32 gray or RGBA images".into(),
+                })?;
+            let once = || ops::gaussian::device::blur_w(engine, dev, spec, work, &gp).map(|r| r.1);
+            once()?;
+            return (0..iters).map(|_| once()).collect();
+        }
         let once = || -> Result<Duration> {
             Ok(match op.name {
                 "transpose" => ops::transpose::launch(engine, dev, spec, input, &out)?

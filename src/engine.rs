@@ -86,15 +86,13 @@ fn parse_forced(spec: &str) -> Result<Vec<(Option<String>, String)>> {
             ))),
             None => {
                 if !ops.iter().any(|o| o.names().contains(&item)) {
-                    return Err(Error::UnknownVariant {
-                        op: "any operation".into(),
-                        variant: item.into(),
-                        known: ops
-                            .iter()
+                    return Err(Error::arg(format!(
+                        "no operation has a variant '{item}'; known: {}",
+                        ops.iter()
                             .map(|o| format!("{}: {}", o.name, o.names().join(" ")))
                             .collect::<Vec<_>>()
-                            .join("; "),
-                    });
+                            .join("; ")
+                    )));
                 }
                 Ok((None, item.to_string()))
             }
@@ -331,7 +329,7 @@ mod tests {
         ));
         assert!(matches!(
             parse_forced("bogus"),
-            Err(Error::UnknownVariant { .. })
+            Err(Error::InvalidArgument(_))
         ));
         let e = Engine::cpu()
             .with_variant(None, "local_x4")

@@ -15,6 +15,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("transpose.cl", include_str!("../cl/transpose.cl")),
     ("minmax.cl", include_str!("../cl/minmax.cl")),
     ("normalize.cl", include_str!("../cl/normalize.cl")),
+    ("gaussian.cl", include_str!("../cl/gaussian.cl")),
 ];
 
 fn one(file: &str, dir: Option<&Path>) -> Result<String> {

@@ -95,13 +95,145 @@ fn tiff_round_trips_u8_u16_and_f32() {
 
 #[test]
 fn pnm_round_trips_u8_and_u16() {
-    for (c, ext) in [(1, "pgm"), (3, "ppm")] {
+    for (c, ext) in [
+        (1, "pgm"),
+        (3, "ppm"),
+        (1, "pnm"),
+        (3, "pnm"),
+        (1, "pam"),
+        (3, "pam"),
+        (4, "pam"),
+        (1, "PGM"),
+        (3, "Ppm"),
+    ] {
         for img in images::<u8>(7, c) {
             round_trip(img.into(), &format!("a.{ext}"));
         }
         for img in images::<u16>(8, c) {
             round_trip(img.into(), &format!("a.{ext}"));
         }
+    }
+}
+
+/// The header and pixel bytes of a binary P5/P6 file:
+/// (magic, width, height, maxval, body).
+fn parse_p5_p6(bytes: &[u8]) -> (String, usize, usize, u32, &[u8]) {
+    // "P6\nW H MAXVAL\n" then the samples: exactly 4 whitespace-separated
+    // tokens, the last followed by one whitespace byte.
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while tokens.len() < 4 {
+        while bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let start = i;
+        while !bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        tokens.push(std::str::from_utf8(&bytes[start..i]).unwrap().to_string());
+    }
+    let body = &bytes[i + 1..];
+    (
+        tokens[0].clone(),
+        tokens[1].parse().unwrap(),
+        tokens[2].parse().unwrap(),
+        tokens[3].parse().unwrap(),
+        body,
+    )
+}
+
+#[test]
+fn pnm_outputs_have_the_right_magic_and_maxval() {
+    let d = dir();
+    let mut rng = Rng::new(11);
+    for (c, ext, magic) in [
+        (1, "pgm", "P5"),
+        (3, "ppm", "P6"),
+        (1, "pnm", "P5"),
+        (3, "pnm", "P6"),
+    ] {
+        let u8img = random_image::<u8>(&mut rng, 5, 3, c);
+        let path = d.path().join(format!("a8.{ext}"));
+        save(&u8img.clone().into(), &path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let (m, w, h, maxval, body) = parse_p5_p6(&bytes);
+        assert_eq!((m.as_str(), w, h, maxval), (magic, 5, 3, 255), "u8 {ext}");
+        assert_eq!(body, &u8img.packed_samples()[..], "u8 {ext}: the samples");
+
+        // 16-bit: maxval 65535, two bytes per sample, most significant first.
+        let mut u16img = random_image::<u16>(&mut rng, 5, 3, c);
+        u16img.row_mut(0)[0] = 0x0102;
+        let path = d.path().join(format!("a16.{ext}"));
+        save(&u16img.clone().into(), &path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let (m, w, h, maxval, body) = parse_p5_p6(&bytes);
+        assert_eq!(
+            (m.as_str(), w, h, maxval),
+            (magic, 5, 3, 65535),
+            "u16 {ext}"
+        );
+        let want: Vec<u8> = u16img
+            .packed_samples()
+            .iter()
+            .flat_map(|v| v.to_be_bytes())
+            .collect();
+        assert_eq!(&body[..2], [1, 2], "u16 {ext}: big-endian");
+        assert_eq!(body, &want[..], "u16 {ext}: the samples");
+        let back = load(&path).unwrap();
+        assert!(matches!(back, DynImage::U16(_)), "u16 {ext} loads as u16");
+    }
+    for c in [1, 3, 4] {
+        for (bits, img) in [
+            (255, DynImage::from(random_image::<u8>(&mut rng, 4, 2, c))),
+            (
+                65535,
+                DynImage::from(random_image::<u16>(&mut rng, 4, 2, c)),
+            ),
+        ] {
+            let path = d.path().join(format!("a{c}-{bits}.pam"));
+            save(&img, &path).unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            let text = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).into_owned();
+            assert!(
+                text.starts_with("P7\n"),
+                "{c} channels, maxval {bits}: {text:?}"
+            );
+            assert!(text.contains(&format!("DEPTH {c}\n")), "{text:?}");
+            assert!(text.contains(&format!("MAXVAL {bits}\n")), "{text:?}");
+        }
+    }
+}
+
+#[test]
+fn pnm_channel_mismatches_name_a_format_that_fits() {
+    let d = dir();
+    let p = |n: &str| d.path().join(n);
+    let mut rng = Rng::new(12);
+    let gray: DynImage = random_image::<u8>(&mut rng, 5, 4, 1).into();
+    let rgb: DynImage = random_image::<u16>(&mut rng, 5, 4, 3).into();
+    let rgba8: DynImage = random_image::<u8>(&mut rng, 5, 4, 4).into();
+    let rgba16: DynImage = random_image::<u16>(&mut rng, 5, 4, 4).into();
+    let cases: [(&DynImage, &str, &str, &str); 7] = [
+        (&rgb, "x.pgm", "PGM", ".ppm"),
+        (&gray, "x.ppm", "PPM", ".pgm"),
+        (&rgba8, "x.pgm", "PGM", ".pam"),
+        (&rgba16, "x.ppm", "PPM", ".pam"),
+        (&rgba8, "x.pnm", "PNM", ".pam"),
+        (&rgba16, "x.PNM", "PNM", ".pam"),
+        (&gray, "x.PPM", "PPM", ".pgm"),
+    ];
+    for (img, name, format, fits) in cases {
+        let ctx = format!("{} channels as {name}", img.shape().2);
+        let msg = format_message(save(img, p(name)), &ctx);
+        assert!(msg.contains(format), "{ctx}: '{msg}' should name {format}");
+        assert!(msg.contains(fits), "{ctx}: '{msg}' should suggest {fits}");
+        assert!(!p(name).exists(), "{name} written despite the error");
+    }
+    // PBM (1-bit) is not written, whatever the image.
+    for img in [&gray, &rgb] {
+        let msg = format_message(save(img, p("x.pbm")), "x.pbm");
+        assert!(msg.contains("PBM") && msg.contains(".pgm"), "{msg}");
+        assert!(!p("x.pbm").exists());
     }
 }
 
@@ -122,17 +254,20 @@ fn gray_alpha_png_loads_as_rgba() {
     }
 }
 
-fn expect_format_error(r: clfilter::Result<()>, needle: &str, ctx: &str) {
+/// The message of the `Error::Format` that `r` should be.
+fn format_message(r: clfilter::Result<()>, ctx: &str) -> String {
     match r {
-        Err(e @ Error::Format { .. }) => {
-            let msg = e.to_string();
-            assert!(
-                msg.contains(needle),
-                "{ctx}: '{msg}' should mention {needle}"
-            );
-        }
+        Err(e @ Error::Format { .. }) => e.to_string(),
         other => panic!("{ctx}: expected Error::Format, got {other:?}"),
     }
+}
+
+fn expect_format_error(r: clfilter::Result<()>, needle: &str, ctx: &str) {
+    let msg = format_message(r, ctx);
+    assert!(
+        msg.contains(needle),
+        "{ctx}: '{msg}' should mention {needle}"
+    );
 }
 
 #[test]
@@ -142,27 +277,11 @@ fn unsupported_saves_are_errors() {
     let mut rng = Rng::new(9);
     for c in [1, 3, 4] {
         let f: DynImage = random_image::<f32>(&mut rng, 5, 4, c).into();
-        for name in ["f.png", "f.pgm", "f.ppm"] {
-            let r = save(&f, p(name));
-            match r {
-                // 4 channels in PNM may be refused for that reason first.
-                Err(Error::Format { ref message, .. }) if c == 4 && !name.ends_with("png") => {
-                    assert!(
-                        message.contains("PNM") || message.contains("TIFF"),
-                        "{message}"
-                    );
-                }
-                r => expect_format_error(r, "TIFF", &format!("f32 {c}ch as {name}")),
-            }
+        // The sample type is checked before the channel count, so even a
+        // 4-channel f32 image to .ppm is told about TIFF (which holds both).
+        for name in ["f.png", "f.pgm", "f.ppm", "f.pnm", "f.pam"] {
+            expect_format_error(save(&f, p(name)), "TIFF", &format!("f32 {c}ch as {name}"));
             assert!(!p(name).exists(), "{name} written despite the error");
-        }
-    }
-    let rgba8: DynImage = random_image::<u8>(&mut rng, 5, 4, 4).into();
-    let rgba16: DynImage = random_image::<u16>(&mut rng, 5, 4, 4).into();
-    for img in [&rgba8, &rgba16] {
-        for name in ["x.ppm", "x.pgm"] {
-            expect_format_error(save(img, p(name)), "PNM", &format!("4 channels as {name}"));
-            assert!(!p(name).exists());
         }
     }
     let rgb8: DynImage = random_image::<u8>(&mut rng, 5, 4, 3).into();

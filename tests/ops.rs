@@ -49,12 +49,7 @@ fn op(name: &str) -> &'static OpSpec {
 }
 
 fn shape<T: Sample>(img: &Image<T>) -> Shape {
-    Shape {
-        width: img.width(),
-        height: img.height(),
-        channels: img.channels(),
-        sample: T::TYPE,
-    }
+    Shape::new(img.width(), img.height(), img.channels(), T::TYPE)
 }
 
 fn seed<T: Sample>(op: u64, w: usize, h: usize, c: usize) -> Rng {

@@ -5,6 +5,7 @@
 //! and the OpenCL kernel function `<op>_<variant>`, which is built from the
 //! table entry so the two cannot drift apart.
 
+pub mod gaussian;
 pub mod minmax;
 pub mod normalize;
 pub mod transpose;
@@ -19,7 +20,7 @@ use crate::backend::DeviceKind;
 pub const CPU: &str = "cpu";
 
 /// The shape and types of one request, as variant tables see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Shape {
     /// Width in pixels.
     pub width: usize,
@@ -29,9 +30,38 @@ pub struct Shape {
     pub channels: usize,
     /// Input sample type.
     pub sample: crate::SampleType,
+    /// The operation's parameters, where variants depend on them.
+    pub params: OpParams,
+}
+
+/// Operation parameters that decide which variants can run a request.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
+pub enum OpParams {
+    /// The operation has none that matter.
+    #[default]
+    None,
+    /// Gaussian blur parameters.
+    Gaussian(gaussian::GaussianParams),
 }
 
 impl Shape {
+    /// A request of this size and type, without parameters.
+    pub fn new(width: usize, height: usize, channels: usize, sample: crate::SampleType) -> Self {
+        Shape {
+            width,
+            height,
+            channels,
+            sample,
+            params: OpParams::None,
+        }
+    }
+
+    /// The same request with parameters.
+    pub fn with_params(self, params: OpParams) -> Self {
+        Shape { params, ..self }
+    }
+
     /// Bytes in one pixel as a `__local` array element (3-vectors occupy 4 slots).
     pub fn local_pixel_bytes(&self) -> usize {
         self.sample.size() * if self.channels == 3 { 4 } else { self.channels }
@@ -130,7 +160,12 @@ impl OpSpec {
 }
 
 /// Every operation, for listings, tests and the tuner.
-pub const OPS: &[&OpSpec] = &[&transpose::SPEC, &minmax::SPEC, &normalize::SPEC];
+pub const OPS: &[&OpSpec] = &[
+    &transpose::SPEC,
+    &minmax::SPEC,
+    &normalize::SPEC,
+    &gaussian::SPEC,
+];
 
 /// What ran for one call: which variant on which backend, how long it took,
 /// and which variants were tried and failed first.

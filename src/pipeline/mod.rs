@@ -41,6 +41,7 @@ pub use spec::{parse_stages, Stage};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{DynImage, Image, Sample, SampleType};
+use crate::ops::gaussian::{Border, GaussianParams};
 use crate::ops::{self, minmax::MinMax, normalize::NormalizeParams, OpSpec, RunReport};
 
 /// What one stage does, with its typed parameters.
@@ -58,6 +59,8 @@ pub enum OpKind {
         /// The output sample type; `None` keeps the input's.
         out: Option<SampleType>,
     },
+    /// Gaussian blur; the output has the input's type and shape.
+    Gaussian(GaussianParams),
 }
 
 /// One checked pipeline stage: the operation and the variant it must use.
@@ -84,13 +87,14 @@ impl Op {
             OpKind::Transpose => "transpose",
             OpKind::MinMax => "minmax",
             OpKind::Normalize { .. } => "normalize",
+            OpKind::Gaussian(_) => "gaussian",
         }
     }
 
     /// The sample type this stage produces from an `input` image.
     pub fn output_type(&self, input: SampleType) -> SampleType {
         match &self.kind {
-            OpKind::Transpose | OpKind::MinMax => input,
+            OpKind::Transpose | OpKind::MinMax | OpKind::Gaussian(_) => input,
             OpKind::Normalize { out, .. } => out.unwrap_or(input),
         }
     }
@@ -110,6 +114,16 @@ impl fmt::Display for Op {
             }
             if let Some(o) = out {
                 opts.push(format!("out={o}"));
+            }
+        }
+        if let OpKind::Gaussian(p) = &self.kind {
+            if p.sigma_x == p.sigma_y {
+                opts.push(format!("sigma={}", p.sigma_x));
+            } else {
+                opts.push(format!("sigma_x={}:sigma_y={}", p.sigma_x, p.sigma_y));
+            }
+            if p.border != Border::Replicate {
+                opts.push("border=mirror".into());
             }
         }
         if let Some(v) = &self.variant {
@@ -228,7 +242,70 @@ pub static STAGES: &[StageDef] = &[
             })
         },
     },
+    StageDef {
+        name: "gaussian",
+        summary: "Gaussian blur (recursive, cost independent of sigma; exact FIR below sigma 1)",
+        options: &[
+            OptionDef {
+                key: "sigma",
+                value: "NUMBER",
+                help: "standard deviation in pixels, both axes (0 = no blur)",
+            },
+            OptionDef {
+                key: "sigma_x",
+                value: "NUMBER",
+                help: "along rows, overriding sigma",
+            },
+            OptionDef {
+                key: "sigma_y",
+                value: "NUMBER",
+                help: "along columns, overriding sigma",
+            },
+            OptionDef {
+                key: "border",
+                value: "replicate|mirror",
+                help: "how the image continues past its edges (default replicate)",
+            },
+        ],
+        op: &ops::gaussian::SPEC,
+        build: build_gaussian,
+    },
 ];
+
+/// Gaussian options: `sigma` sets both axes, `sigma_x`/`sigma_y` override one.
+fn build_gaussian(a: &Args<'_>) -> Result<OpKind> {
+    let both = a.finite("sigma")?;
+    let (sx, sy) = (a.finite("sigma_x")?.or(both), a.finite("sigma_y")?.or(both));
+    let (Some(sigma_x), Some(sigma_y)) = (sx, sy) else {
+        return Err(a.error(
+            "sigma",
+            "gaussian needs sigma=S (or both sigma_x and sigma_y)",
+        ));
+    };
+    let border = match a.stage.get("border") {
+        None => Border::Replicate,
+        Some(v) => v.parse::<Border>().map_err(|_| {
+            a.error(
+                "border",
+                format_args!("border={v} is not replicate or mirror"),
+            )
+        })?,
+    };
+    let p = GaussianParams {
+        sigma_x,
+        sigma_y,
+        border,
+    };
+    p.validate().map_err(|e| {
+        let key = if a.stage.get("sigma").is_some() {
+            "sigma"
+        } else {
+            "sigma_x"
+        };
+        a.error(key, e)
+    })?;
+    Ok(OpKind::Gaussian(p))
+}
 
 /// The definition of stage `name`.
 pub fn stage_def(name: &str) -> Option<&'static StageDef> {
@@ -306,7 +383,7 @@ fn compile_stage(spec: &str, stage: &Stage) -> Result<Op> {
             if let Some(s) = spec::suggest(key, keys.iter().copied()) {
                 m.push_str(&format!("; did you mean '{s}'?"));
             }
-            return Err(spec::error_at(spec, stage.option_spans[i].clone(), m));
+            return Err(spec::error_at(spec, stage.option_span(i), m));
         }
     }
     let args = Args { spec, stage };
@@ -435,6 +512,15 @@ pub fn run_stage(engine: &Engine, op: &Op, input: DynImage) -> Result<(DynImage,
             outcome.lines.push(format_minmax(&m, input.sample_type()));
             input
         }
+        OpKind::Gaussian(p) => {
+            let (img, r) = match &input {
+                DynImage::U8(i) => engine.gaussian_report(i, p).map(|(o, r)| (o.into(), r))?,
+                DynImage::U16(i) => engine.gaussian_report(i, p).map(|(o, r)| (o.into(), r))?,
+                DynImage::F32(i) => engine.gaussian_report(i, p).map(|(o, r)| (o.into(), r))?,
+            };
+            outcome.reports.push(r);
+            img
+        }
         OpKind::Normalize { params, out } => {
             let out = out.unwrap_or(input.sample_type());
             let (img, r) = match &input {
@@ -535,12 +621,34 @@ mod tests {
     }
 
     #[test]
+    fn gaussian_stages() {
+        let ops = parse("gaussian=sigma=2:sigma_y=5").unwrap();
+        assert_eq!(
+            ops[0].kind,
+            OpKind::Gaussian(GaussianParams {
+                sigma_x: 2.0,
+                sigma_y: 5.0,
+                border: Border::Replicate
+            })
+        );
+        assert!(first_line("gaussian").contains("needs sigma"));
+        assert!(first_line("gaussian=sigma_x=1").contains("needs sigma"));
+        assert!(first_line("gaussian=sigma=-1").contains(">= 0"));
+        assert!(first_line("gaussian=sigma=1e9").contains("exceeds"));
+        assert!(first_line("gaussian=sigma=nan").contains("not a finite number"));
+        assert!(first_line("gaussian=sigma=1:border=wrap").contains("replicate or mirror"));
+        assert!(first_line("gaussian=sigma=1:variant=iir_blox").contains("iir_"));
+    }
+
+    #[test]
     fn display_round_trips() {
         for spec in [
             "transpose",
             "minmax=variant=tree",
             "normalize=sub=1:factor=0.5:out=u16:variant=pixel",
             "normalize=out=f32,transpose,minmax",
+            "gaussian=sigma=2",
+            "gaussian=sigma_x=0.5:sigma_y=3:border=mirror:variant=fir_local",
         ] {
             let ops = parse(spec).unwrap();
             assert_eq!(to_spec(&ops), spec);
@@ -569,7 +677,7 @@ mod tests {
         );
         assert_eq!(
             first_line("blur=sigma=2"),
-            "stage 1 'blur': unknown operation (known: transpose, minmax, normalize)"
+            "stage 1 'blur': unknown operation (known: transpose, minmax, normalize, gaussian)"
         );
         // The caret is under the name.
         let m = err("transpose,normlize=out=u8");
@@ -622,6 +730,68 @@ mod tests {
             m.ends_with(&format!("\n    {}{}", " ".repeat(17), "^".repeat(10))),
             "{m}"
         );
+    }
+
+    #[test]
+    fn hand_built_stages_with_mismatched_spans_do_not_panic() {
+        // More options than option spans, and spans past the spec's end or
+        // inside a multi-byte character: errors point at the stage instead.
+        let spec = "normalize=é";
+        let stage = Stage {
+            index: 1,
+            name: "normalize".into(),
+            options: vec![("factor".into(), "2".into()), ("bogus".into(), "1".into())],
+            span: 0..spec.len(),
+            name_span: 0..9,
+            option_spans: vec![],
+        };
+        let m = err_of(compile(spec, std::slice::from_ref(&stage)));
+        assert!(
+            m.starts_with("stage 1 'normalize': option 'bogus' unknown"),
+            "{m}"
+        );
+        assert!(m.ends_with(&format!("\n    {}", "^".repeat(11))), "{m}");
+
+        let stage = Stage {
+            options: vec![("factor".into(), "x".into())],
+            span: 3..1000,
+            name_span: std::ops::Range { start: 11, end: 10 },
+            ..stage
+        };
+        let m = err_of(compile(spec, std::slice::from_ref(&stage)));
+        assert!(
+            m.starts_with("stage 1 'normalize': factor=x is not a number"),
+            "{m}"
+        );
+        assert!(
+            m.ends_with(&format!("\n    {}{}", " ".repeat(3), "^".repeat(8))),
+            "{m}"
+        );
+        // Spans inside 'é' (bytes 10..12) and options that check fine.
+        let stage = Stage {
+            options: vec![("out".into(), "u8".into())],
+            name_span: 11..11,
+            option_spans: std::iter::once(11..12).collect(),
+            ..stage
+        };
+        assert!(compile(spec, &[stage]).is_ok());
+        let stage = Stage {
+            index: 2,
+            name: "normlize".into(),
+            options: vec![],
+            span: 11..11,
+            name_span: 11..11,
+            option_spans: vec![],
+        };
+        let m = err_of(compile(spec, &[stage]));
+        assert!(m.ends_with("\n              ^"), "{m}");
+    }
+
+    fn err_of(r: Result<Vec<Op>>) -> String {
+        match r.unwrap_err() {
+            Error::Spec(m) => m,
+            other => panic!("expected a spec error, got {other:?}"),
+        }
     }
 
     #[test]

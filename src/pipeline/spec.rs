@@ -56,8 +56,17 @@ impl Stage {
         self.options
             .iter()
             .position(|(k, _)| k == key)
-            .map(|i| self.option_spans[i].clone())
+            .map(|i| self.option_span(i))
             .unwrap_or_else(|| self.name_span.clone())
+    }
+
+    /// The byte range of the `i`-th option. A stage built by hand may have
+    /// fewer `option_spans` than `options`; then it is the stage's range.
+    pub fn option_span(&self, i: usize) -> Range<usize> {
+        self.option_spans
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| self.span.clone())
     }
 
     /// The prefix every error about this stage starts with: `stage 2 'normalize'`.
@@ -68,6 +77,9 @@ impl Stage {
 
 /// Builds an [`Error::Spec`]: `message`, then the spec with a caret line
 /// under `span` (a zero-width span gets one caret).
+///
+/// Any span is accepted: one past the end of `spec` is cut to it, and ends
+/// inside a multi-byte character are widened to cover the whole character.
 pub fn error_at(spec: &str, span: Range<usize>, message: impl AsRef<str>) -> Error {
     if spec.trim().is_empty() {
         // Nothing to point at.
@@ -79,8 +91,8 @@ pub fn error_at(spec: &str, span: Range<usize>, message: impl AsRef<str>) -> Err
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    let start = span.start.min(spec.len());
-    let end = span.end.clamp(start, spec.len());
+    let start = floor_char_boundary(spec, span.start);
+    let end = ceil_char_boundary(spec, span.end.max(start));
     let col = spec[..start].chars().count();
     let width = spec[start..end].chars().count().max(1);
     Error::Spec(format!(
@@ -89,6 +101,24 @@ pub fn error_at(spec: &str, span: Range<usize>, message: impl AsRef<str>) -> Err
         " ".repeat(col),
         "^".repeat(width)
     ))
+}
+
+/// The largest char boundary of `s` at or before `i` (`s.len()` at most).
+fn floor_char_boundary(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary of `s` at or after `i` (`s.len()` at most).
+fn ceil_char_boundary(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
 }
 
 /// The part of `s[range]` without leading and trailing whitespace, as a range of `s`.
@@ -374,6 +404,83 @@ mod tests {
         // Zero-width spans get one caret.
         let m = err("transpose,");
         assert!(m.ends_with(&format!("\n    {}^", " ".repeat(10))), "{m}");
+    }
+
+    #[test]
+    fn non_ascii_specs_are_errors_not_panics() {
+        let m = err("gaußian");
+        assert!(
+            m.starts_with("stage 1 'gaußian': not an operation name"),
+            "{m}"
+        );
+        // Columns count characters: 7 carets under the 7 characters.
+        assert!(m.ends_with("\n    gaußian\n    ^^^^^^^"), "{m}");
+        let m = err("é,");
+        assert!(m.starts_with("stage 1 'é': not an operation name"), "{m}");
+        assert!(m.ends_with("\n    é,\n    ^"), "{m}");
+        let m = err(",,é");
+        assert!(m.starts_with("stage 1 is empty"), "{m}");
+        let m = err("transpose,,é");
+        assert!(
+            m.ends_with(&format!("\n    transpose,,é\n    {}^", " ".repeat(10))),
+            "{m}"
+        );
+        assert!(err("é").contains("'é': not an operation name"));
+        assert!(err("normalize=fé=1").contains("'fé' is not an option name"));
+        assert!(err("normalize=é").contains("option 'é' has no value"));
+        assert!(err("normalize=½=1").contains("'½' is not an option name"));
+        assert!(err("tränspose=x").contains("not an operation name"));
+        // Values may hold any text; the operations check them.
+        let s = parse_stages("normalize=factor=½:sub=é").unwrap();
+        assert_eq!(s[0].get("factor"), Some("½"));
+        assert_eq!(s[0].get("sub"), Some("é"));
+        let spec = "normalize=factor=½:sub=é";
+        assert_eq!(&spec[s[0].span_of("sub")], "sub=é");
+    }
+
+    #[test]
+    fn error_at_takes_any_span() {
+        let spec = "aé½ß,x";
+        for start in 0..=spec.len() + 2 {
+            for end in 0..=spec.len() + 2 {
+                let m = msg(error_at(spec, start..end, "m"));
+                let carets = m.lines().nth(2).unwrap();
+                assert!(carets.trim_start().chars().all(|c| c == '^'), "{m}");
+            }
+        }
+        // A span inside 'é' (bytes 1..3) is widened to the whole character.
+        let m = msg(error_at(spec, 2..2, "m"));
+        assert!(m.ends_with("\n     ^"), "{m}");
+        let m = msg(error_at(spec, 2..4, "m"));
+        assert!(m.ends_with("\n     ^^"), "{m}");
+        let m = msg(error_at(spec, 100..200, "m"));
+        assert!(m.ends_with(&format!("\n    {}^", " ".repeat(6))), "{m}");
+        let m = msg(error_at(spec, Range { start: 4, end: 1 }, "m"));
+        assert!(m.lines().count() == 3, "{m}");
+    }
+
+    #[test]
+    fn stages_with_missing_option_spans_point_at_the_stage() {
+        let stage = Stage {
+            index: 1,
+            name: "normalize".into(),
+            options: vec![("sub".into(), "1".into()), ("factor".into(), "x".into())],
+            span: 0..5,
+            name_span: 0..3,
+            option_spans: std::iter::once(4..5).collect(),
+        };
+        assert_eq!(stage.span_of("sub"), 4..5);
+        assert_eq!(stage.span_of("factor"), 0..5);
+        assert_eq!(stage.span_of("out"), 0..3);
+        assert_eq!(stage.option_span(7), 0..5);
+    }
+
+    proptest::proptest! {
+        /// No spec string panics the parser or the checks after it.
+        #[test]
+        fn no_spec_panics(spec in "[a-zé½ßü=:, \t\u{3000}\u{a0}\u{1F600}-]{0,24}") {
+            let _ = super::super::parse(&spec);
+        }
     }
 
     #[test]

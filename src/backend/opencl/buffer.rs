@@ -66,6 +66,13 @@ impl<T: Plain> DeviceBuffer<T> {
         })
     }
 
+    /// Allocates a buffer and fills it from `data` (at least one element).
+    pub fn from_slice(dev: &ClDevice, data: &[T]) -> Result<Self> {
+        let mut b = Self::new(dev, data.len())?;
+        b.write(dev, data)?;
+        Ok(b)
+    }
+
     /// Size in bytes.
     pub fn bytes(&self) -> usize {
         self.len * std::mem::size_of::<T>()

@@ -9,7 +9,7 @@ use clfilter::{DynImage, Engine, RunReport, SampleType};
 use serde::Serialize;
 
 use crate::error::CliError;
-use crate::util::{check_output, describe, ms, report_line};
+use crate::util::{check_extension, check_output, describe, ms, report_line};
 use crate::Global;
 
 /// Options of `filterctl apply`.
@@ -241,7 +241,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     // The extension alone is checked now; the sample type once the input is loaded.
     for job in &jobs {
         if let Some(out) = &job.output {
-            check_output(out, SampleType::U8, 1, dir_mode)?;
+            check_extension(out, dir_mode)?;
         }
     }
     if !dir_mode {

@@ -33,6 +33,10 @@ pub struct Args {
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     iters: u32,
 
+    /// Gaussian sigma (both axes) for the `gaussian` rows.
+    #[arg(long, default_value_t = 2.0)]
+    sigma: f32,
+
     /// Do not time the rayon CPU path.
     #[arg(long)]
     no_cpu: bool,
@@ -151,6 +155,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         sample: args.sample,
         iters: args.iters as usize,
         cpu: !args.no_cpu,
+        sigma: args.sigma,
     };
     let engine = global.engine()?;
     let pb = spinner(format!(

@@ -52,8 +52,24 @@ struct Step {
     check: Option<Check>,
 }
 
-/// The demo. Later operations (Gaussian blur, demosaic) add entries here.
+/// The demo. Later operations (demosaic) add entries here.
 const STEPS: &[Step] = &[
+    Step {
+        name: "blurred",
+        about: "Gaussian blur, sigma 2 (recursive, exact replicate borders)",
+        from: "input",
+        spec: "gaussian=sigma=2",
+        save: true,
+        check: None,
+    },
+    Step {
+        name: "blurred-heavy",
+        about: "Gaussian blur, sigma 16: same cost as sigma 2",
+        from: "input",
+        spec: "gaussian=sigma=16",
+        save: true,
+        check: None,
+    },
     Step {
         name: "minmax",
         about: "per-channel range of the photo",

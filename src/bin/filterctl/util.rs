@@ -132,57 +132,105 @@ pub fn describe(img: &DynImage) -> String {
     format!("{w}x{h} {layout} {}", img.sample_type())
 }
 
-/// The extensions `clfilter::image::save` writes.
-const WRITABLE: &[&str] = &["png", "tif", "tiff", "pgm", "ppm", "pnm", "pbm", "pam"];
+/// The extensions `clfilter::image::save` writes. `.pbm` (1-bit) and JPEG
+/// are read but not written.
+const WRITABLE: &[&str] = &["png", "tif", "tiff", "pgm", "ppm", "pnm", "pam"];
+
+/// The channel counts an extension holds (`clfilter::image::save`'s rules):
+/// `.pgm` (P5) 1, `.ppm` (P6) 3, `.pnm` 1 (P5) or 3 (P6), everything else
+/// (`.pam` P7, PNG, TIFF) 1, 3 or 4.
+fn holds_channels(ext: &str, channels: usize) -> bool {
+    match ext {
+        "pgm" => channels == 1,
+        "ppm" => channels == 3,
+        "pnm" => channels == 1 || channels == 3,
+        _ => true,
+    }
+}
+
+/// Checks only the extension of `path`: one that `clfilter::image::save`
+/// writes (not JPEG, not `.pbm`). Returns it in lowercase.
+pub fn check_extension(path: &Path, into_dir: bool) -> Result<String, CliError> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    if WRITABLE.contains(&ext.as_str()) {
+        return Ok(ext);
+    }
+    const USE: &str = "use .png, .tif/.tiff, .pgm, .ppm, .pnm or .pam";
+    let (what, suggest) = if ext.is_empty() {
+        (format!("has no extension; {USE}"), "png")
+    } else if ext == "jpg" || ext == "jpeg" {
+        (
+            format!("is JPEG, which is read-only here (lossy); {USE}"),
+            "png",
+        )
+    } else if ext == "pbm" {
+        (
+            "is PBM (1-bit black and white), which is read-only here; \
+             use .pgm for gray (or .png, .tif/.tiff, .pnm, .pam)"
+                .to_string(),
+            "pgm",
+        )
+    } else {
+        (
+            format!("has an unknown image extension '.{ext}'; {USE}"),
+            "png",
+        )
+    };
+    Err(CliError::usage(format!(
+        "output {} {what}{}",
+        path.display(),
+        ext_hint(into_dir, suggest)
+    )))
+}
+
+/// `, or pass --ext EXT` when the output is a folder (the name comes from
+/// the input).
+fn ext_hint(into_dir: bool, ext: &str) -> String {
+    if into_dir {
+        format!(", or pass --ext {ext}")
+    } else {
+        String::new()
+    }
+}
 
 /// Checks, before any work, that `path` can hold an image of this sample
 /// type and channel count (the rules of `clfilter::image::save`): a known
-/// extension, f32 only as TIFF, 4 channels not as PNM.
+/// extension (not JPEG or `.pbm`), f32 only as TIFF, 1 channel for `.pgm`,
+/// 3 for `.ppm`, 1 or 3 for `.pnm`.
 pub fn check_output(
     path: &Path,
     sample: SampleType,
     channels: usize,
     into_dir: bool,
 ) -> Result<(), CliError> {
-    let ext_hint = |e: &str| {
-        if into_dir {
-            format!(", or pass --ext {e}")
-        } else {
-            String::new()
-        }
-    };
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    if !WRITABLE.contains(&ext.as_str()) {
-        let what = if ext.is_empty() {
-            "has no extension".to_string()
-        } else if ext == "jpg" || ext == "jpeg" {
-            "is JPEG, which is read-only here (lossy)".to_string()
-        } else {
-            format!("has an unknown image extension '.{ext}'")
-        };
-        return Err(CliError::usage(format!(
-            "output {} {what}; use .png, .tif/.tiff or .pgm/.ppm{}",
-            path.display(),
-            ext_hint("png")
-        )));
-    }
+    let ext = check_extension(path, into_dir)?;
     if sample == SampleType::F32 && ext != "tif" && ext != "tiff" {
         return Err(CliError::usage(format!(
             "output {}: the pipeline produces f32 samples, which only TIFF holds; \
              write to .tif{}, or end the spec with normalize=out=u8 (or out=u16)",
             path.display(),
-            ext_hint("tif")
+            ext_hint(into_dir, "tif")
         )));
     }
-    if channels == 4 && matches!(ext.as_str(), "pgm" | "ppm" | "pnm" | "pbm" | "pam") {
+    if !holds_channels(&ext, channels) {
+        let (format, holds) = match ext.as_str() {
+            "pgm" => ("PGM (P5)", "1 channel (gray)"),
+            "ppm" => ("PPM (P6)", "3 channels (RGB)"),
+            _ => ("PNM (P5/P6)", "1 channel (gray) or 3 (RGB)"),
+        };
+        let (fits, hint) = match channels {
+            1 => (".pgm (or .pnm, .pam, .png, .tif)", "pgm"),
+            3 => (".ppm (or .pnm, .pam, .png, .tif)", "ppm"),
+            _ => (".pam, .png or .tif", "png"),
+        };
         return Err(CliError::usage(format!(
-            "output {}: the image has 4 channels, which PNM does not hold; use .png or .tif{}",
+            "output {}: {format} holds {holds}, but the image has {channels}; write to {fits}{}",
             path.display(),
-            ext_hint("png")
+            ext_hint(into_dir, hint)
         )));
     }
     Ok(())
@@ -269,6 +317,49 @@ mod tests {
         assert!(!ok("a.jpg", SampleType::U8, 3));
         assert!(!ok("a", SampleType::U8, 3));
         assert!(!ok("a.ppm", SampleType::U8, 4));
+        // PNM: .pgm 1 channel, .ppm 3, .pnm 1 or 3, .pam 1, 3 or 4; no .pbm.
+        for (ext, fits) in [
+            ("pgm", [true, false, false]),
+            ("PGM", [true, false, false]),
+            ("ppm", [false, true, false]),
+            ("pnm", [true, true, false]),
+            ("pam", [true, true, true]),
+            ("pbm", [false, false, false]),
+        ] {
+            for (c, want) in [1, 3, 4].into_iter().zip(fits) {
+                for t in [SampleType::U8, SampleType::U16] {
+                    assert_eq!(ok(&format!("a.{ext}"), t, c), want, "{t} {c}ch .{ext}");
+                }
+                assert!(!ok(&format!("a.{ext}"), SampleType::F32, c), "f32 .{ext}");
+            }
+        }
+        let msg = |p: &str, c| {
+            check_output(Path::new(p), SampleType::U8, c, false)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            msg("a.pgm", 3).contains("write to .ppm"),
+            "{}",
+            msg("a.pgm", 3)
+        );
+        assert!(
+            msg("a.ppm", 1).contains("write to .pgm"),
+            "{}",
+            msg("a.ppm", 1)
+        );
+        assert!(
+            msg("a.pnm", 4).contains("write to .pam"),
+            "{}",
+            msg("a.pnm", 4)
+        );
+        assert!(msg("a.pbm", 1).contains("use .pgm"), "{}", msg("a.pbm", 1));
+        // The extension alone.
+        assert!(check_extension(Path::new("a.PPM"), false).is_ok());
+        assert!(check_extension(Path::new("a.pbm"), true)
+            .unwrap_err()
+            .to_string()
+            .contains("--ext pgm"));
     }
 
     #[test]

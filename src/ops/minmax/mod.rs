@@ -78,12 +78,7 @@ pub(crate) fn launch<T: Sample>(
 ) -> Result<(MinMax, std::time::Duration)> {
     use crate::backend::opencl::{Arg, DeviceBuffer};
     let c = input.channels();
-    let shape = Shape {
-        width: input.width(),
-        height: input.height(),
-        channels: c,
-        sample: T::TYPE,
-    };
+    let shape = Shape::new(input.width(), input.height(), c, T::TYPE);
     let n = input.pixel_count();
     let lws = spec.local[0];
     let items = if spec.name == "tree_vec4" { n / 4 } else { n };
@@ -127,12 +122,7 @@ impl Engine {
 
     /// [`Engine::minmax`], also saying which variant ran and how long it took.
     pub fn minmax_report<T: Sample>(&self, img: &Image<T>) -> Result<(MinMax, RunReport)> {
-        let shape = Shape {
-            width: img.width(),
-            height: img.height(),
-            channels: img.channels(),
-            sample: T::TYPE,
-        };
+        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE);
         self.dispatch(
             &SPEC,
             &shape,

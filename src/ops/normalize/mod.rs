@@ -115,12 +115,7 @@ pub(crate) fn launch<T: Sample, U: Sample>(
     k: &Coefficients,
 ) -> Result<crate::backend::opencl::ClEvent> {
     use crate::backend::opencl::Arg;
-    let shape = Shape {
-        width: input.width(),
-        height: input.height(),
-        channels: input.channels(),
-        sample: T::TYPE,
-    };
+    let shape = Shape::new(input.width(), input.height(), input.channels(), T::TYPE);
     if (out.width(), out.height(), out.channels()) != (shape.width, shape.height, shape.channels) {
         return Err(Error::arg("normalize output must have the input's shape"));
     }
@@ -178,12 +173,7 @@ impl Engine {
         } else {
             Coefficients::explicit(params)?
         };
-        let shape = Shape {
-            width: img.width(),
-            height: img.height(),
-            channels: img.channels(),
-            sample: T::TYPE,
-        };
+        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE);
         let (out, r) = self.dispatch(
             &SPEC,
             &shape,

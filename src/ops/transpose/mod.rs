@@ -37,12 +37,7 @@ pub(crate) fn launch<T: Sample>(
             out.channels()
         )));
     }
-    let shape = Shape {
-        width: w,
-        height: h,
-        channels: c,
-        sample: T::TYPE,
-    };
+    let shape = Shape::new(w, h, c, T::TYPE);
     let k = engine.kernel(
         dev,
         SPEC.name,
@@ -74,12 +69,7 @@ impl Engine {
 
     /// [`Engine::transpose`], also saying which variant ran and how long it took.
     pub fn transpose_report<T: Sample>(&self, img: &Image<T>) -> Result<(Image<T>, RunReport)> {
-        let shape = Shape {
-            width: img.width(),
-            height: img.height(),
-            channels: img.channels(),
-            sample: T::TYPE,
-        };
+        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE);
         self.dispatch(
             &SPEC,
             &shape,

@@ -1,0 +1,400 @@
+//! `gaussian`: Gaussian blur whose cost does not grow with sigma (Deriche's
+//! 4th-order recursive filter, see [`coeffs`]) and whose borders are exact:
+//! the result equals filtering an infinitely replicate-padded (or mirrored)
+//! image. Small sigma uses an exact separable FIR, where Deriche's
+//! approximation is poor.
+
+pub mod coeffs;
+pub mod cpu;
+pub mod reference;
+pub mod variants;
+
+use crate::engine::{Dev, Engine};
+use crate::error::{Error, Result};
+use crate::image::{Image, Sample};
+use crate::ops::{OpParams, OpSpec, RunReport, Shape};
+
+/// How the image continues past its edges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Border {
+    /// Clamp to the edge pixel (`aaa|abc|ccc`), the default.
+    #[default]
+    Replicate,
+    /// Half-sample symmetric mirror (`cba|abc|cba`).
+    Mirror,
+}
+
+impl std::str::FromStr for Border {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "replicate" | "clamp" => Ok(Border::Replicate),
+            "mirror" | "reflect" => Ok(Border::Mirror),
+            _ => Err(Error::arg(format!(
+                "unknown border '{s}'; use replicate or mirror"
+            ))),
+        }
+    }
+}
+
+/// The largest sigma accepted. The recursive filter's cost does not depend
+/// on sigma, and it stays finite and accurate far beyond this; the limit only
+/// rejects values that are surely mistakes.
+pub const MAX_SIGMA: f32 = 10_000.0;
+
+/// Below this sigma Deriche's approximation is too coarse (its error passes
+/// 1e-3 of full scale), so an exact FIR is used.
+pub const IIR_MIN_SIGMA: f32 = 1.0;
+
+/// Parameters of a Gaussian blur.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct GaussianParams {
+    /// Standard deviation along rows (x), in pixels. 0 leaves rows unfiltered.
+    pub sigma_x: f32,
+    /// Standard deviation along columns (y), in pixels. 0 leaves columns unfiltered.
+    pub sigma_y: f32,
+    /// Border handling.
+    pub border: Border,
+}
+
+impl GaussianParams {
+    /// The same sigma on both axes, replicate borders.
+    pub fn new(sigma: f32) -> Self {
+        GaussianParams {
+            sigma_x: sigma,
+            sigma_y: sigma,
+            border: Border::Replicate,
+        }
+    }
+
+    /// Checks that both sigmas are finite, non-negative and at most [`MAX_SIGMA`].
+    pub fn validate(&self) -> Result<()> {
+        for (name, s) in [("sigma_x", self.sigma_x), ("sigma_y", self.sigma_y)] {
+            if !s.is_finite() || s < 0.0 {
+                return Err(Error::arg(format!(
+                    "gaussian {name} must be a finite number >= 0, got {s}"
+                )));
+            }
+            if s > MAX_SIGMA {
+                return Err(Error::arg(format!(
+                    "gaussian {name} = {s} exceeds the limit of {MAX_SIGMA}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The smallest non-zero sigma, or `None` when both are 0 (a copy).
+    pub fn min_nonzero_sigma(&self) -> Option<f32> {
+        [self.sigma_x, self.sigma_y]
+            .into_iter()
+            .filter(|s| *s > 0.0)
+            .reduce(f32::min)
+    }
+}
+
+/// The operation's description.
+pub static SPEC: OpSpec = OpSpec {
+    name: "gaussian",
+    variants: variants::VARIANTS,
+    gpu_order: &[
+        "iir_transpose_f4",
+        "iir_transpose",
+        "fir_local",
+        "iir_rows_cols",
+    ],
+    cpu_device_order: &[
+        "iir_rows_cols",
+        "iir_transpose",
+        "fir_local",
+        "iir_transpose_f4",
+    ],
+};
+
+/// Device passes. The working image is f32 with 1 channel (gray) or 4
+/// (RGB/RGBA); for f32 gray and RGBA input it is the user's buffer itself.
+#[cfg(feature = "opencl")]
+pub(crate) mod device {
+    use std::any::Any;
+    use std::time::Duration;
+
+    use super::{coeffs::Deriche, reference, variants, GaussianParams, SPEC};
+    use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage};
+    use crate::engine::{Dev, Engine};
+    use crate::error::Result;
+    use crate::image::{Image, Sample, SampleType};
+    use crate::ops::{OpParams, Shape, VariantSpec};
+
+    /// One pass: the current image in, the next image and its kernel time out.
+    type Pass<'a> = dyn FnMut(&DeviceImage<f32>) -> Result<(DeviceImage<f32>, Duration)> + 'a;
+
+    fn time(ev: ClEvent) -> Result<Duration> {
+        Ok(ev.duration()?.unwrap_or_default())
+    }
+
+    /// The working-image shape (f32, 1 or 4 channels) for kernel builds.
+    fn w_shape(img: &DeviceImage<f32>, p: &GaussianParams) -> Shape {
+        Shape::new(img.width(), img.height(), img.channels(), SampleType::F32)
+            .with_params(OpParams::Gaussian(*p))
+    }
+
+    /// One recursive pass along columns (`cols`, `cols4`) or rows (`rows`).
+    fn iir_pass(
+        engine: &Engine,
+        dev: &Dev,
+        spec: &VariantSpec,
+        stage: &str,
+        src: &DeviceImage<f32>,
+        sigma: f32,
+        p: &GaussianParams,
+    ) -> Result<(DeviceImage<f32>, Duration)> {
+        let (w, h) = (src.width(), src.height());
+        let out = DeviceImage::<f32>::new(dev, w, h, src.channels())?;
+        let k = engine.kernel(
+            dev,
+            SPEC.name,
+            spec,
+            &w_shape(src, p),
+            "-DT_IS_FLOAT=1",
+            &format!("gaussian_iir_{stage}"),
+        )?;
+        let items = match stage {
+            "rows" => h,
+            "cols4" => w.div_ceil(4),
+            _ => w,
+        };
+        let [pole, weight, sc, sa] = Deriche::new(sigma as f64).kernel_args();
+        let ev = dev.launch(
+            &k,
+            &[items],
+            &[spec.local[0]],
+            &[
+                Arg::img(src),
+                Arg::img(&out),
+                Arg::int(w)?,
+                Arg::int(h)?,
+                Arg::F32x4(pole),
+                Arg::F32x4(weight),
+                Arg::F32x4(sc),
+                Arg::F32x4(sa),
+            ],
+        )?;
+        Ok((out, time(ev)?))
+    }
+
+    fn transpose(
+        engine: &Engine,
+        dev: &Dev,
+        src: &DeviceImage<f32>,
+    ) -> Result<(DeviceImage<f32>, Duration)> {
+        let out = DeviceImage::<f32>::new(dev, src.height(), src.width(), src.channels())?;
+        let spec = crate::ops::transpose::SPEC
+            .variant("local_x4")
+            .expect("the transpose table has local_x4");
+        let ev = crate::ops::transpose::launch(engine, dev, spec, src, &out)?;
+        Ok((out, time(ev)?))
+    }
+
+    fn fir_pass(
+        engine: &Engine,
+        dev: &Dev,
+        spec: &VariantSpec,
+        rows: bool,
+        src: &DeviceImage<f32>,
+        sigma: f32,
+        p: &GaussianParams,
+    ) -> Result<(DeviceImage<f32>, Duration)> {
+        let (w, h) = (src.width(), src.height());
+        let out = DeviceImage::<f32>::new(dev, w, h, src.channels())?;
+        let mirror = if p.border == super::Border::Mirror {
+            " -DMIRROR"
+        } else {
+            ""
+        };
+        let name = if rows {
+            "gaussian_fir_rows"
+        } else {
+            "gaussian_fir_cols"
+        };
+        let k = engine.kernel(
+            dev,
+            SPEC.name,
+            spec,
+            &w_shape(src, p),
+            &format!("-DT_IS_FLOAT=1{mirror}"),
+            name,
+        )?;
+        let taps: Vec<f32> = reference::taps(sigma as f64)
+            .into_iter()
+            .map(|t| t as f32)
+            .collect();
+        let r = taps.len() / 2;
+        let taps = DeviceBuffer::from_slice(dev, &taps)?;
+        let args = [
+            Arg::img(src),
+            Arg::img(&out),
+            Arg::int(w)?,
+            Arg::int(h)?,
+            Arg::buf(&taps),
+            Arg::int(r)?,
+        ];
+        let ev = if rows {
+            dev.launch(&k, &[w, h], &[variants::FIR_LX, 1], &args)?
+        } else {
+            dev.launch(&k, &[w, h], &[variants::FIR_TX, variants::FIR_TY], &args)?
+        };
+        Ok((out, time(ev)?))
+    }
+
+    /// Runs `spec`'s passes on a working image; returns the result and the
+    /// summed kernel time. At least one sigma must be non-zero.
+    pub(crate) fn blur_w(
+        engine: &Engine,
+        dev: &Dev,
+        spec: &VariantSpec,
+        src: &DeviceImage<f32>,
+        p: &GaussianParams,
+    ) -> Result<(DeviceImage<f32>, Duration)> {
+        let mut total = Duration::ZERO;
+        let mut cur: Option<DeviceImage<f32>> = None;
+        // Each step consumes the current image (or the source) and yields the next.
+        let mut step = |f: &mut Pass<'_>| -> Result<()> {
+            let (next, t) = f(cur.as_ref().unwrap_or(src))?;
+            total += t;
+            cur = Some(next);
+            Ok(())
+        };
+        let cols = if spec.name == "iir_transpose_f4" && src.channels() == 1 {
+            "cols4"
+        } else {
+            "cols"
+        };
+        match spec.name {
+            "iir_rows_cols" => {
+                if p.sigma_x > 0.0 {
+                    step(&mut |s| iir_pass(engine, dev, spec, "rows", s, p.sigma_x, p))?;
+                }
+                if p.sigma_y > 0.0 {
+                    step(&mut |s| iir_pass(engine, dev, spec, "cols", s, p.sigma_y, p))?;
+                }
+            }
+            "fir_local" => {
+                if p.sigma_x > 0.0 {
+                    step(&mut |s| fir_pass(engine, dev, spec, true, s, p.sigma_x, p))?;
+                }
+                if p.sigma_y > 0.0 {
+                    step(&mut |s| fir_pass(engine, dev, spec, false, s, p.sigma_y, p))?;
+                }
+            }
+            _ => {
+                // rgV, transpose, rgV, transpose.
+                if p.sigma_y > 0.0 {
+                    step(&mut |s| iir_pass(engine, dev, spec, cols, s, p.sigma_y, p))?;
+                }
+                if p.sigma_x > 0.0 {
+                    step(&mut |s| transpose(engine, dev, s))?;
+                    step(&mut |s| iir_pass(engine, dev, spec, cols, s, p.sigma_x, p))?;
+                    step(&mut |s| transpose(engine, dev, s))?;
+                }
+            }
+        }
+        let out =
+            cur.ok_or_else(|| crate::Error::arg("gaussian with both sigmas 0 has no passes"))?;
+        Ok((out, total))
+    }
+
+    /// Host in, host out: upload, convert to the working image if needed,
+    /// blur, convert back, download.
+    pub(crate) fn run<T: Sample>(
+        engine: &Engine,
+        dev: &Dev,
+        spec: &VariantSpec,
+        img: &Image<T>,
+        p: &GaussianParams,
+    ) -> Result<(Image<T>, Duration)> {
+        let ch = img.channels();
+        if ch != 3 {
+            if let Some(f) = (img as &dyn Any).downcast_ref::<Image<f32>>() {
+                let src = DeviceImage::upload(dev, f)?;
+                let (out, kt) = blur_w(engine, dev, spec, &src, p)?;
+                let boxed: Box<dyn Any> = Box::new(out.download(dev)?);
+                let out = boxed.downcast::<Image<T>>().expect("T is f32 on this path");
+                return Ok((*out, kt));
+            }
+        }
+        let (w, h) = (img.width(), img.height());
+        let n = w * h;
+        let user = Shape::new(w, h, ch, T::TYPE).with_params(OpParams::Gaussian(*p));
+        let is_float = format!("-DT_IS_FLOAT={}", (T::TYPE == SampleType::F32) as u8);
+        let input = DeviceImage::upload(dev, img)?;
+        let work = DeviceImage::<f32>::new(dev, w, h, if ch == 1 { 1 } else { 4 })?;
+        let to_w = engine.kernel(dev, SPEC.name, spec, &user, &is_float, "gaussian_to_w")?;
+        let e1 = dev.launch(
+            &to_w,
+            &[n],
+            &[256],
+            &[Arg::img(&input), Arg::img(&work), Arg::int(n)?],
+        )?;
+        let (blurred, kt) = blur_w(engine, dev, spec, &work, p)?;
+        let out = DeviceImage::<T>::new(dev, w, h, ch)?;
+        let from_w = engine.kernel(dev, SPEC.name, spec, &user, &is_float, "gaussian_from_w")?;
+        let e2 = dev.launch(
+            &from_w,
+            &[n],
+            &[256],
+            &[Arg::img(&blurred), Arg::img(&out), Arg::int(n)?],
+        )?;
+        let kt = kt + time(e1)? + time(e2)?;
+        Ok((out.download(dev)?, kt))
+    }
+}
+
+impl Engine {
+    /// Blurs `img` with a Gaussian (see [`GaussianParams`]); the result has
+    /// the input's size, channels and sample type. Both sigmas 0 is a copy.
+    pub fn gaussian<T: Sample>(&self, img: &Image<T>, p: &GaussianParams) -> Result<Image<T>> {
+        self.gaussian_report(img, p).map(|(i, _)| i)
+    }
+
+    /// [`Engine::gaussian`], also saying which variant ran and how long it took.
+    pub fn gaussian_report<T: Sample>(
+        &self,
+        img: &Image<T>,
+        p: &GaussianParams,
+    ) -> Result<(Image<T>, RunReport)> {
+        p.validate()?;
+        if p.min_nonzero_sigma().is_none() {
+            let start = std::time::Instant::now();
+            return Ok((
+                img.clone(),
+                RunReport {
+                    op: SPEC.name,
+                    variant: "copy".into(),
+                    backend: crate::backend::cpu::describe(),
+                    elapsed: start.elapsed(),
+                    kernel_time: None,
+                    fallbacks: Vec::new(),
+                },
+            ));
+        }
+        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE)
+            .with_params(OpParams::Gaussian(*p));
+        self.dispatch(
+            &SPEC,
+            &shape,
+            |dev: &Dev, spec| {
+                #[cfg(feature = "opencl")]
+                {
+                    device::run(self, dev, spec, img, p)
+                }
+                #[cfg(not(feature = "opencl"))]
+                {
+                    let _ = spec;
+                    match *dev {}
+                }
+            },
+            || cpu::gaussian(img, p),
+        )
+    }
+}

@@ -1,0 +1,118 @@
+//! OpenCL variants of `gaussian`. Multi-pass variants are made of stage
+//! kernels in `cl/gaussian.cl` (`gaussian_iir_rows`, `gaussian_iir_cols`,
+//! `gaussian_iir_cols4`, `gaussian_fir_rows`, `gaussian_fir_cols`) plus the
+//! transpose op's `local_x4` kernel; see `docs/KERNELS.md`.
+
+use super::{Border, GaussianParams, IIR_MIN_SIGMA};
+use crate::ops::{no_local, OpParams, Shape, VariantSpec};
+
+/// The largest FIR radius the local-memory FIR variant stages (`FIR_RMAX`).
+pub const FIR_RMAX: usize = 48;
+/// FIR row-pass segment width and column-pass tile (`FIR_LX`, `FIR_TX`, `FIR_TY`).
+pub const FIR_LX: usize = 128;
+/// Column-pass tile width.
+pub const FIR_TX: usize = 16;
+/// Column-pass tile height.
+pub const FIR_TY: usize = 16;
+
+fn params(s: &Shape) -> Result<GaussianParams, String> {
+    match s.params {
+        OpParams::Gaussian(p) => Ok(p),
+        _ => Err("gaussian variants need gaussian parameters".into()),
+    }
+}
+
+/// The recursive variants: replicate border, every non-zero sigma >= 1.
+fn iir(s: &Shape) -> Result<(), String> {
+    let p = params(s)?;
+    if p.border != Border::Replicate {
+        return Err("the recursive variants support the replicate border only".into());
+    }
+    match p.min_nonzero_sigma() {
+        Some(m) if m < IIR_MIN_SIGMA => Err(format!(
+            "sigma {m} < {IIR_MIN_SIGMA}: Deriche's approximation is too coarse there (use fir_local)"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// FIR radius for a sigma, as the reference defines it.
+pub fn radius(sigma: f32) -> usize {
+    (6.0 * sigma as f64).ceil() as usize
+}
+
+fn fir(s: &Shape) -> Result<(), String> {
+    let p = params(s)?;
+    let r = radius(p.sigma_x).max(radius(p.sigma_y));
+    if r > FIR_RMAX {
+        return Err(format!(
+            "FIR radius {r} (6 sigma) exceeds the staged maximum {FIR_RMAX}"
+        ));
+    }
+    Ok(())
+}
+
+/// The working image is float (gray) or float4 (colour).
+fn working_pixel(s: &Shape) -> usize {
+    if s.channels == 1 {
+        4
+    } else {
+        16
+    }
+}
+
+fn fir_tiles(s: &Shape) -> usize {
+    let rows = FIR_LX + 2 * FIR_RMAX;
+    let cols = (FIR_TY + 2 * FIR_RMAX) * FIR_TX;
+    rows.max(cols) * working_pixel(s)
+}
+
+fn transpose_tile(s: &Shape) -> usize {
+    // The transpose op's local_x4 tile over working pixels.
+    32 * 33 * working_pixel(s)
+}
+
+/// The variant table.
+pub static VARIANTS: &[VariantSpec] = &[
+    VariantSpec {
+        name: "iir_rows_cols",
+        summary: "rgH (one work-item per row, uncoalesced) then rgV (one per column)",
+        file: "gaussian.cl",
+        options: "",
+        local: [64, 1],
+        local_bytes: no_local,
+        supports: iir,
+        tolerance: 1e-3,
+    },
+    VariantSpec {
+        name: "iir_transpose",
+        summary: "rgV, transpose (local_x4), rgV, transpose: every pass coalesced",
+        file: "gaussian.cl",
+        options: "",
+        local: [64, 1],
+        local_bytes: transpose_tile,
+        supports: iir,
+        tolerance: 1e-3,
+    },
+    VariantSpec {
+        name: "iir_transpose_f4",
+        summary: "as iir_transpose; gray filters 4 columns per work-item with float4",
+        file: "gaussian.cl",
+        options: "",
+        local: [64, 1],
+        local_bytes: transpose_tile,
+        supports: iir,
+        tolerance: 1e-3,
+    },
+    VariantSpec {
+        name: "fir_local",
+        summary:
+            "separable FIR, row segments and column tiles staged in local memory (radius <= 48)",
+        file: "gaussian.cl",
+        options: "-DFIR_RMAX=48 -DFIR_LX=128 -DFIR_TX=16 -DFIR_TY=16",
+        local: [128, 1],
+        local_bytes: fir_tiles,
+        supports: fir,
+        tolerance: 1e-5,
+    },
+];
