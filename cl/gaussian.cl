@@ -196,3 +196,129 @@ __kernel void gaussian_fir_cols(__global const W* in, __global W* out, int width
     }
 }
 #endif
+
+#ifdef BLOCK_L
+// iir_blocks: block-parallel recursive filtering along columns, after Nehab
+// et al. (2011) but simpler, because each section is first order: a column
+// is cut into blocks of BLOCK_L rows, and one work-item per (column, block)
+// gives width x ceil(height / BLOCK_L) work-items instead of width.
+//
+// sums[(k * nblocks + b) * width + x], k = 0..7: for block b of column x,
+// k 0-3 hold the two sections' causal states (re, im) and k 4-7 the
+// anticausal ones. Pass 1 writes zero-state block sums there, pass 2 turns
+// them into exact incoming states, pass 3 refilters each block from them.
+
+#define SUM(k) sums[((k) * nblocks + b) * width + x]
+
+// Pass 1: E = sum_m p^(len-1-m) x[m] (causal state at the block's last row,
+// starting from zero) and S = sum_m p^(m+1) x[m] (anticausal state entering
+// the row above the block, starting from zero).
+__kernel void gaussian_blk_sums(__global const W* in, __global W* sums, int width, int height,
+                                int nblocks, float4 P)
+{
+    int x = get_global_id(0), b = get_global_id(1);
+    int y0 = b * BLOCK_L;
+    if (x >= width || b >= nblocks)
+        return;
+    int len = min(BLOCK_L, height - y0);
+    W e0r = 0.0f, e0i = 0.0f, e1r = 0.0f, e1i = 0.0f;
+    for (int m = 0; m < len; m++) {
+        W v = in[(y0 + m) * width + x];
+        W t = P.x * e0r - P.y * e0i + v;
+        e0i = P.x * e0i + P.y * e0r;
+        e0r = t;
+        t = P.z * e1r - P.w * e1i + v;
+        e1i = P.z * e1i + P.w * e1r;
+        e1r = t;
+    }
+    W s0r = 0.0f, s0i = 0.0f, s1r = 0.0f, s1i = 0.0f;
+    for (int m = len - 1; m >= 0; m--) {
+        W v = in[(y0 + m) * width + x];
+        W ur = v + s0r, ui = s0i;
+        s0r = P.x * ur - P.y * ui;
+        s0i = P.x * ui + P.y * ur;
+        ur = v + s1r;
+        ui = s1i;
+        s1r = P.z * ur - P.w * ui;
+        s1i = P.z * ui + P.w * ur;
+    }
+    SUM(0) = e0r; SUM(1) = e0i; SUM(2) = e1r; SUM(3) = e1i;
+    SUM(4) = s0r; SUM(5) = s0i; SUM(6) = s1r; SUM(7) = s1i;
+}
+
+// Pass 2, one work-item per column, nblocks steps: the state entering block
+// b is w_in[b+1] = E[b] + p^L w_in[b] (from the replicate steady state at the
+// top), and the anticausal state at block b's last row is
+// v_out[b-1] = S[b] + p^len(b) v_out[b] (from the steady state at the bottom).
+// PL holds p^BLOCK_L, PLAST p^(length of the last block).
+__kernel void gaussian_blk_carry(__global const W* in, __global W* sums, int width, int height,
+                                 int nblocks, float4 SC, float4 SA, float4 PL, float4 PLAST)
+{
+    int x = get_global_id(0);
+    if (x >= width)
+        return;
+    int b;
+    W x0 = in[x];
+    W w0r = x0 * SC.x, w0i = x0 * SC.y, w1r = x0 * SC.z, w1i = x0 * SC.w;
+    for (b = 0; b < nblocks; b++) {
+        W er = SUM(0), ei = SUM(1), fr = SUM(2), fi = SUM(3);
+        SUM(0) = w0r; SUM(1) = w0i; SUM(2) = w1r; SUM(3) = w1i;
+        W t = er + PL.x * w0r - PL.y * w0i;
+        w0i = ei + PL.x * w0i + PL.y * w0r;
+        w0r = t;
+        t = fr + PL.z * w1r - PL.w * w1i;
+        w1i = fi + PL.z * w1i + PL.w * w1r;
+        w1r = t;
+    }
+    W xl = in[(height - 1) * width + x];
+    W v0r = xl * SA.x, v0i = xl * SA.y, v1r = xl * SA.z, v1i = xl * SA.w;
+    for (b = nblocks - 1; b >= 0; b--) {
+        float4 Q = (b == nblocks - 1) ? PLAST : PL;
+        W sr = SUM(4), si = SUM(5), tr = SUM(6), ti = SUM(7);
+        SUM(4) = v0r; SUM(5) = v0i; SUM(6) = v1r; SUM(7) = v1i;
+        W t = sr + Q.x * v0r - Q.y * v0i;
+        v0i = si + Q.x * v0i + Q.y * v0r;
+        v0r = t;
+        t = tr + Q.z * v1r - Q.w * v1i;
+        v1i = ti + Q.z * v1i + Q.w * v1r;
+        v1r = t;
+    }
+}
+
+// Pass 3: each block filtered forward and backward from its exact states.
+__kernel void gaussian_blk_apply(__global const W* in, __global const W* sums, __global W* out,
+                                 int width, int height, int nblocks, float4 P, float4 A)
+{
+    int x = get_global_id(0), b = get_global_id(1);
+    int y0 = b * BLOCK_L;
+    if (x >= width || b >= nblocks)
+        return;
+    int len = min(BLOCK_L, height - y0);
+    W w0r = SUM(0), w0i = SUM(1), w1r = SUM(2), w1i = SUM(3);
+    for (int m = 0; m < len; m++) {
+        int idx = (y0 + m) * width + x;
+        W v = in[idx];
+        W t = P.x * w0r - P.y * w0i + v;
+        w0i = P.x * w0i + P.y * w0r;
+        w0r = t;
+        t = P.z * w1r - P.w * w1i + v;
+        w1i = P.z * w1i + P.w * w1r;
+        w1r = t;
+        out[idx] = A.x * w0r - A.y * w0i + A.z * w1r - A.w * w1i;
+    }
+    W v0r = SUM(4), v0i = SUM(5), v1r = SUM(6), v1i = SUM(7);
+    for (int m = len - 1; m >= 0; m--) {
+        int idx = (y0 + m) * width + x;
+        W v = in[idx];
+        out[idx] += A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i;
+        W ur = v + v0r, ui = v0i;
+        v0r = P.x * ur - P.y * ui;
+        v0i = P.x * ui + P.y * ur;
+        ur = v + v1r;
+        ui = v1i;
+        v1r = P.z * ur - P.w * ui;
+        v1i = P.z * ui + P.w * ur;
+    }
+}
+#undef SUM
+#endif

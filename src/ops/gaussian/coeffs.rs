@@ -125,6 +125,20 @@ impl Deriche {
         ]
     }
 
+    /// `p^n` for both sections' poles, packed as `(re0, im0, re1, im1)`:
+    /// the factor that carries a state across `n` samples (block-parallel
+    /// filtering). Computed from `lambda` directly, not by repeated products.
+    pub fn pole_power_args(&self, n: usize) -> [f32; 4] {
+        let pw = |k: usize| {
+            let (lr, li) = LAMBDA[k];
+            let m = (-(n as f64) * lr / self.sigma).exp();
+            let a = n as f64 * li / self.sigma;
+            (m * a.cos(), -m * a.sin())
+        };
+        let (a, b) = (pw(0), pw(1));
+        [a.0 as f32, a.1 as f32, b.0 as f32, b.1 as f32]
+    }
+
     /// Filters one line in place, replicate borders, in f64 (used by tests and
     /// by the CPU path's per-line fallback). `tmp` must have `line.len()` entries.
     pub fn filter_line_f64(&self, line: &mut [f64], tmp: &mut [f64]) {
@@ -183,6 +197,20 @@ mod tests {
                 (s >> 11) as f64 / (1u64 << 53) as f64
             })
             .collect()
+    }
+
+    #[test]
+    fn pole_powers_match_repeated_products() {
+        let d = Deriche::new(3.7);
+        let mut q = [C64::new(1.0, 0.0); 2];
+        for _ in 0..64 {
+            q = [q[0].mul(d.sections[0].pole), q[1].mul(d.sections[1].pole)];
+        }
+        let got = d.pole_power_args(64);
+        let want = [q[0].re, q[0].im, q[1].re, q[1].im];
+        for (g, w) in got.iter().zip(want) {
+            assert!((*g as f64 - w).abs() < 1e-6, "{got:?} vs {want:?}");
+        }
     }
 
     #[test]

@@ -99,6 +99,7 @@ pub static SPEC: OpSpec = OpSpec {
     name: "gaussian",
     variants: variants::VARIANTS,
     gpu_order: &[
+        "iir_blocks",
         "iir_transpose_f4",
         "iir_transpose",
         "fir_local",
@@ -109,6 +110,7 @@ pub static SPEC: OpSpec = OpSpec {
         "iir_transpose",
         "fir_local",
         "iir_transpose_f4",
+        "iir_blocks",
     ],
 };
 
@@ -181,6 +183,81 @@ pub(crate) mod device {
             ],
         )?;
         Ok((out, time(ev)?))
+    }
+
+    /// Rows per block in `iir_blocks` (`-DBLOCK_L` in its table entry).
+    const BLOCK_L: usize = 64;
+
+    /// One block-parallel recursive pass along columns (`iir_blocks`).
+    fn blocks_pass(
+        engine: &Engine,
+        dev: &Dev,
+        spec: &VariantSpec,
+        src: &DeviceImage<f32>,
+        sigma: f32,
+        p: &GaussianParams,
+    ) -> Result<(DeviceImage<f32>, Duration)> {
+        let (w, h, c) = (src.width(), src.height(), src.channels());
+        let nb = h.div_ceil(BLOCK_L);
+        let shape = w_shape(src, p);
+        let kernel =
+            |name: &str| engine.kernel(dev, SPEC.name, spec, &shape, "-DT_IS_FLOAT=1", name);
+        let (k1, k2, k3) = (
+            kernel("gaussian_blk_sums")?,
+            kernel("gaussian_blk_carry")?,
+            kernel("gaussian_blk_apply")?,
+        );
+        let d = Deriche::new(sigma as f64);
+        let [pole, weight, sc, sa] = d.kernel_args();
+        let last = h - (nb - 1) * BLOCK_L;
+        // Eight working pixels per (block, column): the sections' states.
+        let sums = DeviceImage::<f32>::new(dev, w, nb * 8, c)?;
+        let out = DeviceImage::<f32>::new(dev, w, h, c)?;
+        let e1 = dev.launch(
+            &k1,
+            &[w, nb],
+            &[spec.local[0], 1],
+            &[
+                Arg::img(src),
+                Arg::img(&sums),
+                Arg::int(w)?,
+                Arg::int(h)?,
+                Arg::int(nb)?,
+                Arg::F32x4(pole),
+            ],
+        )?;
+        let e2 = dev.launch(
+            &k2,
+            &[w],
+            &[spec.local[0]],
+            &[
+                Arg::img(src),
+                Arg::img(&sums),
+                Arg::int(w)?,
+                Arg::int(h)?,
+                Arg::int(nb)?,
+                Arg::F32x4(sc),
+                Arg::F32x4(sa),
+                Arg::F32x4(d.pole_power_args(BLOCK_L)),
+                Arg::F32x4(d.pole_power_args(last)),
+            ],
+        )?;
+        let e3 = dev.launch(
+            &k3,
+            &[w, nb],
+            &[spec.local[0], 1],
+            &[
+                Arg::img(src),
+                Arg::img(&sums),
+                Arg::img(&out),
+                Arg::int(w)?,
+                Arg::int(h)?,
+                Arg::int(nb)?,
+                Arg::F32x4(pole),
+                Arg::F32x4(weight),
+            ],
+        )?;
+        Ok((out, time(e1)? + time(e2)? + time(e3)?))
     }
 
     fn transpose(
@@ -285,6 +362,16 @@ pub(crate) mod device {
                 }
                 if p.sigma_y > 0.0 {
                     step(&mut |s| fir_pass(engine, dev, spec, false, s, p.sigma_y, p))?;
+                }
+            }
+            "iir_blocks" => {
+                if p.sigma_y > 0.0 {
+                    step(&mut |s| blocks_pass(engine, dev, spec, s, p.sigma_y, p))?;
+                }
+                if p.sigma_x > 0.0 {
+                    step(&mut |s| transpose(engine, dev, s))?;
+                    step(&mut |s| blocks_pass(engine, dev, spec, s, p.sigma_x, p))?;
+                    step(&mut |s| transpose(engine, dev, s))?;
                 }
             }
             _ => {

@@ -105,6 +105,17 @@ pub static VARIANTS: &[VariantSpec] = &[
         tolerance: 1e-3,
     },
     VariantSpec {
+        name: "iir_blocks",
+        summary:
+            "block-parallel rgV (64-row blocks, exact carries) + transposes: fills a large GPU",
+        file: "gaussian.cl",
+        options: "-DBLOCK_L=64",
+        local: [64, 1],
+        local_bytes: transpose_tile,
+        supports: iir,
+        tolerance: 1e-3,
+    },
+    VariantSpec {
         name: "fir_local",
         summary:
             "separable FIR, row segments and column tiles staged in local memory (radius <= 48)",
