@@ -20,7 +20,7 @@ build)
   cp target/release/filterctl target/gpu/
   # Newest binary of each bench/test target.
   for f in $(ls -t target/release/deps/engine-* | grep -v '\.d$' | head -1); do cp "$f" target/gpu/criterion-engine; done
-  for name in ops fallback image_io; do
+  for name in ops fallback image_io gaussian; do
     f=$(ls -t target/release/deps/${name}-* 2>/dev/null | grep -v '\.d$' | head -1)
     [ -n "$f" ] && cp "$f" "target/gpu/test-${name}"
   done
@@ -43,9 +43,16 @@ run)
     $B/filterctl --device gpu bench --size 8192x8192 --type "$ty" --channels "$ch" --iters 30 >>"$log" 2>&1
   done
   $B/filterctl --device gpu bench --size 8192x8192 --type f32 --channels 1 --iters 30 --json >"$OUT/bench-gpu-f32.json" 2>>"$log"
+  for sg in 2 8 32; do
+    for ch in 1 4; do
+      echo "## bench gpu gaussian sigma $sg 8192x8192 f32 x$ch" >>"$log"
+      $B/filterctl --device gpu bench --ops gaussian --sigma "$sg" --size 8192x8192 --type f32 --channels "$ch" --iters 20 --no-cpu >>"$log" 2>&1
+    done
+    echo "## bench pocl gaussian sigma $sg 3840x2160 f32 x1" >>"$log"
+    $B/filterctl --device portable bench --ops gaussian --sigma "$sg" --size 3840x2160 --type f32 --channels 1 --iters 3 --no-cpu >>"$log" 2>&1
+  done
   echo "## bench pocl 8192x8192 f32 x1" >>"$log"
-  $B/filterctl --device portable bench --size 8192x8192 --type f32 --channels 1 --iters 5 --no-cpu >>"$log" 2>&1
-  $B/filterctl --device portable bench --size 8192x8192 --type f32 --channels 1 --iters 5 --no-cpu --json >"$OUT/bench-pocl-f32.json" 2>>"$log"
+  $B/filterctl --device portable bench --ops transpose,minmax,normalize --size 8192x8192 --type f32 --channels 1 --iters 5 --no-cpu >>"$log" 2>&1
   echo "## tests against the GPU" >>"$log"
   for t in $B/test-*; do
     FILTERCTL_DEVICE=gpu FILTERCTL_REQUIRE_OPENCL=1 "$t" >>"$log" 2>&1; echo "$t exit $?" >>"$log"

@@ -7,8 +7,10 @@
 //
 // Recursive passes use Deriche's 4th-order filter as two complex first-order
 // sections (src/ops/gaussian/coeffs.rs). Arguments, as float4 over the two
-// sections (re0, im0, re1, im1): P poles, A output weights, SC causal and SA
-// anticausal steady-state factors for the replicate border.
+// sections (re0, im0, re1, im1): P poles, A output weights, SA the
+// anticausal steady-state factor for the replicate border (the causal one is
+// not needed: lines are filtered as deviations from their first sample, whose
+// causal steady state is 0).
 
 #if CH == 1
 #define W float
@@ -53,13 +55,19 @@ __kernel void gaussian_from_w(__global const W* in, __global T* out, int n)
 // One line (n samples, `step` apart from `base`) through both sections:
 // forward (causal) writes out, backward (anticausal) adds to it. TYPE is the
 // sample type, LD/ST load and store one TYPE at an element index.
+//
+// The line is filtered as deviations from its first sample c (the DC gain
+// is 1, so c is added back at the end). The states hold up to ~sigma/2 times
+// their input, so filtering raw values would round c itself at large sigma
+// (a constant 40001 came back as 40002 at sigma 1000); deviations are exactly
+// zero for a constant line and small wherever the line is smooth.
 #define IIR_LINE(TYPE, LD, ST)                                                  \
     {                                                                           \
-        TYPE x0 = LD(base);                                                     \
-        TYPE w0r = x0 * SC.x, w0i = x0 * SC.y, w1r = x0 * SC.z, w1i = x0 * SC.w; \
+        TYPE c = LD(base);                                                      \
+        TYPE w0r = 0.0f, w0i = 0.0f, w1r = 0.0f, w1i = 0.0f;                    \
         for (int k = 0; k < n; k++) {                                           \
             int idx = base + k * step;                                          \
-            TYPE v = LD(idx);                                                   \
+            TYPE v = LD(idx) - c;                                               \
             TYPE t0 = P.x * w0r - P.y * w0i + v;                                \
             w0i = P.x * w0i + P.y * w0r;                                        \
             w0r = t0;                                                           \
@@ -68,12 +76,12 @@ __kernel void gaussian_from_w(__global const W* in, __global T* out, int n)
             w1r = t1;                                                           \
             ST(idx, A.x * w0r - A.y * w0i + A.z * w1r - A.w * w1i);             \
         }                                                                       \
-        TYPE xl = LD(base + (n - 1) * step);                                    \
+        TYPE xl = LD(base + (n - 1) * step) - c;                                \
         TYPE v0r = xl * SA.x, v0i = xl * SA.y, v1r = xl * SA.z, v1i = xl * SA.w; \
         for (int k = n - 1; k >= 0; k--) {                                      \
             int idx = base + k * step;                                          \
-            TYPE v = LD(idx);                                                   \
-            ST(idx, LDO(idx) + A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i);  \
+            TYPE v = LD(idx) - c;                                               \
+            ST(idx, LDO(idx) + (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + c); \
             TYPE ur = v + v0r, ui = v0i;                                        \
             v0r = P.x * ur - P.y * ui;                                          \
             v0i = P.x * ui + P.y * ur;                                          \
@@ -89,28 +97,28 @@ __kernel void gaussian_from_w(__global const W* in, __global T* out, int n)
 #define LDO(i) out[(i)]
 
 void iir_line(__global const W* in, __global W* out, int base, int step, int n,
-              float4 P, float4 A, float4 SC, float4 SA)
+              float4 P, float4 A, float4 SA)
 IIR_LINE(W, LD_W, ST_W)
 
 // rgV: one work-item per column; neighbouring work-items read neighbouring
 // pixels, so every access is coalesced. Only `width` work-items exist.
 __kernel void gaussian_iir_cols(__global const W* in, __global W* out, int width, int height,
-                                float4 P, float4 A, float4 SC, float4 SA)
+                                float4 P, float4 A, float4 SA)
 {
     int x = get_global_id(0);
     if (x < width)
-        iir_line(in, out, x, width, height, P, A, SC, SA);
+        iir_line(in, out, x, width, height, P, A, SA);
 }
 
 // rgH: one work-item per row. Neighbouring work-items are a whole row apart,
 // so no access is coalesced: the cost of this layout is what the transposing
 // variants avoid.
 __kernel void gaussian_iir_rows(__global const W* in, __global W* out, int width, int height,
-                                float4 P, float4 A, float4 SC, float4 SA)
+                                float4 P, float4 A, float4 SA)
 {
     int y = get_global_id(0);
     if (y < height)
-        iir_line(in, out, y * width, 1, width, P, A, SC, SA);
+        iir_line(in, out, y * width, 1, width, P, A, SA);
 }
 
 #if CH == 1
@@ -119,7 +127,7 @@ __kernel void gaussian_iir_rows(__global const W* in, __global W* out, int width
 #define ST_V4(i, v) vstore4((v), 0, out + (i))
 #define LDO(i) vload4(0, out + (i))
 void iir_line4(__global const float* in, __global float* out, int base, int step, int n,
-               float4 P, float4 A, float4 SC, float4 SA)
+               float4 P, float4 A, float4 SA)
 IIR_LINE(float4, LD_V4, ST_V4)
 #undef LDO
 #define LDO(i) out[(i)]
@@ -128,14 +136,14 @@ IIR_LINE(float4, LD_V4, ST_V4)
 // vector loads and stores (16 bytes per access). Columns past the last
 // multiple of 4 go through the scalar line.
 __kernel void gaussian_iir_cols4(__global const float* in, __global float* out, int width, int height,
-                                 float4 P, float4 A, float4 SC, float4 SA)
+                                 float4 P, float4 A, float4 SA)
 {
     int x = get_global_id(0) * 4;
     if (x + 3 < width) {
-        iir_line4(in, out, x, width, height, P, A, SC, SA);
+        iir_line4(in, out, x, width, height, P, A, SA);
     } else {
         for (; x < width; x++)
-            iir_line(in, out, x, width, height, P, A, SC, SA);
+            iir_line(in, out, x, width, height, P, A, SA);
     }
 }
 #endif
@@ -221,9 +229,10 @@ __kernel void gaussian_blk_sums(__global const W* in, __global W* sums, int widt
     if (x >= width || b >= nblocks)
         return;
     int len = min(BLOCK_L, height - y0);
+    W c = in[x];  // deviations from the column's first sample, as in IIR_LINE
     W e0r = 0.0f, e0i = 0.0f, e1r = 0.0f, e1i = 0.0f;
     for (int m = 0; m < len; m++) {
-        W v = in[(y0 + m) * width + x];
+        W v = in[(y0 + m) * width + x] - c;
         W t = P.x * e0r - P.y * e0i + v;
         e0i = P.x * e0i + P.y * e0r;
         e0r = t;
@@ -233,7 +242,7 @@ __kernel void gaussian_blk_sums(__global const W* in, __global W* sums, int widt
     }
     W s0r = 0.0f, s0i = 0.0f, s1r = 0.0f, s1i = 0.0f;
     for (int m = len - 1; m >= 0; m--) {
-        W v = in[(y0 + m) * width + x];
+        W v = in[(y0 + m) * width + x] - c;
         W ur = v + s0r, ui = s0i;
         s0r = P.x * ur - P.y * ui;
         s0i = P.x * ui + P.y * ur;
@@ -252,14 +261,15 @@ __kernel void gaussian_blk_sums(__global const W* in, __global W* sums, int widt
 // v_out[b-1] = S[b] + p^len(b) v_out[b] (from the steady state at the bottom).
 // PL holds p^BLOCK_L, PLAST p^(length of the last block).
 __kernel void gaussian_blk_carry(__global const W* in, __global W* sums, int width, int height,
-                                 int nblocks, float4 SC, float4 SA, float4 PL, float4 PLAST)
+                                 int nblocks, float4 SA, float4 PL, float4 PLAST)
 {
     int x = get_global_id(0);
     if (x >= width)
         return;
     int b;
-    W x0 = in[x];
-    W w0r = x0 * SC.x, w0i = x0 * SC.y, w1r = x0 * SC.z, w1i = x0 * SC.w;
+    W c = in[x];
+    // The first row's deviation is 0, so the causal steady state is 0.
+    W w0r = 0.0f, w0i = 0.0f, w1r = 0.0f, w1i = 0.0f;
     for (b = 0; b < nblocks; b++) {
         W er = SUM(0), ei = SUM(1), fr = SUM(2), fi = SUM(3);
         SUM(0) = w0r; SUM(1) = w0i; SUM(2) = w1r; SUM(3) = w1i;
@@ -270,7 +280,7 @@ __kernel void gaussian_blk_carry(__global const W* in, __global W* sums, int wid
         w1i = fi + PL.z * w1i + PL.w * w1r;
         w1r = t;
     }
-    W xl = in[(height - 1) * width + x];
+    W xl = in[(height - 1) * width + x] - c;
     W v0r = xl * SA.x, v0i = xl * SA.y, v1r = xl * SA.z, v1i = xl * SA.w;
     for (b = nblocks - 1; b >= 0; b--) {
         float4 Q = (b == nblocks - 1) ? PLAST : PL;
@@ -294,10 +304,11 @@ __kernel void gaussian_blk_apply(__global const W* in, __global const W* sums, _
     if (x >= width || b >= nblocks)
         return;
     int len = min(BLOCK_L, height - y0);
+    W c = in[x];
     W w0r = SUM(0), w0i = SUM(1), w1r = SUM(2), w1i = SUM(3);
     for (int m = 0; m < len; m++) {
         int idx = (y0 + m) * width + x;
-        W v = in[idx];
+        W v = in[idx] - c;
         W t = P.x * w0r - P.y * w0i + v;
         w0i = P.x * w0i + P.y * w0r;
         w0r = t;
@@ -309,8 +320,8 @@ __kernel void gaussian_blk_apply(__global const W* in, __global const W* sums, _
     W v0r = SUM(4), v0i = SUM(5), v1r = SUM(6), v1i = SUM(7);
     for (int m = len - 1; m >= 0; m--) {
         int idx = (y0 + m) * width + x;
-        W v = in[idx];
-        out[idx] += A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i;
+        W v = in[idx] - c;
+        out[idx] += (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + c;
         W ur = v + v0r, ui = v0i;
         v0r = P.x * ur - P.y * ui;
         v0i = P.x * ui + P.y * ur;

@@ -287,11 +287,19 @@ impl Engine {
                     }
                 }
             }
-            log::warn!(
-                "every OpenCL variant of {} failed on {}; running on the CPU",
-                op.name,
-                dev.info().name
-            );
+            if fallbacks.is_empty() {
+                log::info!(
+                    "no OpenCL variant of {} supports this request on {}; running on the CPU",
+                    op.name,
+                    dev.info().name
+                );
+            } else {
+                log::warn!(
+                    "every OpenCL variant of {} that could run failed on {}; running on the CPU",
+                    op.name,
+                    dev.info().name
+                );
+            }
             let r = run_cpu()?;
             Ok((r, report(CPU, None, fallbacks)))
         }

@@ -166,7 +166,7 @@ pub(crate) mod device {
             "cols4" => w.div_ceil(4),
             _ => w,
         };
-        let [pole, weight, sc, sa] = Deriche::new(sigma as f64).kernel_args();
+        let [pole, weight, _, sa] = Deriche::new(sigma as f64).kernel_args();
         let ev = dev.launch(
             &k,
             &[items],
@@ -178,7 +178,6 @@ pub(crate) mod device {
                 Arg::int(h)?,
                 Arg::F32x4(pole),
                 Arg::F32x4(weight),
-                Arg::F32x4(sc),
                 Arg::F32x4(sa),
             ],
         )?;
@@ -208,7 +207,7 @@ pub(crate) mod device {
             kernel("gaussian_blk_apply")?,
         );
         let d = Deriche::new(sigma as f64);
-        let [pole, weight, sc, sa] = d.kernel_args();
+        let [pole, weight, _, sa] = d.kernel_args();
         let last = h - (nb - 1) * BLOCK_L;
         // Eight working pixels per (block, column): the sections' states.
         let sums = DeviceImage::<f32>::new(dev, w, nb * 8, c)?;
@@ -236,7 +235,6 @@ pub(crate) mod device {
                 Arg::int(w)?,
                 Arg::int(h)?,
                 Arg::int(nb)?,
-                Arg::F32x4(sc),
                 Arg::F32x4(sa),
                 Arg::F32x4(d.pole_power_args(BLOCK_L)),
                 Arg::F32x4(d.pole_power_args(last)),
@@ -302,10 +300,14 @@ pub(crate) mod device {
             &format!("-DT_IS_FLOAT=1{mirror}"),
             name,
         )?;
+        // Rounded to f32 and renormalised there, so the taps sum to 1 as
+        // closely as f32 allows and constants pass unchanged.
         let taps: Vec<f32> = reference::taps(sigma as f64)
             .into_iter()
             .map(|t| t as f32)
             .collect();
+        let sum: f64 = taps.iter().map(|&t| t as f64).sum();
+        let taps: Vec<f32> = taps.iter().map(|&t| (t as f64 / sum) as f32).collect();
         let r = taps.len() / 2;
         let taps = DeviceBuffer::from_slice(dev, &taps)?;
         let args = [
