@@ -218,9 +218,10 @@ __kernel void gaussian_fir_cols(__global const W* in, __global W* out, int width
 
 #define SUM(k) sums[((k) * nblocks + b) * width + x]
 
-// Pass 1: E = sum_m p^(len-1-m) x[m] (causal state at the block's last row,
-// starting from zero) and S = sum_m p^(m+1) x[m] (anticausal state entering
-// the row above the block, starting from zero).
+// Pass 1, one forward sweep: E = sum_m p^(len-1-m) x[m] (causal state at
+// the block's last row, from zero) by recursion, and S = sum_m p^(m+1) x[m]
+// (anticausal state entering the row above the block, from zero) with a
+// running power of p, so the block is read once.
 __kernel void gaussian_blk_sums(__global const W* in, __global W* sums, int width, int height,
                                 int nblocks, float4 P)
 {
@@ -231,6 +232,8 @@ __kernel void gaussian_blk_sums(__global const W* in, __global W* sums, int widt
     int len = min(BLOCK_L, height - y0);
     W c = in[x];  // deviations from the column's first sample, as in IIR_LINE
     W e0r = 0.0f, e0i = 0.0f, e1r = 0.0f, e1i = 0.0f;
+    W s0r = 0.0f, s0i = 0.0f, s1r = 0.0f, s1i = 0.0f;
+    float q0r = P.x, q0i = P.y, q1r = P.z, q1i = P.w;  // p^(m+1)
     for (int m = 0; m < len; m++) {
         W v = in[(y0 + m) * width + x] - c;
         W t = P.x * e0r - P.y * e0i + v;
@@ -239,17 +242,16 @@ __kernel void gaussian_blk_sums(__global const W* in, __global W* sums, int widt
         t = P.z * e1r - P.w * e1i + v;
         e1i = P.z * e1i + P.w * e1r;
         e1r = t;
-    }
-    W s0r = 0.0f, s0i = 0.0f, s1r = 0.0f, s1i = 0.0f;
-    for (int m = len - 1; m >= 0; m--) {
-        W v = in[(y0 + m) * width + x] - c;
-        W ur = v + s0r, ui = s0i;
-        s0r = P.x * ur - P.y * ui;
-        s0i = P.x * ui + P.y * ur;
-        ur = v + s1r;
-        ui = s1i;
-        s1r = P.z * ur - P.w * ui;
-        s1i = P.z * ui + P.w * ur;
+        s0r += q0r * v;
+        s0i += q0i * v;
+        s1r += q1r * v;
+        s1i += q1i * v;
+        float u = q0r * P.x - q0i * P.y;
+        q0i = q0r * P.y + q0i * P.x;
+        q0r = u;
+        u = q1r * P.z - q1i * P.w;
+        q1i = q1r * P.w + q1i * P.z;
+        q1r = u;
     }
     SUM(0) = e0r; SUM(1) = e0i; SUM(2) = e1r; SUM(3) = e1i;
     SUM(4) = s0r; SUM(5) = s0i; SUM(6) = s1r; SUM(7) = s1i;
@@ -295,10 +297,24 @@ __kernel void gaussian_blk_carry(__global const W* in, __global W* sums, int wid
     }
 }
 
+// Work-group size of pass 3, whose local memory holds a block per work-item.
+#if CH == 1
+#define BLK_WG 64
+#else
+#define BLK_WG 16
+#endif
+
 // Pass 3: each block filtered forward and backward from its exact states.
+// The block's input deviations and causal outputs are kept in local memory
+// (column `lid` belongs to this work-item alone, so no barrier is needed),
+// so the image is read once and written once; re-reading it from global
+// memory for the backward sweep doubled the traffic.
 __kernel void gaussian_blk_apply(__global const W* in, __global const W* sums, __global W* out,
                                  int width, int height, int nblocks, float4 P, float4 A)
 {
+    __local W xs[BLOCK_L][BLK_WG];
+    __local W ys[BLOCK_L][BLK_WG];
+    int lid = get_local_id(0);
     int x = get_global_id(0), b = get_global_id(1);
     int y0 = b * BLOCK_L;
     if (x >= width || b >= nblocks)
@@ -307,21 +323,20 @@ __kernel void gaussian_blk_apply(__global const W* in, __global const W* sums, _
     W c = in[x];
     W w0r = SUM(0), w0i = SUM(1), w1r = SUM(2), w1i = SUM(3);
     for (int m = 0; m < len; m++) {
-        int idx = (y0 + m) * width + x;
-        W v = in[idx] - c;
+        W v = in[(y0 + m) * width + x] - c;
+        xs[m][lid] = v;
         W t = P.x * w0r - P.y * w0i + v;
         w0i = P.x * w0i + P.y * w0r;
         w0r = t;
         t = P.z * w1r - P.w * w1i + v;
         w1i = P.z * w1i + P.w * w1r;
         w1r = t;
-        out[idx] = A.x * w0r - A.y * w0i + A.z * w1r - A.w * w1i;
+        ys[m][lid] = A.x * w0r - A.y * w0i + A.z * w1r - A.w * w1i;
     }
     W v0r = SUM(4), v0i = SUM(5), v1r = SUM(6), v1i = SUM(7);
     for (int m = len - 1; m >= 0; m--) {
-        int idx = (y0 + m) * width + x;
-        W v = in[idx] - c;
-        out[idx] += (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + c;
+        W v = xs[m][lid];
+        out[(y0 + m) * width + x] = ys[m][lid] + (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + c;
         W ur = v + v0r, ui = v0i;
         v0r = P.x * ur - P.y * ui;
         v0i = P.x * ui + P.y * ur;

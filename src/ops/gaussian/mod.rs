@@ -240,10 +240,12 @@ pub(crate) mod device {
                 Arg::F32x4(d.pole_power_args(last)),
             ],
         )?;
+        // Pass 3's group size is BLK_WG in gaussian.cl: its local memory holds
+        // one 64-row block per work-item (32 KiB either way).
         let e3 = dev.launch(
             &k3,
             &[w, nb],
-            &[spec.local[0], 1],
+            &[if c == 1 { 64 } else { 16 }, 1],
             &[
                 Arg::img(src),
                 Arg::img(&sums),

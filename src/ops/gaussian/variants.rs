@@ -67,6 +67,12 @@ fn fir_tiles(s: &Shape) -> usize {
     rows.max(cols) * working_pixel(s)
 }
 
+/// iir_blocks: the transpose tile, or pass 3's two 64-row blocks per
+/// work-item (64 gray or 16 colour work-items: 32 KiB), whichever is larger.
+fn blocks_local(s: &Shape) -> usize {
+    transpose_tile(s).max(2 * 64 * 64 * 4)
+}
+
 fn transpose_tile(s: &Shape) -> usize {
     // The transpose op's local_x4 tile over working pixels.
     32 * 33 * working_pixel(s)
@@ -111,7 +117,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         file: "gaussian.cl",
         options: "-DBLOCK_L=64",
         local: [64, 1],
-        local_bytes: transpose_tile,
+        local_bytes: blocks_local,
         supports: iir,
         tolerance: 1e-3,
     },
