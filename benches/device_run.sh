@@ -40,9 +40,9 @@ run)
   for t in f32:1 u8:1 f32:4 u8:4; do
     ty=${t%:*}; ch=${t#*:}
     echo "## bench gpu 8192x8192 $ty x$ch" >>"$log"
-    $B/filterctl --device gpu bench --size 8192x8192 --type "$ty" --channels "$ch" --iters 30 >>"$log" 2>&1
+    $B/filterctl --device gpu bench --ops transpose,minmax,normalize --size 8192x8192 --type "$ty" --channels "$ch" --iters 30 >>"$log" 2>&1
   done
-  $B/filterctl --device gpu bench --size 8192x8192 --type f32 --channels 1 --iters 30 --json >"$OUT/bench-gpu-f32.json" 2>>"$log"
+  $B/filterctl --device gpu bench --size 8192x8192 --type f32 --channels 1 --iters 20 --json >"$OUT/bench-gpu-f32.json" 2>>"$log"
   for sg in 2 8 32; do
     for ch in 1 4; do
       echo "## bench gpu gaussian sigma $sg 8192x8192 f32 x$ch" >>"$log"
