@@ -3,11 +3,12 @@
 //!
 //! - [`ClDevice`]: a context and an in-order profiling queue on one device,
 //!   plus its [`ProgramCache`].
-//! - [`DeviceBuffer`] / [`DeviceImage`]: typed device memory whose sizes are
-//!   checked against the host data on every transfer.
-//! - [`ClDevice::launch`]: kernel launches whose argument count is checked
-//!   against the kernel, whose global size is rounded up to the work-group size
-//!   (every kernel bounds-checks), and which return a profiling [`ClEvent`].
+//! - [`DeviceImage`] (and the crate-private `DeviceBuffer`): typed device
+//!   memory whose sizes are checked against the host data on every transfer.
+//! - `ClDevice::launch` (crate-private): kernel launches whose argument count
+//!   is checked against the kernel, whose global size is rounded up to the
+//!   work-group size (every kernel bounds-checks), and which return a
+//!   profiling [`ClEvent`].
 
 mod buffer;
 mod launch;
