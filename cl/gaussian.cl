@@ -52,6 +52,40 @@ __kernel void gaussian_from_w(__global const W* in, __global T* out, int n)
         STOREP(FROM_W(in[i]), out, i);
 }
 
+// One sample into the causal state (w0, w1) or the anticausal state (v0, v1)
+// of both sections (poles P). The causal state is updated before its output
+// is taken; the anticausal output is taken before the update.
+#define CAUSAL_STEP_T(TYPE, v)                                                  \
+    {                                                                           \
+        TYPE t0 = P.x * w0r - P.y * w0i + (v);                                     \
+        w0i = P.x * w0i + P.y * w0r;                                            \
+        w0r = t0;                                                               \
+        TYPE t1 = P.z * w1r - P.w * w1i + (v);                                     \
+        w1i = P.z * w1i + P.w * w1r;                                            \
+        w1r = t1;                                                               \
+    }
+#define ANTI_STEP_T(TYPE, v)                                                    \
+    {                                                                           \
+        TYPE ur = (v) + v0r, ui = v0i;                                             \
+        v0r = P.x * ur - P.y * ui;                                              \
+        v0i = P.x * ui + P.y * ur;                                              \
+        ur = (v) + v1r;                                                         \
+        ui = v1i;                                                               \
+        v1r = P.z * ur - P.w * ui;                                              \
+        v1i = P.z * ui + P.w * ur;                                              \
+    }
+// s += Q * (lr, li, mr, mi), both sections.
+#define CMAD(Q, ar, ai, br, bi, lr, li, mr, mi)                                 \
+    {                                                                           \
+        ar += Q.x * (lr) - Q.y * (li);                                          \
+        ai += Q.x * (li) + Q.y * (lr);                                          \
+        br += Q.z * (mr) - Q.w * (mi);                                          \
+        bi += Q.z * (mi) + Q.w * (mr);                                          \
+    }
+#define CSQUARE(Q) ((float4)(Q.x * Q.x - Q.y * Q.y, 2.0f * Q.x * Q.y, Q.z * Q.z - Q.w * Q.w, 2.0f * Q.z * Q.w))
+#define CAUSAL_STEP(v) CAUSAL_STEP_T(W, v)
+#define ANTI_STEP(v) ANTI_STEP_T(W, v)
+
 // One line (n samples, `step` apart from `base`) through both sections:
 // forward (causal) writes out, backward (anticausal) adds to it. TYPE is the
 // sample type, LD/ST load and store one TYPE at an element index.
@@ -68,12 +102,7 @@ __kernel void gaussian_from_w(__global const W* in, __global T* out, int n)
         for (int k = 0; k < n; k++) {                                           \
             int idx = base + k * step;                                          \
             TYPE v = LD(idx) - c;                                               \
-            TYPE t0 = P.x * w0r - P.y * w0i + v;                                \
-            w0i = P.x * w0i + P.y * w0r;                                        \
-            w0r = t0;                                                           \
-            TYPE t1 = P.z * w1r - P.w * w1i + v;                                \
-            w1i = P.z * w1i + P.w * w1r;                                        \
-            w1r = t1;                                                           \
+            CAUSAL_STEP_T(TYPE, v)                                              \
             ST(idx, A.x * w0r - A.y * w0i + A.z * w1r - A.w * w1i);             \
         }                                                                       \
         TYPE xl = LD(base + (n - 1) * step) - c;                                \
@@ -82,13 +111,7 @@ __kernel void gaussian_from_w(__global const W* in, __global T* out, int n)
             int idx = base + k * step;                                          \
             TYPE v = LD(idx) - c;                                               \
             ST(idx, LDO(idx) + (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + c); \
-            TYPE ur = v + v0r, ui = v0i;                                        \
-            v0r = P.x * ur - P.y * ui;                                          \
-            v0i = P.x * ui + P.y * ur;                                          \
-            ur = v + v1r;                                                       \
-            ui = v1i;                                                           \
-            v1r = P.z * ur - P.w * ui;                                          \
-            v1i = P.z * ui + P.w * ur;                                          \
+            ANTI_STEP_T(TYPE, v)                                                \
         }                                                                       \
     }
 
@@ -205,153 +228,281 @@ __kernel void gaussian_fir_cols(__global const W* in, __global W* out, int width
 }
 #endif
 
-#ifdef BLOCK_L
-// iir_blocks: block-parallel recursive filtering along columns, after Nehab
-// et al. (2011) but simpler, because each section is first order: a column
-// is cut into blocks of BLOCK_L rows, and one work-item per (column, block)
-// gives width x ceil(height / BLOCK_L) work-items instead of width.
+
+
+#ifdef ROW_SEG
+// iir_local, row pass: one work-group per row, the whole row staged in local
+// memory (coalesced loads), ROW_SEG samples per work-item. Each work-item
+// filters its segment from zero state, a Hillis-Steele scan over the
+// work-group turns the segment end states into exact incoming states, and
+// each segment is filtered again from them. The row is read once and written
+// once, with no transposes.
 //
-// sums[(k * nblocks + b) * width + x], k = 0..7: for block b of column x,
-// k 0-3 hold the two sections' causal states (re, im) and k 4-7 the
-// anticausal ones. Pass 1 writes zero-state block sums there, pass 2 turns
-// them into exact incoming states, pass 3 refilters each block from them.
+// Segment t lives at xs[t * RSP ...]: RSP is odd, so the 32 work-items of a
+// warp reading "their" m-th sample hit 32 different banks.
+//
+// The row is padded to ROW_WG * ROW_SEG samples with its last value. The
+// anticausal pass starts at the padded end from the replicate steady state,
+// which constant input keeps unchanged, so the padding changes nothing and
+// every segment has the same length (one pole power for the whole scan).
+#define RSP (ROW_SEG + 1)
 
-#define SUM(k) sums[((k) * nblocks + b) * width + x]
-
-// Pass 1, one forward sweep: E = sum_m p^(len-1-m) x[m] (causal state at
-// the block's last row, from zero) by recursion, and S = sum_m p^(m+1) x[m]
-// (anticausal state entering the row above the block, from zero) with a
-// running power of p, so the block is read once.
-__kernel void gaussian_blk_sums(__global const W* in, __global W* sums, int width, int height,
-                                int nblocks, float4 P)
+// PS holds p^ROW_SEG for both sections.
+__kernel __attribute__((reqd_work_group_size(ROW_WG, 1, 1)))
+void gaussian_row_local(__global const W* in, __global W* out, int width, int height,
+                        float4 P, float4 A, float4 SA, float4 PS)
 {
-    int x = get_global_id(0), b = get_global_id(1);
-    int y0 = b * BLOCK_L;
-    if (x >= width || b >= nblocks)
-        return;
-    int len = min(BLOCK_L, height - y0);
-    W c = in[x];  // deviations from the column's first sample, as in IIR_LINE
-    W e0r = 0.0f, e0i = 0.0f, e1r = 0.0f, e1i = 0.0f;
-    W s0r = 0.0f, s0i = 0.0f, s1r = 0.0f, s1i = 0.0f;
-    float q0r = P.x, q0i = P.y, q1r = P.z, q1i = P.w;  // p^(m+1)
-#pragma unroll 16
-    for (int m = 0; m < len; m++) {
-        W v = in[(y0 + m) * width + x] - c;
-        W t = P.x * e0r - P.y * e0i + v;
-        e0i = P.x * e0i + P.y * e0r;
-        e0r = t;
-        t = P.z * e1r - P.w * e1i + v;
-        e1i = P.z * e1i + P.w * e1r;
-        e1r = t;
-        s0r += q0r * v;
-        s0i += q0i * v;
-        s1r += q1r * v;
-        s1i += q1i * v;
-        float u = q0r * P.x - q0i * P.y;
-        q0i = q0r * P.y + q0i * P.x;
-        q0r = u;
-        u = q1r * P.z - q1i * P.w;
-        q1i = q1r * P.w + q1i * P.z;
-        q1r = u;
+    __local W xs[ROW_WG * RSP];
+    __local W sc[4 * ROW_WG];
+    int t = get_local_id(0);
+    int y = get_group_id(0);
+    __global const W* row = in + y * width;
+    W c = row[0];
+    // Unrolled so that all of a work-item's loads are in flight at once.
+#pragma unroll
+    for (int k = 0; k < ROW_SEG; k++) {
+        int i = t + k * ROW_WG;
+        xs[(i / ROW_SEG) * RSP + i % ROW_SEG] = row[min(i, width - 1)] - c;
     }
-    SUM(0) = e0r; SUM(1) = e0i; SUM(2) = e1r; SUM(3) = e1i;
-    SUM(4) = s0r; SUM(5) = s0i; SUM(6) = s1r; SUM(7) = s1i;
-}
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local W* seg = xs + t * RSP;
 
-// Pass 2, one work-item per column, nblocks steps: the state entering block
-// b is w_in[b+1] = E[b] + p^L w_in[b] (from the replicate steady state at the
-// top), and the anticausal state at block b's last row is
-// v_out[b-1] = S[b] + p^len(b) v_out[b] (from the steady state at the bottom).
-// PL holds p^BLOCK_L, PLAST p^(length of the last block).
-__kernel void gaussian_blk_carry(__global const W* in, __global W* sums, int width, int height,
-                                 int nblocks, float4 SA, float4 PL, float4 PLAST)
-{
-    int x = get_global_id(0);
-    if (x >= width)
-        return;
-    int b;
-    W c = in[x];
-    // The first row's deviation is 0, so the causal steady state is 0.
+    // Zero-state sweeps: the causal state after the segment, and the
+    // anticausal state it hands to the segment before it.
     W w0r = 0.0f, w0i = 0.0f, w1r = 0.0f, w1i = 0.0f;
-#pragma unroll 8
-    for (b = 0; b < nblocks; b++) {
-        W er = SUM(0), ei = SUM(1), fr = SUM(2), fi = SUM(3);
-        SUM(0) = w0r; SUM(1) = w0i; SUM(2) = w1r; SUM(3) = w1i;
-        W t = er + PL.x * w0r - PL.y * w0i;
-        w0i = ei + PL.x * w0i + PL.y * w0r;
-        w0r = t;
-        t = fr + PL.z * w1r - PL.w * w1i;
-        w1i = fi + PL.z * w1i + PL.w * w1r;
-        w1r = t;
-    }
-    W xl = in[(height - 1) * width + x] - c;
-    W v0r = xl * SA.x, v0i = xl * SA.y, v1r = xl * SA.z, v1i = xl * SA.w;
-#pragma unroll 8
-    for (b = nblocks - 1; b >= 0; b--) {
-        float4 Q = (b == nblocks - 1) ? PLAST : PL;
-        W sr = SUM(4), si = SUM(5), tr = SUM(6), ti = SUM(7);
-        SUM(4) = v0r; SUM(5) = v0i; SUM(6) = v1r; SUM(7) = v1i;
-        W t = sr + Q.x * v0r - Q.y * v0i;
-        v0i = si + Q.x * v0i + Q.y * v0r;
-        v0r = t;
-        t = tr + Q.z * v1r - Q.w * v1i;
-        v1i = ti + Q.z * v1i + Q.w * v1r;
-        v1r = t;
-    }
-}
+    W v0r = 0.0f, v0i = 0.0f, v1r = 0.0f, v1i = 0.0f;
+#pragma unroll
+    for (int m = 0; m < ROW_SEG; m++)
+        CAUSAL_STEP(seg[m]);
+#pragma unroll
+    for (int m = ROW_SEG - 1; m >= 0; m--)
+        ANTI_STEP(seg[m]);
+    W xl = row[width - 1] - c;
+    W br = xl * SA.x, bi = xl * SA.y, cr = xl * SA.z, ci = xl * SA.w;  // steady state
+    if (t == ROW_WG - 1)
+        CMAD(PS, v0r, v0i, v1r, v1i, br, bi, cr, ci);
 
-// Work-group size of pass 3, whose local memory holds a block per work-item.
-#if CH == 1
-#define BLK_WG 64
-#else
-#define BLK_WG 16
+    // Inclusive scans: causal left to right, anticausal right to left.
+    float4 Q = PS;
+    for (int d = 1; d < ROW_WG; d *= 2) {
+        sc[t] = w0r; sc[ROW_WG + t] = w0i; sc[2 * ROW_WG + t] = w1r; sc[3 * ROW_WG + t] = w1i;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (t >= d)
+            CMAD(Q, w0r, w0i, w1r, w1i, sc[t - d], sc[ROW_WG + t - d], sc[2 * ROW_WG + t - d],
+                 sc[3 * ROW_WG + t - d]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        sc[t] = v0r; sc[ROW_WG + t] = v0i; sc[2 * ROW_WG + t] = v1r; sc[3 * ROW_WG + t] = v1i;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (t + d < ROW_WG)
+            CMAD(Q, v0r, v0i, v1r, v1i, sc[t + d], sc[ROW_WG + t + d], sc[2 * ROW_WG + t + d],
+                 sc[3 * ROW_WG + t + d]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        Q = CSQUARE(Q);
+    }
+    // Exclusive: segment t starts from segment t-1's causal total and from
+    // segment t+1's anticausal total (the steady state for the last one).
+    sc[t] = w0r; sc[ROW_WG + t] = w0i; sc[2 * ROW_WG + t] = w1r; sc[3 * ROW_WG + t] = w1i;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t > 0) {
+        w0r = sc[t - 1]; w0i = sc[ROW_WG + t - 1]; w1r = sc[2 * ROW_WG + t - 1]; w1i = sc[3 * ROW_WG + t - 1];
+    } else {
+        w0r = w0i = w1r = w1i = 0.0f;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    sc[t] = v0r; sc[ROW_WG + t] = v0i; sc[2 * ROW_WG + t] = v1r; sc[3 * ROW_WG + t] = v1i;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t < ROW_WG - 1) {
+        v0r = sc[t + 1]; v0i = sc[ROW_WG + t + 1]; v1r = sc[2 * ROW_WG + t + 1]; v1i = sc[3 * ROW_WG + t + 1];
+    } else {
+        v0r = br; v0i = bi; v1r = cr; v1i = ci;
+    }
+
+    // Exact sweeps: causal outputs held in registers, then the anticausal
+    // sweep adds its part and overwrites each sample once it is used.
+    W ys[ROW_SEG];
+#pragma unroll
+    for (int m = 0; m < ROW_SEG; m++) {
+        CAUSAL_STEP(seg[m]);
+        ys[m] = A.x * w0r - A.y * w0i + A.z * w1r - A.w * w1i;
+    }
+#pragma unroll
+    for (int m = ROW_SEG - 1; m >= 0; m--) {
+        W v = seg[m];
+        seg[m] = ys[m] + (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + c;
+        ANTI_STEP(v);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global W* orow = out + y * width;
+    for (int i = t; i < width; i += ROW_WG)
+        orow[i] = xs[(i / ROW_SEG) * RSP + i % ROW_SEG];
+}
 #endif
 
-// Pass 3: each block filtered forward and backward from its exact states.
-// The block's input deviations and causal outputs are kept in local memory
-// (column `lid` belongs to this work-item alone, so no barrier is needed),
-// so the image is read once and written once; re-reading it from global
-// memory for the backward sweep doubled the traffic.
-__kernel void gaussian_blk_apply(__global const W* in, __global const W* sums, __global W* out,
-                                 int width, int height, int nblocks, float4 P, float4 A)
+#ifdef COL_BLK
+// Block-parallel recursive filtering along columns (iir_blocks, iir_local),
+// after Nehab et al. (2011) but simpler, because each section is first
+// order: a column is cut into blocks of COL_BLK rows, one work-item per
+// (column, block), which gives width x height / COL_BLK work-items instead
+// of width. Pass 1 filters each block from zero state, pass 2 turns those
+// sums into exact incoming states, pass 3 filters each block from them.
+// Blocks are held in registers (no local memory, so occupancy is limited
+// by registers alone). The last block is padded with the column's last
+// value: the anticausal pass enters it from the replicate steady state,
+// which constant input keeps, so every block has the same length and one
+// pole power PL = p^COL_BLK carries states between blocks.
+//
+// sums[(k * nblocks + b) * width + x], k 0-3 causal, 4-7 anticausal: the two
+// sections' (re, im) states.
+#define CSUM(k) sums[((k) * nblocks + b) * width + x]
+
+// Pass 1: each block's zero-state causal end state and anticausal start.
+__kernel void gaussian_blk_sums(__global const W* in, __global W* sums, int width, int height,
+                                 int nblocks, float4 P)
 {
-    __local W xs[BLOCK_L][BLK_WG];
-    __local W ys[BLOCK_L][BLK_WG];
-    int lid = get_local_id(0);
     int x = get_global_id(0), b = get_global_id(1);
-    int y0 = b * BLOCK_L;
     if (x >= width || b >= nblocks)
         return;
-    int len = min(BLOCK_L, height - y0);
+    int y0 = b * COL_BLK;
     W c = in[x];
-    // Stage the block first: the loads are independent, so unrolled they are
-    // all in flight at once instead of one latency per row.
-#pragma unroll 16
-    for (int m = 0; m < len; m++)
-        xs[m][lid] = in[(y0 + m) * width + x] - c;
-    W w0r = SUM(0), w0i = SUM(1), w1r = SUM(2), w1i = SUM(3);
-    for (int m = 0; m < len; m++) {
-        W v = xs[m][lid];
-        W t = P.x * w0r - P.y * w0i + v;
-        w0i = P.x * w0i + P.y * w0r;
-        w0r = t;
-        t = P.z * w1r - P.w * w1i + v;
-        w1i = P.z * w1i + P.w * w1r;
-        w1r = t;
-        ys[m][lid] = A.x * w0r - A.y * w0i + A.z * w1r - A.w * w1i;
+    W xs[COL_BLK];
+#pragma unroll
+    for (int m = 0; m < COL_BLK; m++)
+        xs[m] = in[min(y0 + m, height - 1) * width + x] - c;
+    W w0r = 0.0f, w0i = 0.0f, w1r = 0.0f, w1i = 0.0f;
+    W v0r = 0.0f, v0i = 0.0f, v1r = 0.0f, v1i = 0.0f;
+#pragma unroll
+    for (int m = 0; m < COL_BLK; m++)
+        CAUSAL_STEP(xs[m]);
+#pragma unroll
+    for (int m = COL_BLK - 1; m >= 0; m--)
+        ANTI_STEP(xs[m]);
+    CSUM(0) = w0r; CSUM(1) = w0i; CSUM(2) = w1r; CSUM(3) = w1i;
+    CSUM(4) = v0r; CSUM(5) = v0i; CSUM(6) = v1r; CSUM(7) = v1i;
+}
+
+// Pass 2: zero-state sums in, exact incoming states out (the causal state
+// before each block's first row, the anticausal state at its last row).
+// A column's blocks are split into CARRY_LANES runs of consecutive blocks,
+// one work-item each (one work-item per column left the GPU nearly idle):
+// each run's total from zero state, the totals folded across runs in local
+// memory, then each run walked again from its exact incoming state.
+// Work-group: 32 columns x CARRY_LANES runs.
+#define CARRY_LANES 8
+#if CH == 1
+#define CARRY_BATCH 8
+#else
+#define CARRY_BATCH 4
+#endif
+
+// Walks blocks b = first, first + dir, ... (n of them) through
+// s <- sum(k0..k3) + PL * s, in batches whose loads are all issued before
+// any is used. With STORE, each block's incoming state is written over its
+// sums first. (The batch loops have constant bounds, so compilers unroll
+// them without a pragma, which a macro could not carry portably.)
+#define CARRY_WALK(k0, first, dir, n, sr, si, tr, ti, STORE)                    \
+    for (int j0 = 0; j0 < (n); j0 += CARRY_BATCH) {                             \
+        W e[4][CARRY_BATCH];                                                    \
+        for (int j = 0; j < CARRY_BATCH; j++) {                                 \
+            int b = (first) + (dir) * min(j0 + j, (n) - 1);                     \
+            e[0][j] = CSUM(k0); e[1][j] = CSUM(k0 + 1);                         \
+            e[2][j] = CSUM(k0 + 2); e[3][j] = CSUM(k0 + 3);                     \
+        }                                                                       \
+        for (int j = 0; j < CARRY_BATCH; j++) {                                 \
+            if (j0 + j < (n)) {                                                 \
+                int b = (first) + (dir) * (j0 + j);                             \
+                if (STORE) {                                                    \
+                    CSUM(k0) = sr; CSUM(k0 + 1) = si;                           \
+                    CSUM(k0 + 2) = tr; CSUM(k0 + 3) = ti;                       \
+                }                                                               \
+                CMAD(PL, e[0][j], e[1][j], e[2][j], e[3][j], sr, si, tr, ti);   \
+                sr = e[0][j]; si = e[1][j]; tr = e[2][j]; ti = e[3][j];          \
+            }                                                                   \
+        }                                                                       \
     }
-    W v0r = SUM(4), v0i = SUM(5), v1r = SUM(6), v1i = SUM(7);
-    for (int m = len - 1; m >= 0; m--) {
-        W v = xs[m][lid];
-        out[(y0 + m) * width + x] = ys[m][lid] + (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + c;
-        W ur = v + v0r, ui = v0i;
-        v0r = P.x * ur - P.y * ui;
-        v0i = P.x * ui + P.y * ur;
-        ur = v + v1r;
-        ui = v1i;
-        v1r = P.z * ur - P.w * ui;
-        v1i = P.z * ui + P.w * ur;
+
+__kernel __attribute__((reqd_work_group_size(32, CARRY_LANES, 1)))
+void gaussian_blk_carry(__global const W* in, __global W* sums, int width, int height,
+                         int nblocks, float4 SA, float4 PL)
+{
+    __local W tot[CARRY_LANES][4][32];
+    __local float4 pw[CARRY_LANES];  // PL^(blocks in the run)
+    int lx = get_local_id(0), lane = get_local_id(1);
+    int x = get_global_id(0);
+    int run = (nblocks + CARRY_LANES - 1) / CARRY_LANES;
+    int b0 = lane * run;
+    int n = (x < width) ? clamp(nblocks - b0, 0, run) : 0;
+    int xc = min(x, width - 1);
+    W c = in[xc];
+    if (lx == 0) {
+        float4 q = (float4)(1.0f, 0.0f, 1.0f, 0.0f);
+        int m = clamp(nblocks - b0, 0, run);
+        for (int k = 0; k < m; k++)
+            q = (float4)(q.x * PL.x - q.y * PL.y, q.x * PL.y + q.y * PL.x,
+                         q.z * PL.z - q.w * PL.w, q.z * PL.w + q.w * PL.z);
+        pw[lane] = q;
+    }
+
+    // Causal, top to bottom. The first row's deviation is 0, so the causal
+    // steady state above the image is 0.
+    W sr = 0.0f, si = 0.0f, tr = 0.0f, ti = 0.0f;
+    CARRY_WALK(0, b0, 1, n, sr, si, tr, ti, 0)
+    tot[lane][0][lx] = sr; tot[lane][1][lx] = si; tot[lane][2][lx] = tr; tot[lane][3][lx] = ti;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    sr = si = tr = ti = 0.0f;
+    for (int k = 0; k < lane; k++) {
+        W ar = tot[k][0][lx], ai = tot[k][1][lx], br = tot[k][2][lx], bi = tot[k][3][lx];
+        float4 q = pw[k];
+        CMAD(q, ar, ai, br, bi, sr, si, tr, ti);
+        sr = ar; si = ai; tr = br; ti = bi;
+    }
+    CARRY_WALK(0, b0, 1, n, sr, si, tr, ti, 1)
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    // Anticausal, bottom to top, from the replicate steady state at the
+    // last (padded) row.
+    int last = b0 + n - 1;
+    sr = si = tr = ti = 0.0f;
+    CARRY_WALK(4, last, -1, n, sr, si, tr, ti, 0)
+    tot[lane][0][lx] = sr; tot[lane][1][lx] = si; tot[lane][2][lx] = tr; tot[lane][3][lx] = ti;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    W xl = in[(height - 1) * width + xc] - c;
+    sr = xl * SA.x; si = xl * SA.y; tr = xl * SA.z; ti = xl * SA.w;
+    for (int k = CARRY_LANES - 1; k > lane; k--) {
+        W ar = tot[k][0][lx], ai = tot[k][1][lx], br = tot[k][2][lx], bi = tot[k][3][lx];
+        float4 q = pw[k];
+        CMAD(q, ar, ai, br, bi, sr, si, tr, ti);
+        sr = ar; si = ai; tr = br; ti = bi;
+    }
+    CARRY_WALK(4, last, -1, n, sr, si, tr, ti, 1)
+}
+#undef CARRY_WALK
+
+// Pass 3: each block filtered from its exact states, in registers.
+__kernel void gaussian_blk_apply(__global const W* in, __global const W* sums, __global W* out,
+                                  int width, int height, int nblocks, float4 P, float4 A)
+{
+    int x = get_global_id(0), b = get_global_id(1);
+    if (x >= width || b >= nblocks)
+        return;
+    int y0 = b * COL_BLK;
+    W c = in[x];
+    W xs[COL_BLK], ys[COL_BLK];
+#pragma unroll
+    for (int m = 0; m < COL_BLK; m++)
+        xs[m] = in[min(y0 + m, height - 1) * width + x] - c;
+    W w0r = CSUM(0), w0i = CSUM(1), w1r = CSUM(2), w1i = CSUM(3);
+    W v0r = CSUM(4), v0i = CSUM(5), v1r = CSUM(6), v1i = CSUM(7);
+#pragma unroll
+    for (int m = 0; m < COL_BLK; m++) {
+        CAUSAL_STEP(xs[m]);
+        ys[m] = A.x * w0r - A.y * w0i + A.z * w1r - A.w * w1i;
+    }
+#pragma unroll
+    for (int m = COL_BLK - 1; m >= 0; m--) {
+        if (y0 + m < height)
+            out[(y0 + m) * width + x] = ys[m] + (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + c;
+        ANTI_STEP(xs[m]);
     }
 }
-#undef SUM
+#undef CSUM
 #endif

@@ -29,7 +29,8 @@ use clfilter::{Engine, Error, Image, Sample, SampleType};
 use common::{local_mem, opencl_engine, random_image, strided_copy, Rng, TestSample};
 
 /// 1x1, thin lines both ways, primes, sizes that are not multiples of the
-/// 4-pixel vectors, the 16/32 tiles or the 128-wide FIR segments.
+/// 4-pixel vectors, the 16/32 tiles, the 128-wide FIR segments or
+/// iir_local's 32-sample row segments.
 const SIZES: &[(usize, usize)] = &[
     (1, 1),
     (1, 23),
@@ -41,6 +42,10 @@ const SIZES: &[(usize, usize)] = &[
     (64, 7),
     (257, 3),
     (3, 257),
+    // Past 32 work-items of 32 samples: iir_local's row scan spans several
+    // warps; past 16 blocks of 32 rows: its carry pass takes several batches.
+    (1031, 3),
+    (3, 1031),
 ];
 const CHANNELS: &[usize] = &[1, 3, 4];
 const BORDERS: &[Border] = &[Border::Replicate, Border::Mirror];

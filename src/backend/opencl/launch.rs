@@ -18,6 +18,7 @@ use crate::image::Sample;
 /// Crate-private, like [`ClDevice::launch`]: a kernel launch is only as safe
 /// as the kernel's own bounds checks against the sizes passed with it, which
 /// the op modules guarantee and outside code could not.
+#[derive(Clone, Copy)]
 pub(crate) enum Arg<'a> {
     /// A device buffer (`__global T*`).
     Mem(cl_mem, PhantomData<&'a ()>),

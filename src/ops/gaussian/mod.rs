@@ -99,6 +99,7 @@ pub static SPEC: OpSpec = OpSpec {
     name: "gaussian",
     variants: variants::VARIANTS,
     gpu_order: &[
+        "iir_local",
         "iir_blocks",
         "iir_transpose_f4",
         "iir_transpose",
@@ -111,8 +112,17 @@ pub static SPEC: OpSpec = OpSpec {
         "fir_local",
         "iir_transpose_f4",
         "iir_blocks",
+        "iir_local",
     ],
 };
+
+/// Work-group size and samples per work-item of `gaussian_row_local`
+/// (`iir_local`) for rows of `width` working pixels (`channels` 1, else float4).
+pub(crate) fn row_local_geometry(width: usize, channels: usize) -> (usize, usize) {
+    // A float4 segment takes 4x the registers, so it is shorter.
+    let seg = if channels == 1 { 32 } else { 8 };
+    (width.div_ceil(seg).next_multiple_of(32), seg)
+}
 
 /// Device passes. The working image is f32 with 1 channel (gray) or 4
 /// (RGB/RGBA); for f32 gray and RGBA input it is the user's buffer itself.
@@ -121,7 +131,7 @@ pub(crate) mod device {
     use std::any::Any;
     use std::time::Duration;
 
-    use super::{coeffs::Deriche, reference, variants, GaussianParams, SPEC};
+    use super::{coeffs::Deriche, reference, row_local_geometry, variants, GaussianParams, SPEC};
     use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage};
     use crate::engine::{Dev, Engine};
     use crate::error::Result;
@@ -184,11 +194,21 @@ pub(crate) mod device {
         Ok((out, time(ev)?))
     }
 
-    /// Rows per block in `iir_blocks` (`-DBLOCK_L` in its table entry).
-    const BLOCK_L: usize = 64;
+    /// Rows per block of the block-parallel column pass (`COL_BLK`): the block
+    /// is held in registers twice (input and causal output). On an H100 at
+    /// 8192x8192 gray, 64 beat 32 and 96 (fewer blocks make the carry pass
+    /// 4x cheaper; 96 spills).
+    pub(crate) fn col_block(channels: usize) -> usize {
+        if channels == 1 {
+            64
+        } else {
+            16
+        }
+    }
 
-    /// One block-parallel recursive pass along columns (`iir_blocks`).
-    fn blocks_pass(
+    /// One block-parallel recursive pass along columns, blocks in registers
+    /// (`iir_blocks`, `iir_local`).
+    fn col_blocks_pass(
         engine: &Engine,
         dev: &Dev,
         spec: &VariantSpec,
@@ -197,10 +217,11 @@ pub(crate) mod device {
         p: &GaussianParams,
     ) -> Result<(DeviceImage<f32>, Duration)> {
         let (w, h, c) = (src.width(), src.height(), src.channels());
-        let nb = h.div_ceil(BLOCK_L);
+        let blk = col_block(c);
+        let nb = h.div_ceil(blk);
         let shape = w_shape(src, p);
-        let kernel =
-            |name: &str| engine.kernel(dev, SPEC.name, spec, &shape, "-DT_IS_FLOAT=1", name);
+        let opts = format!("-DT_IS_FLOAT=1 -DCOL_BLK={blk}");
+        let kernel = |name: &str| engine.kernel(dev, SPEC.name, spec, &shape, &opts, name);
         let (k1, k2, k3) = (
             kernel("gaussian_blk_sums")?,
             kernel("gaussian_blk_carry")?,
@@ -208,10 +229,10 @@ pub(crate) mod device {
         );
         let d = Deriche::new(sigma as f64);
         let [pole, weight, _, sa] = d.kernel_args();
-        let last = h - (nb - 1) * BLOCK_L;
         // Eight working pixels per (block, column): the sections' states.
         let sums = DeviceImage::<f32>::new(dev, w, nb * 8, c)?;
         let out = DeviceImage::<f32>::new(dev, w, h, c)?;
+        let dims = [Arg::int(w)?, Arg::int(h)?, Arg::int(nb)?];
         let e1 = dev.launch(
             &k1,
             &[w, nb],
@@ -219,45 +240,87 @@ pub(crate) mod device {
             &[
                 Arg::img(src),
                 Arg::img(&sums),
-                Arg::int(w)?,
-                Arg::int(h)?,
-                Arg::int(nb)?,
+                dims[0],
+                dims[1],
+                dims[2],
                 Arg::F32x4(pole),
             ],
         )?;
+        // 32 columns x CARRY_LANES (8) runs of blocks per work-group.
         let e2 = dev.launch(
             &k2,
-            &[w],
-            &[spec.local[0]],
+            &[w, 8],
+            &[32, 8],
             &[
                 Arg::img(src),
                 Arg::img(&sums),
-                Arg::int(w)?,
-                Arg::int(h)?,
-                Arg::int(nb)?,
+                dims[0],
+                dims[1],
+                dims[2],
                 Arg::F32x4(sa),
-                Arg::F32x4(d.pole_power_args(BLOCK_L)),
-                Arg::F32x4(d.pole_power_args(last)),
+                Arg::F32x4(d.pole_power_args(blk)),
             ],
         )?;
-        // Pass 3's group size is BLK_WG in gaussian.cl: its local memory holds
-        // one 64-row block per work-item (32 KiB either way).
         let e3 = dev.launch(
             &k3,
             &[w, nb],
-            &[if c == 1 { 64 } else { 16 }, 1],
+            &[spec.local[0], 1],
             &[
                 Arg::img(src),
                 Arg::img(&sums),
                 Arg::img(&out),
-                Arg::int(w)?,
-                Arg::int(h)?,
-                Arg::int(nb)?,
+                dims[0],
+                dims[1],
+                dims[2],
                 Arg::F32x4(pole),
                 Arg::F32x4(weight),
             ],
         )?;
-        Ok((out, time(e1)? + time(e2)? + time(e3)?))
+        let (t1, t2, t3) = (time(e1)?, time(e2)?, time(e3)?);
+        log::debug!("gaussian blk {w}x{h}: sums {t1:?} carry {t2:?} apply {t3:?}");
+        Ok((out, t1 + t2 + t3))
+    }
+
+    /// One recursive pass along rows, each row whole in local memory (`iir_local`).
+    fn row_local_pass(
+        engine: &Engine,
+        dev: &Dev,
+        spec: &VariantSpec,
+        src: &DeviceImage<f32>,
+        sigma: f32,
+        p: &GaussianParams,
+    ) -> Result<(DeviceImage<f32>, Duration)> {
+        let (w, h) = (src.width(), src.height());
+        let (wg, seg) = row_local_geometry(w, src.channels());
+        let out = DeviceImage::<f32>::new(dev, w, h, src.channels())?;
+        let k = engine.kernel(
+            dev,
+            SPEC.name,
+            spec,
+            &w_shape(src, p),
+            &format!("-DT_IS_FLOAT=1 -DROW_SEG={seg} -DROW_WG={wg}"),
+            "gaussian_row_local",
+        )?;
+        let d = Deriche::new(sigma as f64);
+        let [pole, weight, _, sa] = d.kernel_args();
+        let ev = dev.launch(
+            &k,
+            &[wg * h],
+            &[wg],
+            &[
+                Arg::img(src),
+                Arg::img(&out),
+                Arg::int(w)?,
+                Arg::int(h)?,
+                Arg::F32x4(pole),
+                Arg::F32x4(weight),
+                Arg::F32x4(sa),
+                Arg::F32x4(d.pole_power_args(seg)),
+            ],
+        )?;
+        let t = time(ev)?;
+        log::debug!("gaussian row_local {w}x{h} wg {wg} seg {seg}: {t:?}");
+        Ok((out, t))
     }
 
     fn transpose(
@@ -368,13 +431,21 @@ pub(crate) mod device {
                     step(&mut |s| fir_pass(engine, dev, spec, false, s, p.sigma_y, p))?;
                 }
             }
+            "iir_local" => {
+                if p.sigma_y > 0.0 {
+                    step(&mut |s| col_blocks_pass(engine, dev, spec, s, p.sigma_y, p))?;
+                }
+                if p.sigma_x > 0.0 {
+                    step(&mut |s| row_local_pass(engine, dev, spec, s, p.sigma_x, p))?;
+                }
+            }
             "iir_blocks" => {
                 if p.sigma_y > 0.0 {
-                    step(&mut |s| blocks_pass(engine, dev, spec, s, p.sigma_y, p))?;
+                    step(&mut |s| col_blocks_pass(engine, dev, spec, s, p.sigma_y, p))?;
                 }
                 if p.sigma_x > 0.0 {
                     step(&mut |s| transpose(engine, dev, s))?;
-                    step(&mut |s| blocks_pass(engine, dev, spec, s, p.sigma_x, p))?;
+                    step(&mut |s| col_blocks_pass(engine, dev, spec, s, p.sigma_x, p))?;
                     step(&mut |s| transpose(engine, dev, s))?;
                 }
             }

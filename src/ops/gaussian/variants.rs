@@ -67,10 +67,33 @@ fn fir_tiles(s: &Shape) -> usize {
     rows.max(cols) * working_pixel(s)
 }
 
-/// iir_blocks: the transpose tile, or pass 3's two 64-row blocks per
-/// work-item (64 gray or 16 colour work-items: 32 KiB), whichever is larger.
-fn blocks_local(s: &Shape) -> usize {
-    transpose_tile(s).max(2 * 64 * 64 * 4)
+/// iir_local: the row pass stages a whole row plus the scan's four states
+/// per work-item (the column pass needs no local memory).
+fn local_rows_local(s: &Shape) -> usize {
+    let (wg, seg) = super::row_local_geometry(s.width, working_channels(s));
+    (wg * (seg + 1) + 4 * wg) * working_pixel(s)
+}
+
+/// The recursive variants' constraints, and a row short enough for one
+/// work-group (at most 1024 work-items) to hold.
+fn local_rows(s: &Shape) -> Result<(), String> {
+    iir(s)?;
+    let (wg, _) = super::row_local_geometry(s.width, working_channels(s));
+    if wg > 1024 {
+        return Err(format!(
+            "rows of {} pixels need {wg} work-items per row (at most 1024)",
+            s.width
+        ));
+    }
+    Ok(())
+}
+
+fn working_channels(s: &Shape) -> usize {
+    if s.channels == 1 {
+        1
+    } else {
+        4
+    }
 }
 
 fn transpose_tile(s: &Shape) -> usize {
@@ -112,13 +135,24 @@ pub static VARIANTS: &[VariantSpec] = &[
     },
     VariantSpec {
         name: "iir_blocks",
-        summary:
-            "block-parallel rgV (64-row blocks, exact carries) + transposes: fills a large GPU",
+        summary: "block-parallel rgV (blocks of 64 gray / 16 colour rows in registers, exact \
+                  carries) + transposes: fills a large GPU",
         file: "gaussian.cl",
-        options: "-DBLOCK_L=64",
+        options: "",
         local: [64, 1],
-        local_bytes: blocks_local,
+        local_bytes: transpose_tile,
         supports: iir,
+        tolerance: 1e-3,
+    },
+    VariantSpec {
+        name: "iir_local",
+        summary: "block-parallel rgV with blocks in registers, then each row whole in local \
+                  memory, scanned across work-items: no transposes",
+        file: "gaussian.cl",
+        options: "",
+        local: [64, 1],
+        local_bytes: local_rows_local,
+        supports: local_rows,
         tolerance: 1e-3,
     },
     VariantSpec {
