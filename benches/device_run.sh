@@ -20,7 +20,7 @@ build)
   cp target/release/filterctl target/gpu/
   # Newest binary of each bench/test target.
   for f in $(ls -t target/release/deps/engine-* | grep -v '\.d$' | head -1); do cp "$f" target/gpu/criterion-engine; done
-  for name in ops fallback image_io gaussian; do
+  for name in ops fallback image_io gaussian tune demosaic; do
     f=$(ls -t target/release/deps/${name}-* 2>/dev/null | grep -v '\.d$' | head -1)
     [ -n "$f" ] && cp "$f" "target/gpu/test-${name}"
   done
@@ -51,6 +51,24 @@ run)
     echo "## bench pocl gaussian sigma $sg 3840x2160 f32 x1" >>"$log"
     $B/filterctl --device portable bench --ops gaussian --sigma "$sg" --size 3840x2160 --type f32 --channels 1 --iters 3 --no-cpu >>"$log" 2>&1
   done
+  for size in 3840x2160 1920x1080; do
+    for ch in 1 4; do
+      echo "## bench gpu gaussian sigma 8 $size f32 x$ch" >>"$log"
+      $B/filterctl --device gpu bench --ops gaussian --sigma 8 --size "$size" --type f32 --channels "$ch" --iters 20 --no-cpu >>"$log" 2>&1
+    done
+  done
+  # Per-pass kernel times of the block-parallel and row-scan passes.
+  echo "## gaussian pass times, 8192x8192 gray sigma 8" >>"$log"
+  RUST_LOG=clfilter=debug $B/filterctl --device gpu bench --ops gaussian --sigma 8 --size 8192x8192 --iters 3 --no-cpu 2>&1 | grep -E "gaussian (blk|row_local)" | tail -4 >>"$log"
+  if $B/filterctl tune --help >/dev/null 2>&1; then
+    echo "## tune gpu" >>"$log"
+    $B/filterctl --device gpu tune --ops gaussian,transpose --sizes 256x256,1920x1080,3840x2160,8192x8192 >>"$log" 2>&1
+    $B/filterctl --device gpu tune --show --json >"$OUT/tuning-gpu.json" 2>>"$log"
+  fi
+  if $B/filterctl variants 2>/dev/null | grep -q demosaic; then
+    echo "## bench gpu demosaic 8192x8192 u8" >>"$log"
+    $B/filterctl --device gpu bench --ops demosaic --size 8192x8192 --type u8 --channels 1 --iters 20 --no-cpu >>"$log" 2>&1
+  fi
   echo "## bench pocl 8192x8192 f32 x1" >>"$log"
   $B/filterctl --device portable bench --ops transpose,minmax,normalize --size 8192x8192 --type f32 --channels 1 --iters 5 --no-cpu >>"$log" 2>&1
   echo "## tests against the GPU" >>"$log"
