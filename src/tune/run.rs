@@ -118,7 +118,8 @@ pub fn tune(
         }
     }
     let tuning = engine.tuning();
-    let steps = |op: &OpSpec| 3 * (engine.variants(op).len() + 1);
+    // Per candidate: gate, kernel mode, end to end; per mode: the re-timing.
+    let steps = |op: &OpSpec| 3 * (engine.variants(op).len() + 1) + 2;
     let total: usize = jobs.iter().map(|(_, j)| steps(j.op)).sum();
     let mut done = 0;
     let start = Instant::now();
