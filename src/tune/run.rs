@@ -15,12 +15,13 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{Sample, SampleType};
 use crate::ops::gaussian::GaussianParams;
-use crate::ops::{self, OpParams, OpSpec, Shape, CPU};
+use crate::ops::{self, OpParams, OpSpec, Shape, VariantSpec, CPU};
 
 /// Fewest timed runs per candidate and mode, whatever the budget says.
 const MIN_RUNS: usize = 3;
-/// Most timed runs per candidate and mode.
-const MAX_RUNS: usize = 30;
+/// Most timed runs per candidate and mode (fast candidates on a generous
+/// budget: more runs steady the median of microsecond-scale calls).
+const MAX_RUNS: usize = 100;
 /// How many of the fastest candidates are re-timed interleaved.
 const RETIME_TOP: usize = 3;
 
@@ -124,26 +125,24 @@ pub fn tune(
     let mut done = 0;
     let start = Instant::now();
     let mut keys = Vec::new();
-    let todo: Vec<bool> = jobs
+    let cached: Vec<Option<TuneEntry>> = jobs
         .iter()
-        .map(|(k, _)| cfg.force || tuning.exact(k).is_none())
+        .map(|(k, _)| if cfg.force { None } else { tuning.exact(k) })
         .collect();
-    let mut left = todo.iter().filter(|t| **t).count();
-    for ((key, job), measure) in jobs.iter().zip(todo) {
-        if !measure {
-            if let Some(entry) = tuning.exact(key) {
-                done += steps(job.op);
-                progress(&Progress {
-                    done,
-                    total,
-                    message: &format!("{key}: cached"),
-                });
-                keys.push(KeyResult {
-                    cached: true,
-                    entry,
-                });
-                continue;
-            }
+    let mut left = cached.iter().filter(|c| c.is_none()).count();
+    for ((key, job), cached) in jobs.iter().zip(cached) {
+        if let Some(entry) = cached {
+            done += steps(job.op);
+            progress(&Progress {
+                done,
+                total,
+                message: &format!("{key}: cached"),
+            });
+            keys.push(KeyResult {
+                cached: true,
+                entry,
+            });
+            continue;
         }
         let share = cfg.budget.saturating_sub(start.elapsed()) / left.max(1) as u32;
         left = left.saturating_sub(1);
@@ -159,7 +158,7 @@ pub fn tune(
             .checksum(job.op.name)
             .ok_or_else(|| {
                 Error::arg(format!(
-                    "the kernel sources of {} could not be read, so results could not be checked later",
+                    "cannot tune {}: its kernel sources could not be read (see the warning above)",
                     job.op.name
                 ))
             })?
@@ -284,6 +283,7 @@ impl Measure<'_, '_> {
     fn typed<T: Sample>(&mut self, channels: usize, checksum: &str) -> Result<TuneEntry> {
         let job = self.job;
         let (engine, dev, op) = (self.engine, self.dev, job.op);
+        // Only gaussian jobs have a sigma, and only gaussian cases read it.
         let sigma = job.sigma.unwrap_or(1.0);
         let case = Case::<T>::new(op, job.width, job.height, channels, sigma)?;
         let shape = case.shape();
@@ -349,12 +349,12 @@ impl Measure<'_, '_> {
         let input = DeviceImage::upload(dev, &case.img)?;
 
         // Kernel mode: the OpenCL candidates that passed.
-        let kernel_idx: Vec<usize> = passed
+        let kernel_idx: Vec<(usize, &'static VariantSpec)> = passed
             .iter()
-            .copied()
-            .filter(|&i| cands[i].variant != CPU)
+            .filter_map(|&i| engine.variant(op, &cands[i].variant).map(|v| (i, v)))
             .collect();
-        // Modes left in this key: kernel + e2e, each with a re-timing round.
+        // Timings left in this key: each candidate per mode, plus one
+        // re-timing round per mode.
         let mut parts = kernel_idx.len() + passed.len() + 2;
         let mut kernel_runs: Vec<(usize, Runner<'_>)> = Vec::new();
         for c in cands.iter_mut() {
@@ -364,41 +364,25 @@ impl Measure<'_, '_> {
                 c.kernel_note = Some("not timed: did not pass the gate".into());
             }
         }
-        for &i in &kernel_idx {
-            let name = cands[i].variant.clone();
-            (self.step)(&format!("{}: kernel mode, {name}", self.key));
-            let Some(spec) = engine.variant(op, &name) else {
-                continue;
-            };
-            let mut runner: Runner<'_> =
-                match bench::device::variant_runner(engine, dev, op, spec, &input, &case.gauss) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        cands[i].kernel_note = Some(format!("not timed: {e}"));
-                        parts = parts.saturating_sub(1);
-                        continue;
-                    }
-                };
+        for &(i, spec) in &kernel_idx {
+            (self.step)(&format!("{}: kernel mode, {}", self.key, spec.name));
             let share = self.share(parts);
             parts = parts.saturating_sub(1);
-            match Self::sample(&mut runner, share) {
-                Ok(t) => {
+            let timed = bench::device::variant_runner(engine, dev, op, spec, &input, &case.gauss)
+                .and_then(|mut runner| Ok((Self::sample(&mut runner, share)?, runner)));
+            match timed {
+                Ok((t, runner)) => {
                     cands[i].kernel = Some(timing(t, pixels, bytes, Some(copy), false));
                     kernel_runs.push((i, runner));
                 }
                 Err(e) => cands[i].kernel_note = Some(format!("not timed: {e}")),
             }
         }
-        for c in cands.iter_mut().filter(|c| c.status == Status::Ok) {
-            if c.variant != CPU && c.kernel.is_none() && c.kernel_note.is_none() {
-                c.kernel_note = Some("not timed".into());
-            }
-        }
         let share = self.share(parts);
         parts = parts.saturating_sub(1);
         let kernel_winner = self.retime(&mut cands, kernel_runs, Mode::Kernel, share, |t| {
             timing(t, pixels, bytes, Some(copy), true)
-        })?;
+        });
 
         // End-to-end mode: every candidate that passed, the CPU path included.
         let forced: Vec<(usize, Engine)> = passed
@@ -431,7 +415,7 @@ impl Measure<'_, '_> {
         let share = self.share(parts);
         let e2e_winner = self.retime(&mut cands, e2e_runs, Mode::E2e, share, |t| {
             timing(t, pixels, bytes, None, true)
-        })?;
+        });
         // Steps of candidates that were not timed, so the bar ends full.
         for _ in kernel_idx.len()..names.len() {
             (self.step)(&format!("{}: done", self.key));
@@ -466,47 +450,58 @@ impl Measure<'_, '_> {
         mode: Mode,
         share: Duration,
         figures: impl Fn(Vec<Duration>) -> Timing,
-    ) -> Result<Option<String>> {
+    ) -> Option<String> {
         let median = |c: &Candidate| c.timing(mode).map_or(f64::INFINITY, |t| t.median_ms);
         runs.sort_by(|a, b| median(&cands[a.0]).total_cmp(&median(&cands[b.0])));
         runs.truncate(RETIME_TOP);
+        (self.step)(&format!(
+            "{}: {mode} re-timing the best {}",
+            self.key,
+            runs.len()
+        ));
         if runs.is_empty() {
-            return Ok(None);
+            return None;
         }
         if runs.len() > 1 {
-            (self.step)(&format!(
-                "{}: {mode} re-timing the best {}",
-                self.key,
-                runs.len()
-            ));
             let round: f64 = runs
                 .iter()
                 .map(|(i, _)| median(&cands[*i]) * 1e-3)
                 .sum::<f64>()
                 .max(1e-6);
             let rounds = ((share.as_secs_f64() / round) as usize).clamp(MIN_RUNS, MAX_RUNS);
-            let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(rounds); runs.len()];
+            // `None` once a candidate fails: it is dropped from this mode.
+            let mut samples: Vec<Option<Vec<Duration>>> =
+                vec![Some(Vec::with_capacity(rounds)); runs.len()];
+            let mut failed: Vec<Option<String>> = vec![None; runs.len()];
             for r in 0..rounds {
                 for k in 0..runs.len() {
                     let j = (r + k) % runs.len();
-                    samples[j].push((runs[j].1)()?);
+                    if let Some(v) = &mut samples[j] {
+                        match (runs[j].1)() {
+                            Ok(t) => v.push(t),
+                            Err(e) => {
+                                failed[j] = Some(format!("failed while re-timing: {e}"));
+                                samples[j] = None;
+                            }
+                        }
+                    }
                 }
             }
-            for ((i, _), t) in runs.iter().zip(samples) {
+            for (((i, _), t), why) in runs.iter().zip(samples).zip(failed) {
                 let c = &mut cands[*i];
-                let t = figures(t);
+                let t = t.map(&figures);
                 match mode {
-                    Mode::Kernel => c.kernel = Some(t),
-                    Mode::E2e => c.e2e = Some(t),
+                    Mode::Kernel => (c.kernel, c.kernel_note) = (t, why),
+                    Mode::E2e => (c.e2e, c.e2e_note) = (t, why),
                 }
             }
         }
         // The fastest by the final figures: usually one of the re-timed, but
         // a candidate whose first figures beat the re-timed ones wins too.
-        Ok(cands
+        cands
             .iter()
             .filter(|c| c.timing(mode).is_some())
             .min_by(|a, b| median(a).total_cmp(&median(b)))
-            .map(|c| c.variant.clone()))
+            .map(|c| c.variant.clone())
     }
 }
