@@ -289,9 +289,11 @@ impl Engine {
         dev.kernel(&program, kernel)
     }
 
-    /// Runs `op` for `shape`: the forced variant if any, else on an OpenCL
-    /// backend each variant in the device's default order until one works,
-    /// then the CPU path. `run_cl` returns the result and the kernels' device time.
+    /// Runs `op` for `shape`: the forced variant if any (an error if it
+    /// cannot run the request), else on an OpenCL backend the tuned
+    /// end-to-end order (which may start with the CPU path), then the
+    /// device's default order, each until one works, then the CPU path.
+    /// `run_cl` returns the result and the kernels' device time.
     #[cfg_attr(not(feature = "opencl"), allow(unused_mut, unused_variables))]
     pub(crate) fn dispatch<R>(
         &self,

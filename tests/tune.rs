@@ -112,6 +112,10 @@ fn engine_runs_what_the_tuner_chose() {
             assert_eq!(c.kernel.is_some(), c.variant != ops::CPU);
         }
         assert!(e.e2e_winner.is_some() && e.kernel_winner.is_some());
+        // The tuner's own check: the engine's call ran the winner.
+        let check = k.dispatch.as_ref().expect("measured keys are checked");
+        assert_eq!(Some(&check.variant), e.e2e_winner.as_ref());
+        assert!(check.median_ms > 0.0 && check.winner_median_ms > 0.0);
     }
     let winner = |op: &str| {
         report
@@ -181,7 +185,7 @@ fn engine_runs_what_the_tuner_chose() {
 
     // A second run reuses the cache and measures nothing.
     let again = run(&fresh, &config(&["transpose", "gaussian"], &[(64, 64)]));
-    assert!(again.keys.iter().all(|k| k.cached));
+    assert!(again.keys.iter().all(|k| k.cached && k.dispatch.is_none()));
     let forced = TuneConfig {
         force: true,
         ..config(&["transpose"], &[(64, 64)])

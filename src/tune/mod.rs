@@ -58,6 +58,24 @@ pub struct KeyResult {
     pub cached: bool,
     /// The figures.
     pub entry: TuneEntry,
+    /// The engine's own dispatch once the entry was recorded, timed against
+    /// the end-to-end winner; `None` for cached keys.
+    pub dispatch: Option<DispatchCheck>,
+}
+
+/// The engine's unforced call (`engine.gaussian(&img, ..)`) after tuning,
+/// timed end to end in interleaved rounds with the forced end-to-end
+/// winner: the proof that the tuned engine is as fast as the best variant.
+#[derive(Debug, Clone, Serialize)]
+pub struct DispatchCheck {
+    /// The variant the engine's dispatch ran.
+    pub variant: String,
+    /// Its median, ms.
+    pub median_ms: f64,
+    /// The forced winner's median in the same rounds, ms.
+    pub winner_median_ms: f64,
+    /// Rounds timed.
+    pub runs: usize,
 }
 
 /// What a tuning run produced.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::cases::Case;
 use super::key::{fingerprint, TuneKey};
 use super::store::{Candidate, Mode, Status, Timing, TuneEntry};
-use super::{KeyResult, Progress, TuneConfig, TuneReport};
+use super::{DispatchCheck, KeyResult, Progress, TuneConfig, TuneReport};
 use crate::backend::opencl::{ClDevice, DeviceImage};
 use crate::backend::Backend;
 use crate::bench;
@@ -141,6 +141,7 @@ pub fn tune(
             keys.push(KeyResult {
                 cached: true,
                 entry,
+                dispatch: None,
             });
             continue;
         }
@@ -171,15 +172,15 @@ pub fn tune(
             deadline: Instant::now() + share,
             step: &mut step,
         };
-        let entry = match cfg.sample {
+        let (entry, dispatch) = match cfg.sample {
             SampleType::U8 => m.typed::<u8>(cfg.channels, &checksum)?,
             SampleType::U16 => m.typed::<u16>(cfg.channels, &checksum)?,
             SampleType::F32 => m.typed::<f32>(cfg.channels, &checksum)?,
         };
-        tuning.record(entry.clone());
         keys.push(KeyResult {
             cached: false,
             entry,
+            dispatch,
         });
     }
     Ok(TuneReport {
@@ -280,7 +281,14 @@ impl Measure<'_, '_> {
         self.deadline.saturating_duration_since(Instant::now()) / parts.max(1) as u32
     }
 
-    fn typed<T: Sample>(&mut self, channels: usize, checksum: &str) -> Result<TuneEntry> {
+    /// Gates and times every candidate of the job, records the entry in
+    /// the engine (and its file), and checks the engine's dispatch against
+    /// the end-to-end winner.
+    fn typed<T: Sample>(
+        &mut self,
+        channels: usize,
+        checksum: &str,
+    ) -> Result<(TuneEntry, Option<DispatchCheck>)> {
         let job = self.job;
         let (engine, dev, op) = (self.engine, self.dev, job.op);
         // Only gaussian jobs have a sigma, and only gaussian cases read it.
@@ -353,9 +361,9 @@ impl Measure<'_, '_> {
             .iter()
             .filter_map(|&i| engine.variant(op, &cands[i].variant).map(|v| (i, v)))
             .collect();
-        // Timings left in this key: each candidate per mode, plus one
-        // re-timing round per mode.
-        let mut parts = kernel_idx.len() + passed.len() + 2;
+        // Timings left in this key: each candidate per mode, one re-timing
+        // round per mode, and the check of the engine's dispatch.
+        let mut parts = kernel_idx.len() + passed.len() + 3;
         let mut kernel_runs: Vec<(usize, Runner<'_>)> = Vec::new();
         for c in cands.iter_mut() {
             if c.variant == CPU {
@@ -423,7 +431,7 @@ impl Measure<'_, '_> {
         for _ in passed.len()..names.len() {
             (self.step)(&format!("{}: done", self.key));
         }
-        Ok(TuneEntry {
+        let entry = TuneEntry {
             key: self.key.clone(),
             checksum: checksum.to_string(),
             width: job.width,
@@ -437,6 +445,58 @@ impl Measure<'_, '_> {
             kernel_winner,
             e2e_winner,
             candidates: cands,
+        };
+        engine.tuning().record(entry.clone());
+        let dispatch = match &entry.e2e_winner {
+            Some(w) => match self.check_dispatch(&case, w) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    log::warn!("{}: the engine's tuned call failed: {e}", self.key);
+                    None
+                }
+            },
+            None => None,
+        };
+        Ok((entry, dispatch))
+    }
+
+    /// Times the engine's unforced call and the forced `winner` end to end,
+    /// alternating which goes first each round, with what is left of the
+    /// key's budget (at least [`MIN_RUNS`] rounds).
+    fn check_dispatch<T: Sample>(&mut self, case: &Case<T>, winner: &str) -> Result<DispatchCheck> {
+        let engine = self.engine;
+        let forced = engine.with_variant(Some(case.op.name), winner);
+        let time = |e: &Engine| -> Result<(Duration, String)> {
+            let t = Instant::now();
+            let (_, r) = case.run(e)?;
+            Ok((t.elapsed(), r.variant))
+        };
+        // Warm-up, and the per-round estimate.
+        let wall = Instant::now();
+        let (_, variant) = time(engine)?;
+        time(&forced)?;
+        let round = wall.elapsed().max(Duration::from_micros(1));
+        let rounds = ((self.share(1).as_secs_f64() / round.as_secs_f64()) as usize)
+            .clamp(MIN_RUNS, MAX_RUNS);
+        let (mut mine, mut best) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+        for r in 0..rounds {
+            if r % 2 == 0 {
+                mine.push(time(engine)?.0);
+                best.push(time(&forced)?.0);
+            } else {
+                best.push(time(&forced)?.0);
+                mine.push(time(engine)?.0);
+            }
+        }
+        let median = |mut v: Vec<Duration>| {
+            v.sort();
+            v[v.len() / 2].as_secs_f64() * 1e3
+        };
+        Ok(DispatchCheck {
+            variant,
+            median_ms: median(mine),
+            winner_median_ms: median(best),
+            runs: rounds,
         })
     }
 

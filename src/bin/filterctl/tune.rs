@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use clfilter::tune::{store, KeyResult, Mode, Status, TuneConfig, TuneEntry};
+use clfilter::tune::{store, DispatchCheck, KeyResult, Mode, Status, TuneConfig, TuneEntry};
 use clfilter::{CacheDir, SampleType};
 use serde::Serialize;
 
@@ -88,8 +88,9 @@ fn heading(e: &TuneEntry, how: &str) -> String {
 }
 
 /// One entry as a table: a row per timed candidate and mode (fastest
-/// first, the winner marked `*`), then the candidates that were not timed.
-fn entry_table(e: &TuneEntry, how: &str) -> Result<(), CliError> {
+/// first, the winner marked `*`), then the candidates that were not timed,
+/// then the check of the engine's own call when there is one.
+fn entry_table(e: &TuneEntry, how: &str, check: Option<&DispatchCheck>) -> Result<(), CliError> {
     out!("{}", heading(e, how))?;
     if let Some(c) = e.copy_gb_per_s {
         out!("  copy kernel: {c:.2} GB/s (read + write)")?;
@@ -158,6 +159,16 @@ fn entry_table(e: &TuneEntry, how: &str) -> Result<(), CliError> {
             }
         }
     }
+    if let Some(c) = check {
+        out!(
+            "  engine call now runs {}: {} ms end to end, forced winner {} ms in the same {} interleaved rounds ({:+.1}%)",
+            c.variant,
+            num(c.median_ms, 3),
+            num(c.winner_median_ms, 3),
+            c.runs,
+            100.0 * (c.median_ms / c.winner_median_ms - 1.0)
+        )?;
+    }
     out!("")?;
     Ok(())
 }
@@ -216,7 +227,7 @@ fn show(global: &Global, json: bool) -> Result<(), CliError> {
         } else {
             s.status.to_string()
         };
-        entry_table(&s.entry, &how)?;
+        entry_table(&s.entry, &how, None)?;
     }
     Ok(())
 }
@@ -286,8 +297,17 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
                 .to_string())
     )?;
     out!("")?;
-    for KeyResult { cached, entry } in &report.keys {
-        entry_table(entry, if *cached { "cached" } else { "measured" })?;
+    for KeyResult {
+        cached,
+        entry,
+        dispatch,
+    } in &report.keys
+    {
+        entry_table(
+            entry,
+            if *cached { "cached" } else { "measured" },
+            dispatch.as_ref(),
+        )?;
     }
     let cached = report.keys.iter().filter(|k| k.cached).count();
     if cached > 0 {
