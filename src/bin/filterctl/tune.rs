@@ -181,21 +181,24 @@ fn first_line(s: &str) -> &str {
 /// How a cached entry relates to this engine.
 #[derive(Serialize)]
 struct ShownEntry {
-    /// `current`, `stale` (kernels or variants changed) or `other device`.
+    /// `current`, `stale` (kernels or variants changed) or `other device`
+    /// (every entry, on the CPU backend).
     status: &'static str,
     #[serde(flatten)]
     entry: TuneEntry,
 }
 
 fn show(global: &Global, json: bool) -> Result<(), CliError> {
-    let engine = global.engine()?;
-    let tuning = engine.tuning();
-    let Some(path) = tuning.file() else {
+    // The engine's cache folder is `CacheDir::Default` (see `Global::engine`).
+    let Some(dir) = CacheDir::Default.resolve() else {
         return Err(CliError::Failed(
             "disk caching is off (FILTERCTL_CACHE_DIR=disabled or no home folder): no tuning cache"
                 .into(),
         ));
     };
+    let path = &store::path_in(&dir);
+    let engine = global.engine()?;
+    let tuning = engine.tuning();
     let file = store::load(path);
     let shown: Vec<ShownEntry> = file
         .entries
