@@ -209,7 +209,9 @@ impl Engine {
     /// (`None` when untuned): what [`Engine`] calls use with
     /// [`Mode::E2e`], and what device-resident callers use with [`Mode::Kernel`].
     pub fn tuned_order(&self, op: &OpSpec, shape: &Shape, mode: Mode) -> Option<Vec<String>> {
-        self.tuning.plan(op.name, shape, mode)
+        self.tuning
+            .plan(op.name, shape, mode)
+            .map(|order| order.to_vec())
     }
 
     /// An engine configured from the environment (see [`EngineOptions::from_env`]).
@@ -368,7 +370,11 @@ impl Engine {
             // The tuned order (which may put the CPU path first), then the
             // device's default order for what the tuning did not rank.
             let tuned = self.tuning.plan(op.name, shape, Mode::E2e);
-            let mut plan: Vec<&str> = tuned.iter().flatten().map(String::as_str).collect();
+            let mut plan: Vec<&str> = tuned
+                .iter()
+                .flat_map(|o| o.iter())
+                .map(String::as_str)
+                .collect();
             for spec in op.order(dev.info().kind) {
                 if !plan.contains(&spec.name) {
                     plan.push(spec.name);

@@ -50,8 +50,16 @@ pub fn size_bucket(width: usize, height: usize) -> u32 {
 /// the FIR's radius grows with sigma) or `sigma>=8` (beyond the local-memory
 /// FIR's radius), followed by the border.
 pub fn params_bucket(params: &OpParams) -> String {
+    match params_parts(params) {
+        None => "-".into(),
+        Some((range, border)) => format!("{range} {border}"),
+    }
+}
+
+/// [`params_bucket`]'s two words, or `None` for `-`.
+fn params_parts(params: &OpParams) -> Option<(&'static str, &'static str)> {
     match params {
-        OpParams::None => "-".into(),
+        OpParams::None => None,
         OpParams::Gaussian(p) => {
             let s = p.sigma_x.max(p.sigma_y);
             let range = if s < 2.0 {
@@ -65,7 +73,7 @@ pub fn params_bucket(params: &OpParams) -> String {
                 Border::Replicate => "replicate",
                 Border::Mirror => "mirror",
             };
-            format!("{range} {border}")
+            Some((range, border))
         }
     }
 }
@@ -82,12 +90,19 @@ impl TuneKey {
         }
     }
 
-    /// Whether `other` differs from this key in the size bucket at most.
-    pub fn same_but_size(&self, other: &TuneKey) -> bool {
-        self.device == other.device
-            && self.op == other.op
-            && self.format == other.format
-            && self.params == other.params
+    /// Whether this key's format and parameter bucket are those of `shape`
+    /// (what [`TuneKey::new`] would give), without building strings: the
+    /// engine asks on every call.
+    pub fn fits(&self, shape: &Shape) -> bool {
+        let format = self
+            .format
+            .split_once('x')
+            .is_some_and(|(t, c)| t == shape.sample.name() && c.parse() == Ok(shape.channels));
+        let params = match params_parts(&shape.params) {
+            None => self.params == "-",
+            Some(parts) => self.params.split_once(' ') == Some(parts),
+        };
+        format && params
     }
 }
 
@@ -123,9 +138,21 @@ mod tests {
         let shape = Shape::new(1920, 1080, 1, SampleType::F32);
         let k = TuneKey::new("dev", "transpose", &shape);
         assert_eq!(k.format, "f32x1");
-        let mut other = TuneKey::new("dev", "transpose", &Shape::new(64, 64, 1, SampleType::F32));
-        assert!(k.same_but_size(&other));
-        other.format = "u8x1".into();
-        assert!(!k.same_but_size(&other));
+        for shape in [
+            Shape::new(7, 5, 3, SampleType::U16),
+            Shape::new(7, 5, 1, SampleType::F32)
+                .with_params(OpParams::Gaussian(GaussianParams::new(9.0))),
+        ] {
+            let key = TuneKey::new("d", "gaussian", &shape);
+            assert!(key.fits(&shape));
+            assert!(!key.fits(&Shape {
+                channels: 4,
+                ..shape
+            }));
+            assert!(!key.fits(
+                &Shape::new(7, 5, 3, SampleType::U8)
+                    .with_params(OpParams::Gaussian(GaussianParams::new(1.0)))
+            ));
+        }
     }
 }

@@ -18,7 +18,7 @@ pub mod store;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -116,6 +116,41 @@ pub fn tune(
     ))
 }
 
+/// An entry with its rankings worked out once, so a call's lookup does
+/// not allocate.
+#[derive(Debug)]
+struct Stored {
+    entry: TuneEntry,
+    kernel: Arc<Vec<String>>,
+    e2e: Arc<Vec<String>>,
+}
+
+impl Stored {
+    fn new(entry: TuneEntry) -> Self {
+        let rank = |mode| {
+            Arc::new(
+                entry
+                    .ranking(mode)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
+            )
+        };
+        Stored {
+            kernel: rank(Mode::Kernel),
+            e2e: rank(Mode::E2e),
+            entry,
+        }
+    }
+
+    fn ranking(&self, mode: Mode) -> &Arc<Vec<String>> {
+        match mode {
+            Mode::Kernel => &self.kernel,
+            Mode::E2e => &self.e2e,
+        }
+    }
+}
+
 /// An engine's view of the tuning cache: the entries that are valid for its
 /// device and its kernel sources, and where to record new ones.
 #[derive(Debug, Default)]
@@ -127,7 +162,7 @@ pub struct Tuning {
     /// Per operation, the checksum entries must carry to be valid.
     checksums: HashMap<String, String>,
     /// Valid entries: this device, current checksums.
-    entries: RwLock<Vec<TuneEntry>>,
+    entries: RwLock<Vec<Stored>>,
     /// Operations already reported as untuned at `info` level.
     untuned_said: Mutex<HashSet<String>>,
 }
@@ -147,12 +182,13 @@ impl Tuning {
     ) -> Self {
         let loaded = file.as_deref().map(store::load).unwrap_or_default();
         let total = loaded.entries.len();
-        let entries: Vec<TuneEntry> = loaded
+        let entries: Vec<Stored> = loaded
             .entries
             .into_iter()
             .filter(|e| {
                 e.key.device == fingerprint && checksums.get(&e.key.op) == Some(&e.checksum)
             })
+            .map(Stored::new)
             .collect();
         if let Some(f) = &file {
             log::debug!(
@@ -190,7 +226,9 @@ impl Tuning {
         self.entries
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .iter()
+            .map(|s| s.entry.clone())
+            .collect()
     }
 
     /// The valid entry with exactly this key.
@@ -199,8 +237,8 @@ impl Tuning {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .iter()
-            .find(|e| e.key == *key)
-            .cloned()
+            .find(|s| s.entry.key == *key)
+            .map(|s| s.entry.clone())
     }
 
     /// Keeps `entry` for this engine and its clones, and merges it into the
@@ -211,8 +249,8 @@ impl Tuning {
             store::merge(f, std::slice::from_ref(&entry));
         }
         let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
-        entries.retain(|e| e.key != entry.key);
-        entries.push(entry);
+        entries.retain(|s| s.entry.key != entry.key);
+        entries.push(Stored::new(entry));
     }
 
     /// The variants to try for a request, fastest first, from the entry of
@@ -220,41 +258,52 @@ impl Tuning {
     /// equal key (ties go to the larger size). `None` when nothing applies:
     /// the caller uses its default order. Logs the choice at `debug`, and
     /// the absence of one at `info` once per operation.
-    pub fn plan(&self, op: &str, shape: &Shape, mode: Mode) -> Option<Vec<String>> {
-        let fp = self.fingerprint.as_deref()?;
-        let key = TuneKey::new(fp, op, shape);
+    pub fn plan(&self, op: &str, shape: &Shape, mode: Mode) -> Option<Arc<Vec<String>>> {
+        // Every stored entry is for this device (see `open`).
+        self.fingerprint.as_ref()?;
+        let bucket = key::size_bucket(shape.width, shape.height);
         let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
         let best = entries
             .iter()
-            .filter(|e| e.key.same_but_size(&key) && !e.ranking(mode).is_empty())
-            .min_by_key(|e| {
+            .filter(|s| {
+                s.entry.key.op == op && s.entry.key.fits(shape) && !s.ranking(mode).is_empty()
+            })
+            .min_by_key(|s| {
                 (
-                    e.key.size_bucket.abs_diff(key.size_bucket),
-                    std::cmp::Reverse(e.key.size_bucket),
+                    s.entry.key.size_bucket.abs_diff(bucket),
+                    std::cmp::Reverse(s.entry.key.size_bucket),
                 )
             });
-        let Some(entry) = best else {
-            let mut said = self.untuned_said.lock().unwrap_or_else(|p| p.into_inner());
-            if said.insert(op.to_string()) {
-                log::info!(
-                    "{op} is not tuned for {key} on this device; using the default order \
-                     (run `filterctl tune` to measure)"
-                );
-            }
+        let Some(stored) = best else {
+            drop(entries);
+            self.say_untuned(op, shape);
             return None;
         };
-        let order: Vec<String> = entry
-            .ranking(mode)
-            .into_iter()
-            .map(str::to_string)
-            .collect();
+        let key = &stored.entry.key;
         log::debug!(
             target: "clfilter::tune",
-            "{op}: {mode} order {} from the {} entry for 2^{} px (request {key})",
-            order.join(", "),
-            if entry.key.size_bucket == key.size_bucket { "exact" } else { "nearest" },
-            entry.key.size_bucket,
+            "{op}: {mode} order {} from the {} entry {key} for a {}x{} request",
+            stored.ranking(mode).join(", "),
+            if key.size_bucket == bucket { "exact" } else { "nearest" },
+            shape.width,
+            shape.height,
         );
-        Some(order)
+        Some(Arc::clone(stored.ranking(mode)))
+    }
+
+    /// Logs at `info`, once per operation, that `op` runs untuned.
+    fn say_untuned(&self, op: &str, shape: &Shape) {
+        let mut said = self.untuned_said.lock().unwrap_or_else(|p| p.into_inner());
+        if said.contains(op) {
+            return;
+        }
+        said.insert(op.to_string());
+        if let Some(fp) = &self.fingerprint {
+            log::info!(
+                "{op} is not tuned for {} on this device; using the default order \
+                 (run `filterctl tune` to measure)",
+                TuneKey::new(fp, op, shape)
+            );
+        }
     }
 }
