@@ -197,7 +197,12 @@ impl Engine {
 
     /// `op`'s OpenCL variant called `name` (see [`Engine::variants`]).
     pub fn variant(&self, op: &OpSpec, name: &str) -> Option<&'static VariantSpec> {
-        self.variants(op).into_iter().find(|v| v.name == name)
+        op.variant(name).or_else(|| {
+            self.extra
+                .iter()
+                .find(|(o, v)| *o == op.name && v.name == name)
+                .map(|(_, v)| *v)
+        })
     }
 
     /// The tuning entries this engine uses (see [`crate::tune`]).
