@@ -316,6 +316,25 @@ pub mod device {
             known: op.names().join(", "),
         })?;
         let gp = ops::gaussian::GaussianParams::new(sigma);
+        let mut once = variant_runner(engine, dev, op, spec, input, &gp)?;
+        once()?;
+        (0..iters).map(|_| once()).collect()
+    }
+
+    /// One kernel-only run of `spec` per call, on `input` (already on the
+    /// device), returning the kernels' device time: what [`time_variant`]
+    /// and the tuner's kernel mode time. The shape is checked against the
+    /// variant first; `gp` is used by `gaussian`, which runs on its working
+    /// image (f32 gray or RGBA input only: other inputs add conversion passes).
+    pub fn variant_runner<'a, T: Sample>(
+        engine: &'a Engine,
+        dev: &'a ClDevice,
+        op: &'a OpSpec,
+        spec: &'a VariantSpec,
+        input: &'a DeviceImage<T>,
+        gp: &ops::gaussian::GaussianParams,
+    ) -> Result<Box<dyn FnMut() -> Result<Duration> + 'a>> {
+        let gp = *gp;
         let shape = Shape::new(input.width(), input.height(), input.channels(), T::TYPE)
             .with_params(ops::OpParams::Gaussian(gp));
         spec.check(&shape, dev.info().local_mem)
@@ -325,6 +344,19 @@ pub mod device {
                 reason,
             })?;
         let (w, h, c) = (input.width(), input.height(), input.channels());
+        if op.name == "gaussian" {
+            let work = (input as &dyn std::any::Any)
+                .downcast_ref::<DeviceImage<f32>>()
+                .filter(|i| i.channels() != 3)
+                .ok_or_else(|| Error::Unsupported {
+                    op: op.name.into(),
+                    variant: spec.name.into(),
+                    reason: "kernel-only timing runs on f32 gray or RGBA images".into(),
+                })?;
+            return Ok(Box::new(move || {
+                ops::gaussian::device::blur_w(engine, dev, spec, work, &gp).map(|r| r.1)
+            }));
+        }
         let k = ops::normalize::Coefficients::explicit(&ops::normalize::NormalizeParams {
             sub: Some(1.0),
             factor: Some(0.5),
@@ -335,20 +367,7 @@ pub mod device {
             if op.name == "transpose" { w } else { h },
             c,
         )?;
-        if op.name == "gaussian" {
-            let work = (input as &dyn std::any::Any)
-                .downcast_ref::<DeviceImage<f32>>()
-                .filter(|i| i.channels() != 3)
-                .ok_or_else(|| Error::Unsupported {
-                    op: op.name.into(),
-                    variant: spec.name.into(),
-                    reason: "kernel-only timing runs on f32 gray or RGBA images".into(),
-                })?;
-            let once = || ops::gaussian::device::blur_w(engine, dev, spec, work, &gp).map(|r| r.1);
-            once()?;
-            return (0..iters).map(|_| once()).collect();
-        }
-        let once = || -> Result<Duration> {
+        Ok(Box::new(move || -> Result<Duration> {
             Ok(match op.name {
                 "transpose" => ops::transpose::launch(engine, dev, spec, input, &out)?
                     .duration()?
@@ -358,8 +377,6 @@ pub mod device {
                     .duration()?
                     .unwrap_or_default(),
             })
-        };
-        once()?;
-        (0..iters).map(|_| once()).collect()
+        }))
     }
 }

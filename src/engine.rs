@@ -1,5 +1,6 @@
 //! The [`Engine`]: a backend plus the rules for picking variants.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -7,6 +8,7 @@ use std::time::{Duration, Instant};
 use crate::backend::{self, Backend, CacheDir, DeviceSelector};
 use crate::error::{Error, Result};
 use crate::ops::{OpSpec, RunReport, Shape, VariantSpec, CPU};
+use crate::tune::{Mode, Tuning};
 
 /// The device type OpenCL variants run on: the OpenCL device, or, in a
 /// build without OpenCL, a type with no values (so those paths cannot run).
@@ -29,6 +31,11 @@ pub struct EngineOptions {
     pub cl_dir: Option<PathBuf>,
     /// Force a variant: `NAME` for every operation, or `op=NAME[,op=NAME...]`.
     pub variant: Option<String>,
+    /// Test-only: extra table entries `(op, variant)` that the engine, the
+    /// tuner and forced dispatch treat as part of `op`'s table (not of its
+    /// default order), so tests can inject a deliberately broken variant.
+    #[doc(hidden)]
+    pub extra_variants: Vec<(&'static str, &'static VariantSpec)>,
 }
 
 impl EngineOptions {
@@ -41,6 +48,7 @@ impl EngineOptions {
             cache: CacheDir::Default,
             cl_dir: non_empty("FILTERCTL_CL_DIR").map(PathBuf::from),
             variant: non_empty("FILTERCTL_VARIANT"),
+            extra_variants: Vec::new(),
         })
     }
 }
@@ -55,6 +63,10 @@ pub struct Engine {
     cl_dir: Option<Arc<PathBuf>>,
     /// (operation or `None` for all, variant name); later entries win.
     forced: Vec<(Option<String>, String)>,
+    /// Test-only table entries (see [`EngineOptions::extra_variants`]).
+    extra: Arc<Vec<(&'static str, &'static VariantSpec)>>,
+    /// The tuning entries valid for this device and these kernels.
+    tuning: Arc<Tuning>,
 }
 
 /// Parses and checks a variant override against the operation tables.
@@ -108,11 +120,103 @@ impl Engine {
             Some(v) => parse_forced(v)?,
             None => Vec::new(),
         };
-        Ok(Engine {
+        let mut engine = Engine {
             backend,
             cl_dir: opts.cl_dir.map(Arc::new),
             forced,
+            extra: Arc::new(opts.extra_variants),
+            tuning: Arc::new(Tuning::inactive()),
+        };
+        if let Some(info) = engine.backend.device_info() {
+            let checksums = engine.checksums();
+            let file = opts
+                .cache
+                .resolve()
+                .map(|d| crate::tune::store::path_in(&d));
+            engine.tuning = Arc::new(Tuning::open(
+                file,
+                crate::tune::key::fingerprint(info),
+                checksums,
+            ));
+        }
+        Ok(engine)
+    }
+
+    /// Per operation, FNV-1a (hex) over its variant names, files, options
+    /// and work-group shapes and over every kernel source (as this engine
+    /// reads them): what a tuning entry must match to be valid. Sources are
+    /// hashed whole because variants call each other's kernels (gaussian
+    /// uses transpose's). An operation whose sources cannot be read is left out.
+    fn checksums(&self) -> HashMap<String, String> {
+        let dir = self.cl_dir.as_deref().map(|p| p.as_path());
+        let mut sources = String::new();
+        for (file, _) in crate::kernels::SOURCES {
+            match crate::kernels::one(file, dir) {
+                Ok(text) => {
+                    sources.push_str(file);
+                    sources.push('\n');
+                    sources.push_str(&text);
+                }
+                Err(e) => {
+                    log::warn!("kernel source {file}: {e}; tuning results will not be used");
+                    return HashMap::new();
+                }
+            }
+        }
+        crate::ops::OPS
+            .iter()
+            .map(|op| {
+                let mut text = format!("{} {}\n", op.name, env!("CARGO_PKG_VERSION"));
+                for v in self.variants(op) {
+                    text.push_str(&format!(
+                        "{} {} {} {:?}\n",
+                        v.name, v.file, v.options, v.local
+                    ));
+                }
+                text.push_str(&sources);
+                (
+                    op.name.to_string(),
+                    format!("{:016x}", crate::backend::cache::fnv1a(text.as_bytes())),
+                )
+            })
+            .collect()
+    }
+
+    /// `op`'s OpenCL variants: its table, plus any test-only extra entries.
+    pub fn variants(&self, op: &OpSpec) -> Vec<&'static VariantSpec> {
+        op.variants
+            .iter()
+            .chain(
+                self.extra
+                    .iter()
+                    .filter(|(o, _)| *o == op.name)
+                    .map(|(_, v)| *v),
+            )
+            .collect()
+    }
+
+    /// `op`'s OpenCL variant called `name` (see [`Engine::variants`]).
+    pub fn variant(&self, op: &OpSpec, name: &str) -> Option<&'static VariantSpec> {
+        op.variant(name).or_else(|| {
+            self.extra
+                .iter()
+                .find(|(o, v)| *o == op.name && v.name == name)
+                .map(|(_, v)| *v)
         })
+    }
+
+    /// The tuning entries this engine uses (see [`crate::tune`]).
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
+    }
+
+    /// The variants the tuning entries rank for a request, fastest first
+    /// (`None` when untuned): what [`Engine`] calls use with
+    /// [`Mode::E2e`], and what device-resident callers use with [`Mode::Kernel`].
+    pub fn tuned_order(&self, op: &OpSpec, shape: &Shape, mode: Mode) -> Option<Vec<String>> {
+        self.tuning
+            .plan(op.name, shape, mode)
+            .map(|order| order.to_vec())
     }
 
     /// An engine configured from the environment (see [`EngineOptions::from_env`]).
@@ -126,6 +230,8 @@ impl Engine {
             backend: Backend::Cpu,
             cl_dir: None,
             forced: Vec::new(),
+            extra: Arc::new(Vec::new()),
+            tuning: Arc::new(Tuning::inactive()),
         }
     }
 
@@ -190,9 +296,11 @@ impl Engine {
         dev.kernel(&program, kernel)
     }
 
-    /// Runs `op` for `shape`: the forced variant if any, else on an OpenCL
-    /// backend each variant in the device's default order until one works,
-    /// then the CPU path. `run_cl` returns the result and the kernels' device time.
+    /// Runs `op` for `shape`: the forced variant if any (an error if it
+    /// cannot run the request), else on an OpenCL backend the tuned
+    /// end-to-end order (which may start with the CPU path), then the
+    /// device's default order, each until one works, then the CPU path.
+    /// `run_cl` returns the result and the kernels' device time.
     #[cfg_attr(not(feature = "opencl"), allow(unused_mut, unused_variables))]
     pub(crate) fn dispatch<R>(
         &self,
@@ -215,15 +323,20 @@ impl Engine {
             fallbacks,
         };
         let forced = self.forced(op);
-        if let Some(name) = forced {
-            if name != CPU && op.variant(name).is_none() {
-                return Err(Error::UnknownVariant {
-                    op: op.name.into(),
-                    variant: name.into(),
-                    known: op.names().join(", "),
-                });
+        // The forced OpenCL variant's table entry.
+        let forced_spec = match forced {
+            Some(name) if name != CPU => {
+                Some(
+                    self.variant(op, name)
+                        .ok_or_else(|| Error::UnknownVariant {
+                            op: op.name.into(),
+                            variant: name.into(),
+                            known: op.names().join(", "),
+                        })?,
+                )
             }
-        }
+            _ => None,
+        };
         let dev: Option<&Dev> = match &self.backend {
             #[cfg(feature = "opencl")]
             Backend::OpenCl(d) => Some(d.as_ref()),
@@ -248,8 +361,8 @@ impl Engine {
         #[cfg(feature = "opencl")]
         {
             let local_mem = dev.info().local_mem;
-            if let Some(name) = forced {
-                let spec = op.variant(name).expect("checked above");
+            if let Some(spec) = forced_spec {
+                let name = spec.name;
                 spec.check(shape, local_mem)
                     .map_err(|reason| Error::Unsupported {
                         op: op.name.into(),
@@ -259,8 +372,36 @@ impl Engine {
                 let (r, kt) = run_cl(dev, spec).map_err(|e| name_unsupported(e, op.name, name))?;
                 return Ok((r, report(name, Some(kt), Vec::new())));
             }
-            let mut fallbacks = Vec::new();
+            // The tuned order (which may put the CPU path first), then the
+            // device's default order for what the tuning did not rank.
+            let tuned = self.tuning.plan(op.name, shape, Mode::E2e);
+            let mut plan: Vec<&str> = tuned
+                .iter()
+                .flat_map(|o| o.iter())
+                .map(String::as_str)
+                .collect();
             for spec in op.order(dev.info().kind) {
+                if !plan.contains(&spec.name) {
+                    plan.push(spec.name);
+                }
+            }
+            let mut fallbacks = Vec::new();
+            for name in plan {
+                if name == CPU {
+                    let r = run_cpu()?;
+                    log::debug!(
+                        target: "clfilter::dispatch",
+                        "{} ran variant=cpu (tuned: faster end to end than {})",
+                        op.name,
+                        dev.info().name
+                    );
+                    return Ok((r, report(CPU, None, fallbacks)));
+                }
+                // Tuning entries only name variants of this table (the
+                // checksum covers the names), so this skips nothing in practice.
+                let Some(spec) = self.variant(op, name) else {
+                    continue;
+                };
                 if let Err(why) = spec.check(shape, local_mem) {
                     log::debug!("{}/{} skipped: {why}", op.name, spec.name);
                     continue;

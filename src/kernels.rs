@@ -18,7 +18,8 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("gaussian.cl", include_str!("../cl/gaussian.cl")),
 ];
 
-fn one(file: &str, dir: Option<&Path>) -> Result<String> {
+/// The text of one source file (without `common.cl`), embedded or from `dir`.
+pub(crate) fn one(file: &str, dir: Option<&Path>) -> Result<String> {
     match dir {
         Some(d) => {
             let p = d.join(file);

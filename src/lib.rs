@@ -10,6 +10,7 @@ pub mod image;
 pub mod kernels;
 pub mod ops;
 pub mod pipeline;
+pub mod tune;
 
 pub use backend::{Backend, CacheDir, DeviceInfo, DeviceKind, DeviceSelector};
 pub use engine::{Engine, EngineOptions};

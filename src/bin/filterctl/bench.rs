@@ -46,7 +46,8 @@ pub struct Args {
     json: bool,
 }
 
-fn parse_channels(s: &str) -> Result<usize, String> {
+/// Parses `--channels` (1, 3 or 4).
+pub fn parse_channels(s: &str) -> Result<usize, String> {
     match s.trim() {
         "1" => Ok(1),
         "3" => Ok(3),

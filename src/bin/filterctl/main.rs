@@ -36,6 +36,7 @@ mod bench;
 mod demo;
 mod devices;
 mod error;
+mod tune;
 mod util;
 mod variants;
 
@@ -95,6 +96,9 @@ enum Command {
     Bench(bench::Args),
     /// List every operation's variants (name, summary, tolerance).
     Variants(variants::Args),
+    /// Measure every variant per size and parameters, and cache the fastest
+    /// for the engine to use (--show prints the cache, --clear deletes it).
+    Tune(tune::Args),
 }
 
 /// Parses `--device`; an empty value (`FILTERCTL_DEVICE=`) means `auto`, as
@@ -127,6 +131,7 @@ impl Global {
             cache: CacheDir::Default,
             cl_dir,
             variant: self.variant.clone().filter(|v| !v.trim().is_empty()),
+            ..Default::default()
         })?;
         log::info!("backend: {}", engine.backend().describe());
         Ok(engine)
@@ -160,6 +165,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => demo::run(&global, a),
         Command::Bench(a) => bench::run(&global, a),
         Command::Variants(a) => variants::run(a),
+        Command::Tune(a) => tune::run(&global, a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -6,6 +6,10 @@
 use super::{Border, GaussianParams, IIR_MIN_SIGMA};
 use crate::ops::{no_local, OpParams, Shape, VariantSpec};
 
+/// The recursive variants' tolerance against the reference (Deriche's
+/// approximation), also the CPU path's bound.
+pub const IIR_TOLERANCE: f32 = 1e-3;
+
 /// The largest FIR radius the local-memory FIR variant stages (`FIR_RMAX`).
 pub const FIR_RMAX: usize = 48;
 /// FIR row-pass segment width and column-pass tile (`FIR_LX`, `FIR_TX`, `FIR_TY`).
@@ -111,7 +115,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [64, 1],
         local_bytes: no_local,
         supports: iir,
-        tolerance: 1e-3,
+        tolerance: IIR_TOLERANCE,
     },
     VariantSpec {
         name: "iir_transpose",
@@ -121,7 +125,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [64, 1],
         local_bytes: transpose_tile,
         supports: iir,
-        tolerance: 1e-3,
+        tolerance: IIR_TOLERANCE,
     },
     VariantSpec {
         name: "iir_transpose_f4",
@@ -131,7 +135,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [64, 1],
         local_bytes: transpose_tile,
         supports: iir,
-        tolerance: 1e-3,
+        tolerance: IIR_TOLERANCE,
     },
     VariantSpec {
         name: "iir_blocks",
@@ -142,7 +146,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [64, 1],
         local_bytes: transpose_tile,
         supports: iir,
-        tolerance: 1e-3,
+        tolerance: IIR_TOLERANCE,
     },
     VariantSpec {
         name: "iir_local",

@@ -1,0 +1,424 @@
+//! The autotuner on a real OpenCL device (PoCL in CI): the engine follows
+//! what the tuner measured, broken variants are disqualified, changed
+//! kernels invalidate entries, damaged or shared cache files stay valid,
+//! and forced variants override the tuning.
+//!
+//! Every test uses its own cache folder and small images. Without a device
+//! each prints "skipped: no OpenCL device" (or fails with
+//! `FILTERCTL_REQUIRE_OPENCL=1`).
+#![cfg(feature = "opencl")]
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use clfilter::ops::{self, any_shape, no_local, OpParams, Shape, VariantSpec};
+use clfilter::tune::{self, store, Mode, Status, TuneConfig, TuneEntry, TuneReport};
+use clfilter::{CacheDir, Engine, EngineOptions, Error, Image, SampleType};
+use common::{opencl_engine_with, opencl_options, random_image, Rng};
+
+/// A transpose variant whose kernel copies instead of transposing: it
+/// builds and runs, and its results are wrong.
+static WRONG: VariantSpec = VariantSpec {
+    name: "wrong",
+    summary: "test only: copies instead of transposing",
+    file: "transpose.cl",
+    options: "",
+    local: [16, 16],
+    local_bytes: no_local,
+    supports: any_shape,
+    tolerance: 0.0,
+};
+
+/// A transpose variant with no kernel function: it fails to launch.
+static BROKEN: VariantSpec = VariantSpec {
+    name: "broken",
+    summary: "test only: its kernel does not exist",
+    file: "transpose.cl",
+    options: "",
+    local: [16, 16],
+    local_bytes: no_local,
+    supports: any_shape,
+    tolerance: 0.0,
+};
+
+const WRONG_KERNEL: &str = "\n__kernel void transpose_wrong(__global const T* in, __global T* out, \
+                            int width, int height)\n{\n    int x = get_global_id(0), y = get_global_id(1);\n    \
+                            if (x < width && y < height)\n        \
+                            STOREP(LOADP(in, y * width + x), out, y * width + x);\n}\n";
+
+/// The kernel sources in a temporary folder, with `append` added to `transpose.cl`.
+fn sources_with(append: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in clfilter::kernels::SOURCES {
+        let mut text = text.to_string();
+        if *name == "transpose.cl" {
+            text.push_str(append);
+        }
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+fn engine_in(cache: &Path) -> Option<Engine> {
+    opencl_engine_with(opencl_options(CacheDir::Dir(cache.to_path_buf())))
+}
+
+fn config(ops: &[&str], sizes: &[(usize, usize)]) -> TuneConfig {
+    TuneConfig {
+        ops: ops.iter().map(|s| s.to_string()).collect(),
+        sizes: sizes.to_vec(),
+        sample: SampleType::F32,
+        channels: 1,
+        sigmas: vec![2.0],
+        budget: Duration::from_millis(300),
+        force: false,
+    }
+}
+
+fn run(engine: &Engine, cfg: &TuneConfig) -> TuneReport {
+    tune::tune(engine, cfg, &mut |_| {}).expect("tuning runs")
+}
+
+fn gray(w: usize, h: usize) -> Image<f32> {
+    random_image::<f32>(&mut Rng::new(5), w, h, 1)
+}
+
+fn file_entries(cache: &Path) -> Vec<TuneEntry> {
+    let text = std::fs::read_to_string(store::path_in(cache)).expect("tuning.json exists");
+    serde_json::from_str::<store::TuningFile>(&text)
+        .expect("tuning.json is valid")
+        .entries
+}
+
+#[test]
+fn engine_runs_what_the_tuner_chose() {
+    let cache = tempfile::tempdir().unwrap();
+    let Some(engine) = engine_in(cache.path()) else {
+        return;
+    };
+    let report = run(&engine, &config(&["transpose", "gaussian"], &[(64, 64)]));
+    assert_eq!(report.keys.len(), 2);
+    for k in &report.keys {
+        assert!(!k.cached);
+        let e = &k.entry;
+        // Every candidate was gated, and every one that passed was timed end to end.
+        assert_eq!(e.candidates.len(), engine.variants(op(&e.key.op)).len() + 1);
+        for c in &e.candidates {
+            assert_eq!(c.status, Status::Ok, "{}/{}", e.key.op, c.variant);
+            assert!(c.e2e.is_some(), "{}/{}", e.key.op, c.variant);
+            assert_eq!(c.kernel.is_some(), c.variant != ops::CPU);
+        }
+        assert!(e.e2e_winner.is_some() && e.kernel_winner.is_some());
+        // The tuner's own check: the engine's call ran the winner.
+        let check = k.dispatch.as_ref().expect("measured keys are checked");
+        assert_eq!(Some(&check.variant), e.e2e_winner.as_ref());
+        assert!(check.median_ms > 0.0 && check.winner_median_ms > 0.0);
+    }
+    let winner = |op: &str| {
+        report
+            .keys
+            .iter()
+            .find(|k| k.entry.key.op == op)
+            .and_then(|k| k.entry.e2e_winner.clone())
+            .unwrap()
+    };
+    let img = gray(64, 64);
+    let p = ops::gaussian::GaussianParams::new(2.0);
+    // The same engine, a fresh one reading tuning.json, and a size in a
+    // neighbouring bucket (nearest-bucket fallback) all run the winner.
+    let fresh = engine_in(cache.path()).unwrap();
+    for (label, e, w, h) in [
+        ("same engine", &engine, 64, 64),
+        ("fresh engine", &fresh, 64, 64),
+        ("nearest bucket", &fresh, 90, 90),
+    ] {
+        let img = if w == 64 { img.clone() } else { gray(w, h) };
+        let r = e.transpose_report(&img).unwrap().1;
+        assert_eq!(r.variant, winner("transpose"), "{label}");
+        let r = e.gaussian_report(&img, &p).unwrap().1;
+        assert_eq!(r.variant, winner("gaussian"), "{label}");
+    }
+    // The kernel-mode order, for device-resident callers.
+    let shape = Shape::new(64, 64, 1, SampleType::F32);
+    let order = fresh
+        .tuned_order(&ops::transpose::SPEC, &shape, Mode::Kernel)
+        .unwrap();
+    assert_eq!(
+        Some(order[0].as_str()),
+        report.keys[0].entry.kernel_winner.as_deref()
+    );
+    assert!(!order.iter().any(|v| v == ops::CPU));
+    // Another parameter bucket is untuned: the default order runs.
+    let sharp = ops::gaussian::GaussianParams::new(1.5);
+    let shape = Shape::new(64, 64, 1, SampleType::F32).with_params(OpParams::Gaussian(sharp));
+    assert!(fresh
+        .tuned_order(&ops::gaussian::SPEC, &shape, Mode::E2e)
+        .is_none());
+
+    // An entry in which the CPU path is fastest end to end makes the engine
+    // run the CPU path, with the OpenCL device open.
+    let mut entries = file_entries(cache.path());
+    for e in entries.iter_mut().filter(|e| e.key.op == "transpose") {
+        e.e2e_winner = Some(ops::CPU.into());
+        for c in &mut e.candidates {
+            if let Some(t) = &mut c.e2e {
+                t.median_ms = if c.variant == ops::CPU { 0.001 } else { 1e3 };
+            }
+        }
+    }
+    let file = store::TuningFile {
+        format: store::FORMAT,
+        entries,
+    };
+    std::fs::write(
+        store::path_in(cache.path()),
+        serde_json::to_vec(&file).unwrap(),
+    )
+    .unwrap();
+    let cpu_wins = engine_in(cache.path()).unwrap();
+    let (out, r) = cpu_wins.transpose_report(&img).unwrap();
+    assert_eq!(r.variant, ops::CPU);
+    assert_eq!(out, ops::transpose::reference::transpose(&img).unwrap());
+
+    // A second run reuses the cache and measures nothing.
+    let again = run(&fresh, &config(&["transpose", "gaussian"], &[(64, 64)]));
+    assert!(again.keys.iter().all(|k| k.cached && k.dispatch.is_none()));
+    let forced = TuneConfig {
+        force: true,
+        ..config(&["transpose"], &[(64, 64)])
+    };
+    assert!(!run(&fresh, &forced).keys[0].cached);
+}
+
+fn op(name: &str) -> &'static ops::OpSpec {
+    ops::OPS.iter().copied().find(|o| o.name == name).unwrap()
+}
+
+#[test]
+fn broken_and_wrong_variants_are_disqualified() {
+    let cache = tempfile::tempdir().unwrap();
+    let cl = sources_with(WRONG_KERNEL);
+    let Some(engine) = opencl_engine_with(EngineOptions {
+        cl_dir: Some(cl.path().to_path_buf()),
+        extra_variants: vec![("transpose", &WRONG), ("transpose", &BROKEN)],
+        ..opencl_options(CacheDir::Dir(cache.path().to_path_buf()))
+    }) else {
+        return;
+    };
+    // Non-square, so a copy differs from the transpose.
+    let report = run(&engine, &config(&["transpose"], &[(32, 16)]));
+    let e = &report.keys[0].entry;
+    let status = |name: &str| {
+        e.candidates
+            .iter()
+            .find(|c| c.variant == name)
+            .map(|c| c.status.clone())
+            .unwrap()
+    };
+    match status("wrong") {
+        Status::Disqualified(why) => assert!(why.contains("wrong result"), "{why}"),
+        other => panic!("wrong: {other:?}"),
+    }
+    match status("broken") {
+        Status::Disqualified(why) => assert!(why.contains("transpose_broken"), "{why}"),
+        other => panic!("broken: {other:?}"),
+    }
+    for c in e
+        .candidates
+        .iter()
+        .filter(|c| c.variant != "wrong" && c.variant != "broken")
+    {
+        assert_eq!(c.status, Status::Ok, "{}", c.variant);
+    }
+    for mode in [Mode::Kernel, Mode::E2e] {
+        let ranked = e.ranking(mode);
+        assert!(!ranked.is_empty());
+        assert!(!ranked.contains(&"wrong") && !ranked.contains(&"broken"));
+        assert!(!["wrong", "broken"].contains(&e.winner(mode).unwrap()));
+    }
+    // The disqualified are never run by the engine, and the file holds them
+    // with their reasons.
+    let img = gray(32, 16);
+    let (out, r) = engine.transpose_report(&img).unwrap();
+    assert_eq!(Some(r.variant.as_str()), e.winner(Mode::E2e));
+    assert_eq!(out, ops::transpose::reference::transpose(&img).unwrap());
+    let stored = file_entries(cache.path());
+    assert!(stored[0]
+        .candidates
+        .iter()
+        .any(|c| c.variant == "wrong" && matches!(c.status, Status::Disqualified(_))));
+    // Forcing them still runs them: a forced variant is the caller's choice.
+    let forced = engine.with_variant(Some("transpose"), "wrong");
+    assert_eq!(forced.transpose_report(&img).unwrap().1.variant, "wrong");
+}
+
+#[test]
+fn changed_kernel_source_invalidates_entries() {
+    let cache = tempfile::tempdir().unwrap();
+    let a = sources_with("");
+    let b = sources_with("\n// edited\n");
+    let open = |cl: &Path| {
+        opencl_engine_with(EngineOptions {
+            cl_dir: Some(cl.to_path_buf()),
+            ..opencl_options(CacheDir::Dir(cache.path().to_path_buf()))
+        })
+    };
+    let Some(ea) = open(a.path()) else {
+        return;
+    };
+    let cfg = config(&["transpose"], &[(32, 32)]);
+    run(&ea, &cfg);
+    let eb = open(b.path()).unwrap();
+    assert_ne!(
+        ea.tuning().checksum("transpose"),
+        eb.tuning().checksum("transpose")
+    );
+    assert!(eb.tuning().entries().is_empty(), "the edit must invalidate");
+    let shape = Shape::new(32, 32, 1, SampleType::F32);
+    assert!(eb
+        .tuned_order(&ops::transpose::SPEC, &shape, Mode::E2e)
+        .is_none());
+    // The stale entry stays in the file for the old sources, and the new
+    // sources get their own entry when tuned.
+    assert!(!run(&eb, &cfg).keys[0].cached);
+    assert_eq!(file_entries(cache.path()).len(), 2);
+    let ea2 = open(a.path()).unwrap();
+    assert_eq!(ea2.tuning().entries().len(), 1);
+    assert!(run(&ea2, &cfg).keys[0].cached);
+}
+
+/// Runs the built `filterctl tune` with its cache in `cache`.
+fn filterctl_tune(cache: &Path, size: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_filterctl"));
+    c.env("FILTERCTL_CACHE_DIR", cache)
+        .env_remove("FILTERCTL_VARIANT")
+        .env_remove("RUST_LOG")
+        .args([
+            "tune",
+            "--ops",
+            "transpose",
+            "--sizes",
+            size,
+            "--budget",
+            "0.3",
+        ]);
+    c
+}
+
+#[test]
+fn corrupt_cache_is_a_warning_and_is_rebuilt() {
+    let cache = tempfile::tempdir().unwrap();
+    if engine_in(cache.path()).is_none() {
+        return;
+    }
+    let path = store::path_in(cache.path());
+    std::fs::write(&path, b"{\"format\": 1, \"entries\": [ {truncated").unwrap();
+    // The engine opens and works without it.
+    let engine = engine_in(cache.path()).unwrap();
+    assert!(engine.tuning().entries().is_empty());
+    engine.transpose(&gray(8, 8)).unwrap();
+    let out = filterctl_tune(cache.path(), "32x32").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("corrupt"), "no warning: {stderr}");
+    assert_eq!(file_entries(cache.path()).len(), 1);
+}
+
+#[test]
+fn concurrent_tuners_leave_a_valid_file() {
+    let cache = tempfile::tempdir().unwrap();
+    if engine_in(cache.path()).is_none() {
+        return;
+    }
+    let children: Vec<_> = ["32x32", "64x64"]
+        .iter()
+        .map(|s| {
+            filterctl_tune(cache.path(), s)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Both entries survive: each writer re-reads and merges under the lock.
+    let mut buckets: Vec<u32> = file_entries(cache.path())
+        .iter()
+        .map(|e| e.key.size_bucket)
+        .collect();
+    buckets.sort();
+    assert_eq!(buckets, [10, 12]);
+}
+
+#[test]
+fn unwritable_cache_folder_still_tunes_in_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    // A folder below a regular file can never be created.
+    let Some(engine) = engine_in(&file.join("cache")) else {
+        return;
+    };
+    let report = run(&engine, &config(&["transpose"], &[(32, 32)]));
+    let winner = report.keys[0].entry.e2e_winner.clone().unwrap();
+    assert_eq!(
+        engine.transpose_report(&gray(32, 32)).unwrap().1.variant,
+        winner
+    );
+}
+
+#[test]
+fn forced_variants_override_the_tuning() {
+    let cache = tempfile::tempdir().unwrap();
+    let Some(engine) = engine_in(cache.path()) else {
+        return;
+    };
+    let report = run(&engine, &config(&["transpose"], &[(32, 32)]));
+    let winner = report.keys[0].entry.e2e_winner.clone().unwrap();
+    let img = gray(32, 32);
+    for v in ["naive", "local", "local_diag", "local_x4", ops::CPU] {
+        let r = engine
+            .with_variant(Some("transpose"), v)
+            .transpose_report(&img)
+            .unwrap()
+            .1;
+        assert_eq!(r.variant, v, "forced {v} (tuned winner {winner})");
+        assert!(r.fallbacks.is_empty());
+    }
+    // Forced variants that cannot run the request are errors, not fallbacks.
+    let rgb = random_image::<f32>(&mut Rng::new(9), 16, 16, 3);
+    match engine
+        .with_variant(Some("minmax"), "tree_vec4")
+        .minmax(&rgb)
+    {
+        Err(Error::Unsupported { op, variant, .. }) => {
+            assert_eq!((op.as_str(), variant.as_str()), ("minmax", "tree_vec4"))
+        }
+        other => panic!("tree_vec4 on RGB: expected Unsupported, got {other:?}"),
+    }
+    let wide = ops::gaussian::GaussianParams::new(20.0);
+    match engine
+        .with_variant(Some("gaussian"), "fir_local")
+        .gaussian(&img, &wide)
+    {
+        Err(Error::Unsupported { variant, .. }) => assert_eq!(variant, "fir_local"),
+        other => panic!("fir_local at sigma 20: expected Unsupported, got {other:?}"),
+    }
+    match engine
+        .with_variant(Some("transpose"), "no_such_variant")
+        .transpose(&img)
+    {
+        Err(Error::UnknownVariant { .. }) => {}
+        other => panic!("unknown forced variant: expected UnknownVariant, got {other:?}"),
+    }
+}
