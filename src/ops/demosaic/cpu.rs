@@ -20,7 +20,7 @@ use crate::error::Result;
 use crate::image::{Image, Sample};
 
 /// Output rows per rayon task (even, so every band starts on a pattern row).
-const BAND: usize = 32;
+const BAND: usize = 16;
 /// Apron of levelled CFA around a band: the widest method reads 3 pixels out.
 const PAD: usize = 3;
 /// The apron in half-rows (quads): offsets -3..=3 from parity 0 or 1 reach
@@ -41,6 +41,22 @@ impl Rows<'_> {
             Rows::U16(i) => level_row(i.row(y), dst, black, s),
         }
     }
+
+    /// As `level`, split into even and odd columns (`w / 2` each).
+    fn level_split(&self, y: usize, even: &mut [f32], odd: &mut [f32], black: f32, s: [f32; 2]) {
+        match self {
+            Rows::U8(i) => level_split(i.row(y), even, odd, black, s),
+            Rows::U16(i) => level_split(i.row(y), even, odd, black, s),
+        }
+    }
+}
+
+/// Levels a row into its even and odd columns.
+fn level_split<T: Sample>(src: &[T], even: &mut [f32], odd: &mut [f32], black: f32, s: [f32; 2]) {
+    for ((e, o), q) in even.iter_mut().zip(odd.iter_mut()).zip(src.chunks_exact(2)) {
+        *e = (q[0].to_f32() - black) * s[0];
+        *o = (q[1].to_f32() - black) * s[1];
+    }
 }
 
 fn level_row<T: Sample>(src: &[T], dst: &mut [f32], black: f32, s: [f32; 2]) {
@@ -50,8 +66,60 @@ fn level_row<T: Sample>(src: &[T], dst: &mut [f32], black: f32, s: [f32; 2]) {
     }
 }
 
+/// Output samples, with a narrowing that is exactly `Sample::from_f32`
+/// (round half to even, saturate, NaN to 0) but inlines to a few
+/// instructions: `round_ties_even` is a library call on x86-64 without SSE4.1.
+trait Out: Sample {
+    fn put(v: f32) -> Self;
+}
+
+/// 2^23: adding it to a float in [0, 2^23) rounds it to an integer, half
+/// to even (the default rounding mode), as `rint` does.
+const MAGIC: f32 = 8_388_608.0;
+
+impl Out for u8 {
+    #[inline(always)]
+    fn put(v: f32) -> Self {
+        // clamp keeps NaN, and `as` maps NaN to 0.
+        ((v.clamp(0.0, 255.0) + MAGIC) - MAGIC) as u8
+    }
+}
+
+impl Out for u16 {
+    #[inline(always)]
+    fn put(v: f32) -> Self {
+        ((v.clamp(0.0, 65535.0) + MAGIC) - MAGIC) as u16
+    }
+}
+
+impl Out for f32 {
+    #[inline(always)]
+    fn put(v: f32) -> Self {
+        v
+    }
+}
+
 /// Demosaics on the host's cores (see [`super`] for the rules).
 pub fn demosaic<U: Sample>(raw: &Raw<'_>, p: &DemosaicParams, lv: &Levels) -> Result<Image<U>> {
+    let (w, h) = raw.size();
+    let mut out = Image::<U>::new(w, h, p.channels)?;
+    let any = &mut out as &mut dyn std::any::Any;
+    if let Some(o) = any.downcast_mut::<Image<u8>>() {
+        run(raw, p, lv, o)?;
+    } else if let Some(o) = any.downcast_mut::<Image<u16>>() {
+        run(raw, p, lv, o)?;
+    } else if let Some(o) = any.downcast_mut::<Image<f32>>() {
+        run(raw, p, lv, o)?;
+    } else {
+        return Err(crate::Error::arg(format!(
+            "demosaic has no CPU output path for {}",
+            U::TYPE
+        )));
+    }
+    Ok(out)
+}
+
+fn run<U: Out>(raw: &Raw<'_>, p: &DemosaicParams, lv: &Levels, out: &mut Image<U>) -> Result<()> {
     raw.validate()?;
     let rows = match raw {
         Raw::U8(i) => Rows::U8(i),
@@ -64,7 +132,6 @@ pub fn demosaic<U: Sample>(raw: &Raw<'_>, p: &DemosaicParams, lv: &Levels) -> Re
         } => Rows::U16(Cow::Owned(packing.unpack(data, *width, *height)?)),
     };
     let (w, h) = raw.size();
-    let mut out = Image::<U>::new(w, h, p.channels)?;
     let row_len = out.row_len();
     let band = Band {
         rows: &rows,
@@ -84,7 +151,7 @@ pub fn demosaic<U: Sample>(raw: &Raw<'_>, p: &DemosaicParams, lv: &Levels) -> Re
                 m => band.linear::<U>(m, y0, dst),
             }
         });
-    Ok(out)
+    Ok(())
 }
 
 struct Band<'a> {
@@ -181,24 +248,39 @@ impl Band<'_> {
         buf
     }
 
-    fn linear<U: Sample>(&self, m: Method, y0: usize, dst: &mut [U]) {
+    fn linear<U: Out>(&self, m: Method, y0: usize, dst: &mut [U]) {
         let (w, ch) = (self.w, self.p.channels);
         let y1 = (y0 + BAND).min(self.h);
         let half = w / 2;
         let hs = half + 2 * QPAD;
-        // Half-rows: [row][parity][QPAD + i] = levelled column 2i + parity.
-        let full = self.levelled(y0, y1);
-        let stride = w + 2 * PAD;
+        // Half-rows: [row][parity][QPAD + i] = levelled column 2(i - QPAD) + parity.
         let n = y1 - y0 + 2 * PAD;
         let mut halves = vec![0f32; n * 2 * hs];
-        for r in 0..n {
-            let src = &full[r * stride..(r + 1) * stride];
-            for par in 0..2 {
-                let d = &mut halves[(2 * r + par) * hs..(2 * r + par + 1) * hs];
-                for (i, v) in d.iter_mut().enumerate() {
-                    // Column 2(i - QPAD) + par (mirrored), at index column + PAD.
-                    let col = 2 * i as i64 - 2 * QPAD as i64 + par as i64;
-                    *v = src[PAD + mirror(col, w)];
+        for (r, pair) in halves.chunks_exact_mut(2 * hs).enumerate() {
+            let y = mirror(y0 as i64 + r as i64 - PAD as i64, self.h);
+            let (even, odd) = pair.split_at_mut(hs);
+            let s = self.row_scales(y);
+            self.rows.level_split(
+                y,
+                &mut even[QPAD..QPAD + half],
+                &mut odd[QPAD..QPAD + half],
+                self.lv.black,
+                s,
+            );
+            // The apron: column 2(i - QPAD) + parity, mirrored into the row.
+            for i in (0..QPAD).chain(QPAD + half..hs) {
+                for par in 0..2 {
+                    let m = mirror(2 * i as i64 - 2 * QPAD as i64 + par as i64, w);
+                    let v = if m.is_multiple_of(2) {
+                        even[QPAD + m / 2]
+                    } else {
+                        odd[QPAD + m / 2]
+                    };
+                    if par == 0 {
+                        even[i] = v;
+                    } else {
+                        odd[i] = v;
+                    }
                 }
             }
         }
@@ -209,12 +291,13 @@ impl Band<'_> {
             Default::default(),
         ];
         chans[1] = chans[0].clone();
+        // The filters of each parity class, [row parity][column parity].
+        let classes: [[[Vec<Tap>; 3]; 2]; 2] = [0, 1].map(|yp| {
+            [0, 1].map(|par| linear_taps(m, pat.colour(par, yp), pat.colour(par + 1, yp)))
+        });
         for (ry, y) in (y0..y1).enumerate() {
             for (par, out) in chans.iter_mut().enumerate() {
-                let colour = pat.colour(par, y);
-                let h_colour = pat.colour(par + 1, y);
-                let taps = linear_taps(m, colour, h_colour);
-                for (c, t) in taps.iter().enumerate() {
+                for (c, t) in classes[y & 1][par].iter().enumerate() {
                     let a = &mut acc;
                     a.fill(0.0);
                     for &(dy, dx, wt) in t {
@@ -236,7 +319,7 @@ impl Band<'_> {
         }
     }
 
-    fn edge<U: Sample>(&self, y0: usize, dst: &mut [U]) {
+    fn edge<U: Out>(&self, y0: usize, dst: &mut [U]) {
         let (w, ch) = (self.w, self.p.channels);
         let y1 = (y0 + BAND).min(self.h);
         let stride = w + 2 * PAD;
@@ -299,14 +382,23 @@ impl Band<'_> {
 }
 
 /// Interleaves the even and odd columns' channels into one output row.
-fn store<U: Sample>(row: &mut [U], chans: &[[Vec<f32>; 3]; 2], ch: usize, alpha: f32) {
-    let a = U::from_f32(alpha);
+fn store<U: Out>(row: &mut [U], chans: &[[Vec<f32>; 3]; 2], ch: usize, alpha: f32) {
+    if ch == 4 {
+        store_n::<U, 4>(row, chans, alpha)
+    } else {
+        store_n::<U, 3>(row, chans, alpha)
+    }
+}
+
+fn store_n<U: Out, const CH: usize>(row: &mut [U], chans: &[[Vec<f32>; 3]; 2], alpha: f32) {
+    let ch = CH;
+    let a = U::put(alpha);
     for (i, quad) in row.chunks_exact_mut(2 * ch).enumerate() {
         for par in 0..2 {
             let px = &mut quad[par * ch..(par + 1) * ch];
-            px[0] = U::from_f32(chans[par][0][i]);
-            px[1] = U::from_f32(chans[par][1][i]);
-            px[2] = U::from_f32(chans[par][2][i]);
+            px[0] = U::put(chans[par][0][i]);
+            px[1] = U::put(chans[par][1][i]);
+            px[2] = U::put(chans[par][2][i]);
             if ch == 4 {
                 px[3] = a;
             }
