@@ -258,7 +258,24 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
     if cfg.cpu {
         for op in &ops {
             let times = if op.name == ops::demosaic::SPEC.name {
-                time_cpu_demosaic(&cfa, &demosaic_params(cfg), cfg.iters)?
+                // A frame type demosaic does not read is the row's error.
+                match time_cpu_demosaic(&cfa, &demosaic_params(cfg), cfg.iters) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        report.rows.push(BenchRow {
+                            op: op.name.into(),
+                            variant: ops::CPU.into(),
+                            median_ms: f64::NAN,
+                            min_ms: f64::NAN,
+                            max_ms: f64::NAN,
+                            mp_per_s: f64::NAN,
+                            gb_per_s: f64::NAN,
+                            pct_of_copy: None,
+                            error: Some(e.to_string()),
+                        });
+                        continue;
+                    }
+                }
             } else {
                 time_cpu(op.name, &img, cfg.iters, cfg.sigma)?
             };
