@@ -31,6 +31,10 @@ pub struct BenchConfig {
     pub cpu: bool,
     /// Gaussian sigma (both axes), for `gaussian`.
     pub sigma: f32,
+    /// Method for `demosaic`, which reads a 1-channel RGGB frame of the
+    /// sample type (u8 or u16) and writes `channels` (3 or 4; 4 when
+    /// `channels` is 1) of the same type.
+    pub demosaic_method: ops::demosaic::Method,
 }
 
 /// One measured variant.
@@ -78,11 +82,43 @@ pub struct BenchReport {
 /// Bytes each operation must read plus write per pixel, for a pixel of `px`
 /// bytes. For multi-pass operations (gaussian) this is the one-read,
 /// one-write minimum, so GB/s is an effective figure against the copy.
+/// `demosaic` reads one sample and writes a pixel of [`demosaic_channels`].
 pub fn bytes_per_pixel(op: &str, px: usize) -> usize {
     match op {
         "minmax" => px,
         _ => 2 * px,
     }
+}
+
+/// The output channels of `demosaic` rows for a configured channel count.
+pub fn demosaic_channels(channels: usize) -> usize {
+    if channels == 3 {
+        3
+    } else {
+        4
+    }
+}
+
+/// The demosaic bench parameters: RGGB, `method`, `channels` out.
+fn demosaic_params(cfg: &BenchConfig) -> ops::demosaic::DemosaicParams {
+    ops::demosaic::DemosaicParams {
+        channels: demosaic_channels(cfg.channels),
+        ..ops::demosaic::DemosaicParams::new(ops::demosaic::Pattern::Rggb, cfg.demosaic_method)
+    }
+}
+
+/// A 1-channel image as a demosaic input (u8 or u16 only).
+fn as_raw<T: Sample>(img: &Image<T>) -> Result<ops::demosaic::Raw<'_>> {
+    let any = img as &dyn std::any::Any;
+    if let Some(i) = any.downcast_ref::<Image<u8>>() {
+        return Ok(ops::demosaic::Raw::U8(i));
+    }
+    if let Some(i) = any.downcast_ref::<Image<u16>>() {
+        return Ok(ops::demosaic::Raw::U16(i));
+    }
+    Err(Error::arg(
+        "demosaic benches read u8 or u16 frames (--type u8|u16)",
+    ))
 }
 
 /// Median, min and max of a set of durations, in ms.
@@ -144,6 +180,12 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
     }
     let ops = selected(cfg)?;
     let img = test_image::<T>(cfg.width, cfg.height, cfg.channels)?;
+    // Demosaic reads a 1-channel frame.
+    let cfa = if cfg.channels == 1 {
+        img.clone()
+    } else {
+        test_image::<T>(cfg.width, cfg.height, 1)?
+    };
     let pixels = img.pixel_count() as f64;
     let px_bytes = T::TYPE.size() * cfg.channels;
     let mut report = BenchReport {
@@ -157,7 +199,12 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
     };
     let row = |op: &str, variant: &str, times: Vec<Duration>, copy: Option<f64>| {
         let (median, min, max) = stats(times);
-        let gb = pixels * bytes_per_pixel(op, px_bytes) as f64 / (median * 1e-3) / 1e9;
+        let bpp = if op == ops::demosaic::SPEC.name {
+            T::TYPE.size() * (1 + demosaic_channels(cfg.channels))
+        } else {
+            bytes_per_pixel(op, px_bytes)
+        };
+        let gb = pixels * bpp as f64 / (median * 1e-3) / 1e9;
         BenchRow {
             op: op.to_string(),
             variant: variant.to_string(),
@@ -177,9 +224,20 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
         let input = crate::backend::opencl::DeviceImage::upload(dev, &img)?;
         for op in &ops {
             for spec in op.variants {
-                let measured = device::time_variant(
-                    engine, dev, op.name, spec.name, &input, cfg.iters, cfg.sigma,
-                );
+                let measured = if op.name == ops::demosaic::SPEC.name {
+                    device::time_demosaic(
+                        engine,
+                        dev,
+                        spec.name,
+                        &cfa,
+                        &demosaic_params(cfg),
+                        cfg.iters,
+                    )
+                } else {
+                    device::time_variant(
+                        engine, dev, op.name, spec.name, &input, cfg.iters, cfg.sigma,
+                    )
+                };
                 report.rows.push(match measured {
                     Ok(times) => row(op.name, spec.name, times, Some(copy)),
                     Err(e) => BenchRow {
@@ -199,11 +257,50 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
     }
     if cfg.cpu {
         for op in &ops {
-            let times = time_cpu(op.name, &img, cfg.iters, cfg.sigma)?;
+            let times = if op.name == ops::demosaic::SPEC.name {
+                // A frame type demosaic does not read is the row's error.
+                match time_cpu_demosaic(&cfa, &demosaic_params(cfg), cfg.iters) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        report.rows.push(BenchRow {
+                            op: op.name.into(),
+                            variant: ops::CPU.into(),
+                            median_ms: f64::NAN,
+                            min_ms: f64::NAN,
+                            max_ms: f64::NAN,
+                            mp_per_s: f64::NAN,
+                            gb_per_s: f64::NAN,
+                            pct_of_copy: None,
+                            error: Some(e.to_string()),
+                        });
+                        continue;
+                    }
+                }
+            } else {
+                time_cpu(op.name, &img, cfg.iters, cfg.sigma)?
+            };
             report.rows.push(row(op.name, ops::CPU, times, None));
         }
     }
     Ok(report)
+}
+
+fn time_cpu_demosaic<T: Sample>(
+    cfa: &Image<T>,
+    p: &ops::demosaic::DemosaicParams,
+    iters: usize,
+) -> Result<Vec<Duration>> {
+    let raw = as_raw(cfa)?;
+    let lv = p.levels(&raw, T::TYPE)?;
+    let once = || ops::demosaic::cpu::demosaic::<T>(&raw, p, &lv).map(drop);
+    once()?;
+    (0..iters)
+        .map(|_| {
+            let t = Instant::now();
+            once()?;
+            Ok(t.elapsed())
+        })
+        .collect()
 }
 
 fn time_cpu<T: Sample>(
@@ -290,6 +387,33 @@ pub mod device {
         times.sort();
         let median = times[times.len() / 2].as_secs_f64();
         Ok(2.0 * (n4 * 16) as f64 / median / 1e9)
+    }
+
+    /// Kernel times of `iters` runs of `demosaic` variant `variant` on a
+    /// frame already on the device (u8 or u16), into an output of the
+    /// frame's sample type with `p.channels`.
+    pub fn time_demosaic<T: Sample>(
+        engine: &Engine,
+        dev: &ClDevice,
+        variant: &str,
+        cfa: &crate::image::Image<T>,
+        p: &ops::demosaic::DemosaicParams,
+        iters: usize,
+    ) -> Result<Vec<Duration>> {
+        use ops::demosaic::{device::DeviceRaw, SPEC};
+        let spec = SPEC.variant(variant).ok_or_else(|| Error::UnknownVariant {
+            op: SPEC.name.into(),
+            variant: variant.into(),
+            known: SPEC.names().join(", "),
+        })?;
+        let raw = super::as_raw(cfa)?;
+        let lv = p.levels(&raw, T::TYPE)?;
+        let input = DeviceRaw::upload(dev, &raw)?;
+        let out = DeviceImage::<T>::new(dev, cfa.width(), cfa.height(), p.channels)?;
+        let once =
+            || ops::demosaic::device::launch(engine, dev, spec, input.raw_arg(), &out, p, &lv);
+        once()?;
+        (0..iters).map(|_| once()).collect()
     }
 
     /// Kernel times of `iters` runs of variant `variant` of operation `op`

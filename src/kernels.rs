@@ -16,6 +16,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("minmax.cl", include_str!("../cl/minmax.cl")),
     ("normalize.cl", include_str!("../cl/normalize.cl")),
     ("gaussian.cl", include_str!("../cl/gaussian.cl")),
+    ("demosaic.cl", include_str!("../cl/demosaic.cl")),
 ];
 
 /// The text of one source file (without `common.cl`), embedded or from `dir`.

@@ -5,6 +5,7 @@
 //! and the OpenCL kernel function `<op>_<variant>`, which is built from the
 //! table entry so the two cannot drift apart.
 
+pub mod demosaic;
 pub mod gaussian;
 pub mod minmax;
 pub mod normalize;
@@ -43,6 +44,8 @@ pub enum OpParams {
     None,
     /// Gaussian blur parameters.
     Gaussian(gaussian::GaussianParams),
+    /// Demosaic parameters.
+    Demosaic(demosaic::DemosaicParams),
 }
 
 impl Shape {
@@ -165,6 +168,7 @@ pub const OPS: &[&OpSpec] = &[
     &minmax::SPEC,
     &normalize::SPEC,
     &gaussian::SPEC,
+    &demosaic::SPEC,
 ];
 
 /// What ran for one call: which variant on which backend, how long it took,

@@ -23,6 +23,8 @@
 //! | `transpose` | –                                       | the image with rows and columns swapped |
 //! | `minmax`    | –                                       | the image unchanged; the per-channel range is reported |
 //! | `normalize` | `sub`, `factor` (finite numbers), `out=u8\|u16\|f32` | `(in - sub) * factor` as `out` (default: the input's type); without `sub` and `factor`, min..max is stretched to the output's full range |
+//! | `gaussian`  | `sigma`, `sigma_x`, `sigma_y`, `border=replicate\|mirror` | the blurred image, same type and shape |
+//! | `demosaic`  | `pattern`, `method=bilinear\|mhc\|edge`, `black`, `wb_r`, `wb_g`, `wb_b`, `channels=3\|4`, `bits`, `out` | RGB(A) from a 1-channel 8/16-bit Bayer frame |
 //!
 //! Every stage also takes `variant=NAME`, which forces that variant of the
 //! stage's operation (one of `filterctl variants`, or `cpu`), as
@@ -41,6 +43,7 @@ pub use spec::{parse_stages, Stage};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{DynImage, Image, Sample, SampleType};
+use crate::ops::demosaic::{DemosaicParams, Raw};
 use crate::ops::gaussian::{Border, GaussianParams};
 use crate::ops::{self, minmax::MinMax, normalize::NormalizeParams, OpSpec, RunReport};
 
@@ -61,6 +64,13 @@ pub enum OpKind {
     },
     /// Gaussian blur; the output has the input's type and shape.
     Gaussian(GaussianParams),
+    /// Bayer demosaic of a 1-channel u8/u16 frame into RGB(A) of `out`.
+    Demosaic {
+        /// Pattern, method, levels, output channels.
+        params: DemosaicParams,
+        /// The output sample type; `None` keeps the input's.
+        out: Option<SampleType>,
+    },
 }
 
 /// One checked pipeline stage: the operation and the variant it must use.
@@ -88,6 +98,7 @@ impl Op {
             OpKind::MinMax => "minmax",
             OpKind::Normalize { .. } => "normalize",
             OpKind::Gaussian(_) => "gaussian",
+            OpKind::Demosaic { .. } => "demosaic",
         }
     }
 
@@ -95,7 +106,7 @@ impl Op {
     pub fn output_type(&self, input: SampleType) -> SampleType {
         match &self.kind {
             OpKind::Transpose | OpKind::MinMax | OpKind::Gaussian(_) => input,
-            OpKind::Normalize { out, .. } => out.unwrap_or(input),
+            OpKind::Normalize { out, .. } | OpKind::Demosaic { out, .. } => out.unwrap_or(input),
         }
     }
 }
@@ -124,6 +135,26 @@ impl fmt::Display for Op {
             }
             if p.border != Border::Replicate {
                 opts.push("border=mirror".into());
+            }
+        }
+        if let OpKind::Demosaic { params: p, out } = &self.kind {
+            opts.push(format!("pattern={}:method={}", p.pattern, p.method));
+            if p.black != 0.0 {
+                opts.push(format!("black={}", p.black));
+            }
+            for (k, g) in ["wb_r", "wb_g", "wb_b"].iter().zip(p.gains) {
+                if g != 1.0 {
+                    opts.push(format!("{k}={g}"));
+                }
+            }
+            if p.channels != 3 {
+                opts.push(format!("channels={}", p.channels));
+            }
+            if let Some(b) = p.bits {
+                opts.push(format!("bits={b}"));
+            }
+            if let Some(o) = out {
+                opts.push(format!("out={o}"));
             }
         }
         if let Some(v) = &self.variant {
@@ -270,7 +301,128 @@ pub static STAGES: &[StageDef] = &[
         op: &ops::gaussian::SPEC,
         build: build_gaussian,
     },
+    StageDef {
+        name: "demosaic",
+        summary: "Bayer CFA (1-channel u8/u16) to RGB or RGBA",
+        options: &[
+            OptionDef {
+                key: "pattern",
+                value: "rggb|bggr|grbg|gbrg",
+                help: "the top-left 2x2 block of the sensor (default rggb)",
+            },
+            OptionDef {
+                key: "method",
+                value: "bilinear|mhc|edge",
+                help: "interpolation (default mhc, Malvar-He-Cutler)",
+            },
+            OptionDef {
+                key: "black",
+                value: "NUMBER",
+                help: "black level in input units (default 0)",
+            },
+            OptionDef {
+                key: "wb_r",
+                value: "NUMBER",
+                help: "red white-balance gain (default 1)",
+            },
+            OptionDef {
+                key: "wb_g",
+                value: "NUMBER",
+                help: "green white-balance gain (default 1)",
+            },
+            OptionDef {
+                key: "wb_b",
+                value: "NUMBER",
+                help: "blue white-balance gain (default 1)",
+            },
+            OptionDef {
+                key: "channels",
+                value: "3|4",
+                help: "RGB or RGBA output (default 3)",
+            },
+            OptionDef {
+                key: "bits",
+                value: "8..16",
+                help: "significant bits of 16-bit input, the white level 2^bits-1 (default 16)",
+            },
+            OptionDef {
+                key: "out",
+                value: "u8|u16|f32",
+                help: "output sample type (default: the input's)",
+            },
+        ],
+        op: &ops::demosaic::SPEC,
+        build: build_demosaic,
+    },
 ];
+
+/// Demosaic options; the numeric ones are range-checked when the stage runs
+/// (the white level depends on the input).
+fn build_demosaic(a: &Args<'_>) -> Result<OpKind> {
+    let mut p = DemosaicParams::default();
+    if let Some(v) = a.stage.get("pattern") {
+        p.pattern = v.parse().map_err(|e| a.error("pattern", e))?;
+    }
+    if let Some(v) = a.stage.get("method") {
+        p.method = v.parse().map_err(|e| a.error("method", e))?;
+    }
+    p.black = a.finite("black")?.unwrap_or(0.0);
+    for (i, k) in ["wb_r", "wb_g", "wb_b"].into_iter().enumerate() {
+        p.gains[i] = a.finite(k)?.unwrap_or(1.0);
+    }
+    if let Some(v) = a.stage.get("channels") {
+        p.channels = match v.trim() {
+            "3" => 3,
+            "4" => 4,
+            _ => return Err(a.error("channels", format_args!("channels={v} is not 3 or 4"))),
+        };
+    }
+    if let Some(v) = a.stage.get("bits") {
+        p.bits = Some(
+            v.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|b| (8..=16).contains(b))
+                .ok_or_else(|| a.error("bits", format_args!("bits={v} is not 8..16")))?,
+        );
+    }
+    if p.black < 0.0 || p.gains.iter().any(|g| *g < 0.0) {
+        return Err(a.error("black", "black level and gains must be >= 0"));
+    }
+    Ok(OpKind::Demosaic {
+        params: p,
+        out: a.sample_type("out")?,
+    })
+}
+
+/// Demosaics a 1-channel u8/u16 image into an image of type `out`.
+fn demosaic_to(
+    engine: &Engine,
+    input: &DynImage,
+    p: &DemosaicParams,
+    out: SampleType,
+) -> Result<(DynImage, RunReport)> {
+    let raw = match input {
+        DynImage::U8(i) => Raw::U8(i),
+        DynImage::U16(i) => Raw::U16(i),
+        DynImage::F32(_) => {
+            return Err(Error::InvalidInput(
+                "demosaic reads 8- or 16-bit Bayer frames, not f32 images".into(),
+            ))
+        }
+    };
+    Ok(match out {
+        SampleType::U8 => engine
+            .demosaic_report::<u8>(&raw, p)
+            .map(|(o, r)| (o.into(), r))?,
+        SampleType::U16 => engine
+            .demosaic_report::<u16>(&raw, p)
+            .map(|(o, r)| (o.into(), r))?,
+        SampleType::F32 => engine
+            .demosaic_report::<f32>(&raw, p)
+            .map(|(o, r)| (o.into(), r))?,
+    })
+}
 
 /// Gaussian options: `sigma` sets both axes, `sigma_x`/`sigma_y` override one.
 fn build_gaussian(a: &Args<'_>) -> Result<OpKind> {
@@ -531,6 +683,12 @@ pub fn run_stage(engine: &Engine, op: &Op, input: DynImage) -> Result<(DynImage,
             outcome.reports.extend(r);
             img
         }
+        OpKind::Demosaic { params, out } => {
+            let out = out.unwrap_or(input.sample_type());
+            let (img, r) = demosaic_to(&engine, &input, params, out)?;
+            outcome.reports.push(r);
+            img
+        }
     };
     Ok((output, outcome))
 }
@@ -621,6 +779,46 @@ mod tests {
     }
 
     #[test]
+    fn demosaic_stages() {
+        let ops =
+            parse("demosaic=pattern=grbg:method=edge:black=16:wb_r=2:channels=4:out=f32").unwrap();
+        let OpKind::Demosaic { params: p, out } = &ops[0].kind else {
+            panic!("not a demosaic stage: {:?}", ops[0])
+        };
+        assert_eq!((p.pattern.name(), p.method.name()), ("grbg", "edge"));
+        assert_eq!(
+            (p.black, p.gains, p.channels, *out),
+            (16.0, [2.0, 1.0, 1.0], 4, Some(SampleType::F32))
+        );
+        assert_eq!(parse(&to_spec(&ops)).unwrap(), ops);
+        assert_eq!(ops[0].output_type(SampleType::U8), SampleType::F32);
+        for bad in [
+            "demosaic=pattern=rgbg",
+            "demosaic=method=vng",
+            "demosaic=channels=2",
+            "demosaic=bits=20",
+        ] {
+            assert!(matches!(parse(bad), Err(Error::Spec(_))), "{bad}");
+        }
+        // A 4x2 RGGB frame through the CPU engine.
+        let img = Image::<u8>::from_vec(4, 2, 1, vec![10, 20, 10, 20, 20, 30, 20, 30]).unwrap();
+        let (out, _, _) = run(
+            &Engine::cpu(),
+            &parse("demosaic").unwrap(),
+            DynImage::U8(img),
+        )
+        .unwrap();
+        assert_eq!(out.shape(), (4, 2, 3));
+        let gray = Image::<f32>::new(4, 2, 1).unwrap();
+        assert!(run(
+            &Engine::cpu(),
+            &parse("demosaic").unwrap(),
+            DynImage::F32(gray)
+        )
+        .is_err());
+    }
+
+    #[test]
     fn gaussian_stages() {
         let ops = parse("gaussian=sigma=2:sigma_y=5").unwrap();
         assert_eq!(
@@ -677,7 +875,7 @@ mod tests {
         );
         assert_eq!(
             first_line("blur=sigma=2"),
-            "stage 1 'blur': unknown operation (known: transpose, minmax, normalize, gaussian)"
+            "stage 1 'blur': unknown operation (known: transpose, minmax, normalize, gaussian, demosaic)"
         );
         // The caret is under the name.
         let m = err("transpose,normlize=out=u8");

@@ -48,7 +48,8 @@ pub fn size_bucket(width: usize, height: usize) -> u32 {
 /// two) falls in `sigma<2` (where the FIR is cheap and the recursive
 /// variants are near their accuracy limit), `sigma2-8` (both kinds run;
 /// the FIR's radius grows with sigma) or `sigma>=8` (beyond the local-memory
-/// FIR's radius), followed by the border.
+/// FIR's radius), followed by the border. Demosaic buckets by method and
+/// output channels (`mhc rgb`).
 pub fn params_bucket(params: &OpParams) -> String {
     match params_parts(params) {
         None => "-".into(),
@@ -75,6 +76,12 @@ fn params_parts(params: &OpParams) -> Option<(&'static str, &'static str)> {
             };
             Some((range, border))
         }
+        // The method sets the neighbourhood (and so the cost); RGB and RGBA
+        // stores differ in width.
+        OpParams::Demosaic(p) => Some((
+            p.method.name(),
+            if p.channels == 4 { "rgba" } else { "rgb" },
+        )),
     }
 }
 

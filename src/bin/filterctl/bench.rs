@@ -37,6 +37,11 @@ pub struct Args {
     #[arg(long, default_value_t = 2.0)]
     sigma: f32,
 
+    /// Method for the `demosaic` rows (RGGB frames of --type u8|u16 in,
+    /// --channels 3 or 4 out; 4 when --channels is 1).
+    #[arg(long, value_name = "bilinear|mhc|edge", default_value = "mhc")]
+    method: clfilter::ops::demosaic::Method,
+
     /// Do not time the rayon CPU path.
     #[arg(long)]
     no_cpu: bool,
@@ -157,6 +162,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         iters: args.iters as usize,
         cpu: !args.no_cpu,
         sigma: args.sigma,
+        demosaic_method: args.method,
     };
     let engine = global.engine()?;
     let pb = spinner(format!(
