@@ -33,7 +33,7 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
     let gp = GaussianParams::new(2.0);
     let mut g = c.benchmark_group(format!("{}/{w}x{h}/f32", op.name));
     g.throughput(Throughput::Bytes(
-        (w * h * bytes_per_pixel(op.name, 4)) as u64,
+        (w * h * bytes_per_pixel(op.name, 4, 1)) as u64,
     ));
     g.sample_size(20);
     g.warm_up_time(Duration::from_millis(500));

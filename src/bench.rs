@@ -79,14 +79,16 @@ pub struct BenchReport {
     pub rows: Vec<BenchRow>,
 }
 
-/// Bytes each operation must read plus write per pixel, for a pixel of `px`
-/// bytes. For multi-pass operations (gaussian) this is the one-read,
-/// one-write minimum, so GB/s is an effective figure against the copy.
-/// `demosaic` reads one sample and writes a pixel of [`demosaic_channels`].
-pub fn bytes_per_pixel(op: &str, px: usize) -> usize {
+/// Bytes each operation must read plus write per pixel, for samples of
+/// `sample` bytes and `channels` per pixel. For multi-pass operations
+/// (gaussian) this is the one-read, one-write minimum, so GB/s is an
+/// effective figure against the copy. `demosaic` reads one sample and
+/// writes a pixel of [`demosaic_channels`].
+pub fn bytes_per_pixel(op: &str, sample: usize, channels: usize) -> usize {
     match op {
-        "minmax" => px,
-        _ => 2 * px,
+        "minmax" => sample * channels,
+        "demosaic" => sample * (1 + demosaic_channels(channels)),
+        _ => 2 * sample * channels,
     }
 }
 
@@ -199,11 +201,7 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
     };
     let row = |op: &str, variant: &str, times: Vec<Duration>, copy: Option<f64>| {
         let (median, min, max) = stats(times);
-        let bpp = if op == ops::demosaic::SPEC.name {
-            T::TYPE.size() * (1 + demosaic_channels(cfg.channels))
-        } else {
-            bytes_per_pixel(op, px_bytes)
-        };
+        let bpp = bytes_per_pixel(op, T::TYPE.size(), cfg.channels);
         let gb = pixels * bpp as f64 / (median * 1e-3) / 1e9;
         BenchRow {
             op: op.to_string(),
@@ -400,20 +398,44 @@ pub mod device {
         p: &ops::demosaic::DemosaicParams,
         iters: usize,
     ) -> Result<Vec<Duration>> {
-        use ops::demosaic::{device::DeviceRaw, SPEC};
+        use ops::demosaic::SPEC;
         let spec = SPEC.variant(variant).ok_or_else(|| Error::UnknownVariant {
             op: SPEC.name.into(),
             variant: variant.into(),
             known: SPEC.names().join(", "),
         })?;
-        let raw = super::as_raw(cfa)?;
-        let lv = p.levels(&raw, T::TYPE)?;
-        let input = DeviceRaw::upload(dev, &raw)?;
-        let out = DeviceImage::<T>::new(dev, cfa.width(), cfa.height(), p.channels)?;
-        let once =
-            || ops::demosaic::device::launch(engine, dev, spec, input.raw_arg(), &out, p, &lv);
+        let mut once = demosaic_runner(engine, dev, spec, cfa, p)?;
         once()?;
         (0..iters).map(|_| once()).collect()
+    }
+
+    /// One kernel-only run of `demosaic` variant `spec` per call, on `cfa`
+    /// (u8 or u16, uploaded once) into a device output of the frame's sample
+    /// type with `p.channels`, returning the kernel time: what
+    /// [`time_demosaic`] and the tuner's kernel mode time.
+    pub fn demosaic_runner<'a, T: Sample>(
+        engine: &'a Engine,
+        dev: &'a ClDevice,
+        spec: &'a VariantSpec,
+        cfa: &crate::image::Image<T>,
+        p: &ops::demosaic::DemosaicParams,
+    ) -> Result<Box<dyn FnMut() -> Result<Duration> + 'a>> {
+        let raw = super::as_raw(cfa)?;
+        let lv = p.levels(&raw, T::TYPE)?;
+        let shape = Shape::new(cfa.width(), cfa.height(), 1, T::TYPE)
+            .with_params(ops::OpParams::Demosaic(*p));
+        spec.check(&shape, dev.info().local_mem)
+            .map_err(|reason| Error::Unsupported {
+                op: ops::demosaic::SPEC.name.into(),
+                variant: spec.name.into(),
+                reason,
+            })?;
+        let input = ops::demosaic::device::DeviceRaw::upload(dev, &raw)?;
+        let out = DeviceImage::<T>::new(dev, cfa.width(), cfa.height(), p.channels)?;
+        let p = *p;
+        Ok(Box::new(move || {
+            ops::demosaic::device::launch(engine, dev, spec, input.raw_arg(), &out, &p, &lv)
+        }))
     }
 
     /// Kernel times of `iters` runs of variant `variant` of operation `op`

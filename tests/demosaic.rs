@@ -184,7 +184,7 @@ fn check_engine(engine: &Engine, label: &str, tol: f32) {
 #[test]
 fn cpu_path_matches_reference() {
     let e = Engine::cpu();
-    check_engine(&e, "cpu", 1e-5);
+    check_engine(&e, "cpu", clfilter::ops::demosaic::variants::CPU_TOLERANCE);
     // The full product on the CPU (no builds there).
     for &(w, h) in &SIZES[..5] {
         let mut rng = Rng::from_parts(&[w as u64, h as u64, 7]);

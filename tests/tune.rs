@@ -93,6 +93,44 @@ fn file_entries(cache: &Path) -> Vec<TuneEntry> {
         .entries
 }
 
+/// Demosaic is tuned per method on u8 frames (one key each), every
+/// candidate passes the gate against the reference, and the engine's
+/// demosaic then runs each method's winner; f32 frames are refused.
+#[test]
+fn demosaic_is_tuned_per_method() {
+    use clfilter::ops::demosaic::{DemosaicParams, Method, Pattern, Raw};
+    let cache = tempfile::tempdir().unwrap();
+    let Some(engine) = engine_in(cache.path()) else {
+        return;
+    };
+    let cfg = TuneConfig {
+        sample: SampleType::U8,
+        ..config(&["demosaic"], &[(46, 34)])
+    };
+    let report = run(&engine, &cfg);
+    assert_eq!(report.keys.len(), Method::ALL.len());
+    let frame = random_image::<u8>(&mut Rng::new(9), 46, 34, 1);
+    for (k, method) in report.keys.iter().zip(Method::ALL) {
+        let e = &k.entry;
+        assert_eq!(e.key.params, format!("{method} rgba"));
+        assert_eq!(e.key.format, "u8x1");
+        for c in &e.candidates {
+            assert_eq!(c.status, Status::Ok, "{method}/{}", c.variant);
+        }
+        let p = DemosaicParams {
+            channels: 4,
+            ..DemosaicParams::new(Pattern::Rggb, method)
+        };
+        let r = engine
+            .demosaic_report::<u8>(&Raw::U8(&frame), &p)
+            .unwrap()
+            .1;
+        assert_eq!(Some(&r.variant), e.e2e_winner.as_ref(), "{method}");
+    }
+    let err = tune::tune(&engine, &config(&["demosaic"], &[(46, 34)]), &mut |_| {}).unwrap_err();
+    assert!(err.to_string().contains("--type u8"), "{err}");
+}
+
 #[test]
 fn engine_runs_what_the_tuner_chose() {
     let cache = tempfile::tempdir().unwrap();

@@ -5,6 +5,7 @@
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample, SampleType};
+use crate::ops::demosaic::{DemosaicParams, Raw};
 use crate::ops::gaussian::GaussianParams;
 use crate::ops::minmax::MinMax;
 use crate::ops::normalize::{Coefficients, NormalizeParams};
@@ -18,6 +19,9 @@ pub(crate) struct Case<T: Sample> {
     pub img: Image<T>,
     /// Gaussian parameters (used by `gaussian` only).
     pub gauss: GaussianParams,
+    /// Demosaic parameters, for `demosaic` (whose `img` is the 1-channel
+    /// RGGB frame, demosaiced into `T` with `channels` of them).
+    pub demosaic: Option<DemosaicParams>,
     /// Explicit normalize coefficients, so `normalize` runs one kernel
     /// (the automatic range would time `minmax` too).
     norm: NormalizeParams,
@@ -43,26 +47,50 @@ fn as_f32<T: Sample>(img: &Image<T>) -> Result<Image<f32>> {
 }
 
 impl<T: Sample> Case<T> {
-    /// The request `op` at `width x height x channels`, gaussian at `sigma`.
+    /// The request `op` at `width x height x channels` with `params` (a
+    /// sigma for `gaussian`, a method and output channels for `demosaic`).
     pub fn new(
         op: &'static OpSpec,
         width: usize,
         height: usize,
         channels: usize,
-        sigma: f32,
+        params: OpParams,
     ) -> Result<Self> {
-        let gauss = GaussianParams::new(sigma);
-        if op.name == ops::gaussian::SPEC.name {
-            gauss.validate()?;
-            if sigma <= 0.0 {
-                return Err(Error::arg("tuning gaussian needs a sigma > 0"));
+        let mut gauss = GaussianParams::new(1.0);
+        let mut demosaic = None;
+        let mut img_channels = channels;
+        match (op.name, params) {
+            ("gaussian", OpParams::Gaussian(p)) => {
+                p.validate()?;
+                if p.sigma_x <= 0.0 && p.sigma_y <= 0.0 {
+                    return Err(Error::arg("tuning gaussian needs a sigma > 0"));
+                }
+                gauss = p;
             }
+            ("demosaic", OpParams::Demosaic(p)) => {
+                if T::TYPE == SampleType::F32 {
+                    return Err(Error::arg(
+                        "demosaic reads u8 or u16 Bayer frames: tune it with --type u8 or --type u16",
+                    ));
+                }
+                ops::demosaic::check_cfa_size(width, height)?;
+                img_channels = 1;
+                demosaic = Some(p);
+            }
+            ("gaussian" | "demosaic", _) => {
+                return Err(Error::arg(format!(
+                    "tuning {} needs its parameters",
+                    op.name
+                )))
+            }
+            _ => {}
         }
         let full = T::TYPE.full_scale();
         Ok(Case {
             op,
-            img: crate::bench::test_image::<T>(width, height, channels)?,
+            img: crate::bench::test_image::<T>(width, height, img_channels)?,
             gauss,
+            demosaic,
             norm: NormalizeParams {
                 sub: Some(0.25 * full),
                 factor: Some(1.5),
@@ -71,13 +99,30 @@ impl<T: Sample> Case<T> {
     }
 
     /// The tolerance the CPU path is held to: the recursive variants' bound
-    /// for `gaussian` (it is recursive too), exact elsewhere.
+    /// for `gaussian` (it is recursive too), the kernels' float-ordering
+    /// bound for `demosaic` (it sums in its own order too), exact elsewhere.
     pub fn cpu_tolerance(&self) -> f32 {
-        if self.op.name == ops::gaussian::SPEC.name {
-            ops::gaussian::variants::IIR_TOLERANCE
-        } else {
-            0.0
+        match self.op.name {
+            "gaussian" => ops::gaussian::variants::IIR_TOLERANCE,
+            "demosaic" => ops::demosaic::variants::CPU_TOLERANCE,
+            _ => 0.0,
         }
+    }
+
+    /// The demosaic input frame and parameters.
+    fn raw(&self) -> Result<(Raw<'_>, DemosaicParams)> {
+        let p = self
+            .demosaic
+            .ok_or_else(|| Error::arg("not a demosaic case"))?;
+        let any = &self.img as &dyn std::any::Any;
+        let raw = if let Some(i) = any.downcast_ref::<Image<u8>>() {
+            Raw::U8(i)
+        } else if let Some(i) = any.downcast_ref::<Image<u16>>() {
+            Raw::U16(i)
+        } else {
+            return Err(Error::arg("demosaic reads u8 or u16 Bayer frames"));
+        };
+        Ok((raw, p))
     }
 
     /// The shape the engine's dispatch sees for this request.
@@ -88,10 +133,10 @@ impl<T: Sample> Case<T> {
             self.img.channels(),
             T::TYPE,
         );
-        if self.op.name == ops::gaussian::SPEC.name {
-            s.with_params(OpParams::Gaussian(self.gauss))
-        } else {
-            s
+        match (self.op.name, self.demosaic) {
+            ("gaussian", _) => s.with_params(OpParams::Gaussian(self.gauss)),
+            (_, Some(p)) => s.with_params(OpParams::Demosaic(p)),
+            _ => s,
         }
     }
 
@@ -111,6 +156,25 @@ impl<T: Sample> Case<T> {
             "gaussian" => {
                 let rounding = if T::TYPE == SampleType::F32 { 0.0 } else { 0.5 };
                 Expected::Image(self.gaussian_reference()?, rounding)
+            }
+            "demosaic" => {
+                // The unrounded f32 reference at T's full scale; integer
+                // outputs saturate, and may round either way of it.
+                let (raw, p) = self.raw()?;
+                let lv = p.levels(&raw, SampleType::F32)?;
+                let mut out = ops::demosaic::reference::demosaic::<f32>(&raw, &p, &lv)?;
+                let full = T::TYPE.full_scale();
+                let integer = T::TYPE != SampleType::F32;
+                for y in 0..out.height() {
+                    for v in out.row_mut(y) {
+                        *v *= full;
+                        if integer {
+                            *v = v.clamp(0.0, full);
+                        }
+                    }
+                }
+                let rounding = if integer { 0.5 } else { 0.0 };
+                Expected::Image(out, rounding)
             }
             other => return Err(no_case(other)),
         })
@@ -158,6 +222,11 @@ impl<T: Sample> Case<T> {
             }
             "gaussian" => {
                 let (o, r) = engine.gaussian_report(img, &self.gauss)?;
+                (Output::Image(o), r)
+            }
+            "demosaic" => {
+                let (raw, p) = self.raw()?;
+                let (o, r) = engine.demosaic_report::<T>(&raw, &p)?;
                 (Output::Image(o), r)
             }
             other => return Err(no_case(other)),
@@ -239,7 +308,8 @@ mod tests {
             (16, 40, 3, 1.5, 4.0),
             (9, 9, 4, 3.0, 0.5),
         ] {
-            let mut case = Case::<u16>::new(&ops::gaussian::SPEC, w, h, c, sx).unwrap();
+            let p = OpParams::Gaussian(GaussianParams::new(sx));
+            let mut case = Case::<u16>::new(&ops::gaussian::SPEC, w, h, c, p).unwrap();
             case.gauss.sigma_y = sy;
             let fast = case.gaussian_reference().unwrap();
             let slow = ops::gaussian::reference::gaussian(&case.img, &case.gauss).unwrap();

@@ -14,6 +14,7 @@ use crate::bench;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{Sample, SampleType};
+use crate::ops::demosaic::{self, DemosaicParams, Method, Pattern};
 use crate::ops::gaussian::GaussianParams;
 use crate::ops::{self, OpParams, OpSpec, Shape, VariantSpec, CPU};
 
@@ -29,7 +30,29 @@ struct Job {
     op: &'static OpSpec,
     width: usize,
     height: usize,
-    sigma: Option<f32>,
+    /// What the job's shape carries: gaussian sigma, demosaic method.
+    params: OpParams,
+}
+
+/// One job per parameter set an operation is tuned at: each sigma for
+/// `gaussian`, each method for `demosaic`, one otherwise.
+fn job_params(op: &OpSpec, sigmas: &[f32], channels: usize) -> Vec<OpParams> {
+    match op.name {
+        "gaussian" => sigmas
+            .iter()
+            .map(|&s| OpParams::Gaussian(GaussianParams::new(s)))
+            .collect(),
+        "demosaic" => Method::ALL
+            .iter()
+            .map(|&m| {
+                OpParams::Demosaic(DemosaicParams {
+                    channels: bench::demosaic_channels(channels),
+                    ..DemosaicParams::new(Pattern::Rggb, m)
+                })
+            })
+            .collect(),
+        _ => vec![OpParams::None],
+    }
 }
 
 fn selected(names: &[String]) -> Result<Vec<&'static OpSpec>> {
@@ -78,7 +101,18 @@ pub fn tune(
     if cfg.sizes.is_empty() {
         return Err(Error::arg("tuning needs at least one image size"));
     }
-    let ops = selected(&cfg.ops)?;
+    let mut ops = selected(&cfg.ops)?;
+    if cfg.sample == SampleType::F32 && ops.iter().any(|o| o.name == demosaic::SPEC.name) {
+        // Bayer frames are integers; asked for by name it is an error.
+        if cfg.ops.is_empty() {
+            log::info!("demosaic not tuned: it reads u8 or u16 frames (tune it with --type u8)");
+            ops.retain(|o| o.name != demosaic::SPEC.name);
+        } else {
+            return Err(Error::arg(
+                "demosaic reads u8 or u16 Bayer frames: tune it with --type u8 or --type u16",
+            ));
+        }
+    }
     let sigmas = if cfg.sigmas.is_empty() {
         vec![2.0]
     } else {
@@ -88,14 +122,9 @@ pub fn tune(
     let mut jobs: Vec<(TuneKey, Job)> = Vec::new();
     for op in &ops {
         for &(width, height) in &cfg.sizes {
-            let per_op: Vec<Option<f32>> = if op.name == ops::gaussian::SPEC.name {
-                sigmas.iter().copied().map(Some).collect()
-            } else {
-                vec![None]
-            };
-            for sigma in per_op {
-                // Validates the size, channels and sigma before anything runs.
-                let shape = job_shape(cfg.sample, width, height, cfg.channels, sigma)?;
+            for params in job_params(op, &sigmas, cfg.channels) {
+                // Validates the size, channels and parameters before anything runs.
+                let shape = job_shape(cfg.sample, width, height, cfg.channels, params)?;
                 let key = TuneKey::new(&fp, op.name, &shape);
                 if let Some((_, j)) = jobs.iter().find(|(k, _)| *k == key) {
                     log::info!(
@@ -112,7 +141,7 @@ pub fn tune(
                         op,
                         width,
                         height,
-                        sigma,
+                        params,
                     },
                 ));
             }
@@ -192,25 +221,24 @@ pub fn tune(
 }
 
 /// The shape the engine's dispatch sees for a job (gaussian jobs carry a
-/// sigma), after checking the size, channels and sigma.
-fn job_shape(
-    sample: SampleType,
-    w: usize,
-    h: usize,
-    c: usize,
-    sigma: Option<f32>,
-) -> Result<Shape> {
+/// sigma; demosaic jobs read a 1-channel frame and carry their method),
+/// after checking the size, channels and parameters.
+fn job_shape(sample: SampleType, w: usize, h: usize, c: usize, params: OpParams) -> Result<Shape> {
     crate::image::check_shape(w, h, c)?;
-    let shape = Shape::new(w, h, c, sample);
-    let Some(sigma) = sigma else {
-        return Ok(shape);
-    };
-    let p = GaussianParams::new(sigma);
-    p.validate()?;
-    if sigma <= 0.0 {
-        return Err(Error::arg("tuning gaussian needs a sigma > 0"));
+    match params {
+        OpParams::Gaussian(p) => {
+            p.validate()?;
+            if p.sigma_x <= 0.0 {
+                return Err(Error::arg("tuning gaussian needs a sigma > 0"));
+            }
+        }
+        OpParams::Demosaic(_) => {
+            demosaic::check_cfa_size(w, h)?;
+            return Ok(Shape::new(w, h, 1, sample).with_params(params));
+        }
+        _ => {}
     }
-    Ok(shape.with_params(OpParams::Gaussian(p)))
+    Ok(Shape::new(w, h, c, sample).with_params(params))
 }
 
 /// Sorted samples' figures.
@@ -291,9 +319,7 @@ impl Measure<'_, '_> {
     ) -> Result<(TuneEntry, Option<DispatchCheck>)> {
         let job = self.job;
         let (engine, dev, op) = (self.engine, self.dev, job.op);
-        // Only gaussian jobs have a sigma, and only gaussian cases read it.
-        let sigma = job.sigma.unwrap_or(1.0);
-        let case = Case::<T>::new(op, job.width, job.height, channels, sigma)?;
+        let case = Case::<T>::new(op, job.width, job.height, channels, job.params)?;
         let shape = case.shape();
         let want = case.reference()?;
         let local_mem = dev.info().local_mem;
@@ -347,7 +373,7 @@ impl Measure<'_, '_> {
             .collect();
 
         let pixels = (job.width * job.height) as f64;
-        let bytes = bench::bytes_per_pixel(op.name, T::TYPE.size() * channels) as f64;
+        let bytes = bench::bytes_per_pixel(op.name, T::TYPE.size(), channels) as f64;
         let copy = bench::device::copy_bandwidth(
             engine,
             dev,
@@ -376,8 +402,12 @@ impl Measure<'_, '_> {
             (self.step)(&format!("{}: kernel mode, {}", self.key, spec.name));
             let share = self.share(parts);
             parts = parts.saturating_sub(1);
-            let timed = bench::device::variant_runner(engine, dev, op, spec, &input, &case.gauss)
-                .and_then(|mut runner| Ok((Self::sample(&mut runner, share)?, runner)));
+            let runner = match &case.demosaic {
+                Some(p) => bench::device::demosaic_runner(engine, dev, spec, &case.img, p),
+                None => bench::device::variant_runner(engine, dev, op, spec, &input, &case.gauss),
+            };
+            let timed =
+                runner.and_then(|mut runner| Ok((Self::sample(&mut runner, share)?, runner)));
             match timed {
                 Ok((t, runner)) => {
                     cands[i].kernel = Some(timing(t, pixels, bytes, Some(copy), false));
@@ -436,7 +466,10 @@ impl Measure<'_, '_> {
             checksum: checksum.to_string(),
             width: job.width,
             height: job.height,
-            sigma: job.sigma,
+            sigma: match job.params {
+                OpParams::Gaussian(p) => Some(p.sigma_x),
+                _ => None,
+            },
             device_name: engine.backend().describe(),
             copy_gb_per_s: Some(copy),
             tuned_at: SystemTime::now()

@@ -21,6 +21,10 @@ fn tile_local(s: &Shape) -> usize {
     (2 * TILE[0] + 2 * r) * (2 * TILE[1] + 2 * r) * 4
 }
 
+/// The rayon path's bound against the reference, in units of the output's
+/// full scale: it too sums in its own order.
+pub const CPU_TOLERANCE: f32 = 1e-5;
+
 /// The variant table. Tolerances: the kernels sum in another order than
 /// the reference (and may contract to fma), so results differ by a few
 /// f32 rounding steps of the largest neighbour.
