@@ -94,6 +94,28 @@ pub enum Error {
     /// A filter spec string could not be parsed.
     #[error("filter spec: {0}")]
     Spec(String),
+
+    /// A stream of raw frames ended inside a frame
+    /// ([`crate::image::raw::FrameReader`]).
+    #[error("{}", truncated_frame(*index, *got, *want))]
+    TruncatedFrame {
+        /// The frame's index, counted from 0: the number of whole frames before it.
+        index: usize,
+        /// The bytes of the frame that arrived.
+        got: usize,
+        /// The bytes a whole frame has.
+        want: usize,
+    },
+}
+
+/// The message of [`Error::TruncatedFrame`].
+fn truncated_frame(index: usize, got: usize, want: usize) -> String {
+    let before = match index {
+        0 => "there is no frame before it".to_string(),
+        1 => "the 1 frame before it is complete".to_string(),
+        n => format!("the {n} frames before it are complete"),
+    };
+    format!("frame {index} is truncated: the input ended after {got} of its {want} bytes; {before}")
 }
 
 /// `Result` with the engine's [`Error`].

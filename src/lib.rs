@@ -15,6 +15,7 @@ pub mod tune;
 pub use backend::{Backend, CacheDir, DeviceInfo, DeviceKind, DeviceSelector};
 pub use engine::{Engine, EngineOptions};
 pub use error::{Error, Result};
+pub use image::raw::RawFormat;
 pub use image::{DynImage, Image, Sample, SampleType};
 pub use ops::minmax::MinMax;
 pub use ops::normalize::NormalizeParams;

@@ -1,9 +1,11 @@
 //! Host images: [`Image<T>`] buffers with 1, 3 or 4 channels and a row stride,
-//! [`DynImage`] for files whose sample type is known only at run time, and
-//! loading and saving through the `image` crate.
+//! [`DynImage`] for files whose sample type is known only at run time,
+//! loading and saving through the `image` crate, and headerless raw camera
+//! frames ([`raw`]).
 
 mod io;
 mod pixel;
+pub mod raw;
 
 pub use io::{load, save};
 pub use pixel::{Sample, SampleType};
