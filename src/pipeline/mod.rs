@@ -33,11 +33,13 @@
 //! Adding an operation: one [`OpKind`] variant, one entry in [`STAGES`] with
 //! its options and a `build` function, and one arm in [`run_stage`].
 
+pub mod format;
 pub mod spec;
 
 use std::borrow::Cow;
 use std::fmt;
 
+pub use format::parse_with_format;
 pub use spec::{parse_stages, Stage};
 
 use crate::engine::Engine;
