@@ -1,15 +1,22 @@
-//! `filterctl apply -f SPEC IN... [-o OUT]`: runs a pipeline on image files.
+//! `filterctl apply -f SPEC IN... [-o OUT]`: runs a pipeline on image files,
+//! or on headerless raw frames (`--size WxH --format FMT`).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use clfilter::image::raw::{Depth, RawImage};
+use clfilter::ops::demosaic::check_cfa_size;
 use clfilter::pipeline::{self, Op, OpKind};
-use clfilter::{DynImage, Engine, RunReport, SampleType};
+use clfilter::{DynImage, Engine, RawFormat, RunReport, SampleType};
 use serde::Serialize;
 
 use crate::error::CliError;
-use crate::util::{check_extension, check_output, describe, ms, report_line};
+use crate::util::{
+    check_extension, check_output, describe, ms, parse_format, parse_size, report_line,
+};
 use crate::Global;
 
 /// Options of `filterctl apply`.
@@ -17,16 +24,30 @@ use crate::Global;
 #[command(
     after_help = "Spec grammar: name=key=value:key=value,name2,...  Stages: \
     transpose; minmax; normalize=sub=N:factor=N:out=u8|u16|f32. Every stage takes \
-    variant=NAME. Example: -f 'normalize=out=f32,transpose'"
+    variant=NAME. Example: -f 'normalize=out=f32,transpose'. Raw camera frames: \
+    -f demosaic --size 1920x1080 --format bayer_rggb12p frame.raw -o frame.png \
+    (the demosaic takes the format's pattern and bits)"
 )]
 pub struct Args {
     /// The pipeline, for example 'transpose,normalize=out=u8,minmax'.
     #[arg(short = 'f', long = "filter", value_name = "SPEC")]
     spec: String,
 
-    /// Input image files (PNG, TIFF, PNM, JPEG).
+    /// Input image files (PNG, TIFF, PNM, JPEG), or with --size headerless
+    /// raw frames, one per file.
     #[arg(value_name = "IN", required = true)]
     inputs: Vec<PathBuf>,
+
+    /// Read each input as one headerless raw frame of WIDTHxHEIGHT pixels
+    /// in --format (the file must be exactly one frame long).
+    #[arg(long, value_name = "WxH", value_parser = parse_size, requires = "format")]
+    size: Option<(usize, usize)>,
+
+    /// The camera format: bayer_{rggb,bggr,grbg,gbrg}{8,10,12,14,16,12p,12packed}
+    /// or mono{8,...}. With --size, the raw frames' layout; with image files
+    /// (1-channel), the pattern and bits a demosaic stage defaults to.
+    #[arg(long, value_name = "FMT", value_parser = parse_format)]
+    format: Option<RawFormat>,
 
     /// Output file; with several inputs, or when it is an existing folder,
     /// the folder that receives one output per input, named as the input.
@@ -68,6 +89,9 @@ struct JsonStage {
 struct JsonFile {
     input: PathBuf,
     output: Option<PathBuf>,
+    /// `--format`, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    format: Option<RawFormat>,
     width: usize,
     height: usize,
     channels: usize,
@@ -192,22 +216,33 @@ fn check_not_input(jobs: &[Job]) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Runs the stages on one image, printing report lines (when asked) and
-/// minmax results as they come.
+/// A loaded input: an image file, or a decoded raw frame.
+enum Input {
+    Image(DynImage),
+    Raw(RawImage),
+}
+
+/// Runs the stages on one input, printing report lines (when asked) and
+/// minmax results as they come. A raw frame goes to the first stage as it
+/// is (a demosaic reads packed frames packed), later stages get images.
 fn run_one(
     engine: &Engine,
     ops: &[Op],
-    img: DynImage,
+    input: Input,
     args: &Args,
     prefix: &str,
 ) -> Result<(DynImage, Vec<JsonStage>), CliError> {
-    let mut img = img;
+    let mut input = input;
     let mut stages = Vec::new();
     for (i, op) in ops.iter().enumerate() {
         let start = Instant::now();
-        let (next, outcome) = pipeline::run_stage(engine, op, img)
-            .map_err(|e| CliError::from(e).context(format!("stage {} {op}", i + 1)))?;
-        img = next;
+        let result = match input {
+            Input::Image(img) => pipeline::run_stage(engine, op, img),
+            Input::Raw(frame) => pipeline::format::run_stage_raw(engine, op, frame),
+        };
+        let (next, outcome) =
+            result.map_err(|e| CliError::from(e).context(format!("stage {} {op}", i + 1)))?;
+        input = Input::Image(next);
         if args.report && !args.json {
             for r in &outcome.reports {
                 note!("{prefix}{}", report_line(Some(i + 1), op.name(), r, None));
@@ -229,12 +264,210 @@ fn run_one(
             ms: start.elapsed(),
         });
     }
+    let img = match input {
+        Input::Image(img) => img,
+        Input::Raw(frame) => frame.into_dyn(),
+    };
     Ok((img, stages))
+}
+
+/// The channel count a pipeline produces from `input` channels.
+fn output_channels(ops: &[Op], input: usize) -> usize {
+    ops.iter().fold(input, |c, op| match &op.kind {
+        OpKind::Demosaic { params, .. } => params.channels,
+        _ => c,
+    })
+}
+
+/// `--size` and `--format` together: each input is one raw frame.
+#[derive(Debug, Clone, Copy)]
+struct FrameSpec {
+    width: usize,
+    height: usize,
+    format: RawFormat,
+    bytes: usize,
+}
+
+/// Reads one raw frame file: exactly one frame long, else an error naming
+/// both sizes (and what the file's size would fit).
+fn read_frame(path: &Path, f: &FrameSpec) -> Result<RawImage, CliError> {
+    let io = |source| CliError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if meta.is_file() && meta.len() != f.bytes as u64 {
+        return Err(frame_size_error(path, f, meta.len()));
+    }
+    // Not a regular file (a FIFO, /dev/stdin): read at most one byte more
+    // than a frame to tell a long input from a whole frame.
+    let mut bytes = Vec::with_capacity(f.bytes);
+    std::fs::File::open(path)
+        .and_then(|file| file.take(f.bytes as u64 + 1).read_to_end(&mut bytes))
+        .map_err(io)?;
+    if bytes.len() != f.bytes {
+        return Err(frame_size_error(path, f, bytes.len() as u64));
+    }
+    Ok(f.format.decode_vec(bytes, f.width, f.height)?)
+}
+
+/// `a 640x480 bayer_rggb12p frame is 460800 bytes, but the file has ...`,
+/// with what the file's size fits: another depth, several frames, or an
+/// image file.
+fn frame_size_error(path: &Path, f: &FrameSpec, got: u64) -> CliError {
+    let (w, h, fmt, want) = (f.width, f.height, f.format, f.bytes as u64);
+    let diff = if got > want {
+        format!("{} more", got - want)
+    } else {
+        format!("{} fewer", want - got)
+    };
+    let mut m = format!(
+        "a {w}x{h} {fmt} frame is {want} bytes, but the file has {got} ({diff}); \
+         check --size and --format"
+    );
+    let fits: Vec<&str> = [
+        (Depth::Bits8, "8-bit samples"),
+        (Depth::Bits16 { bits: 16 }, "16-bit containers"),
+        (
+            Depth::Packed12(clfilter::ops::demosaic::Packing::Pfnc12p),
+            "packed 12-bit samples",
+        ),
+    ]
+    .into_iter()
+    .filter(|(d, _)| {
+        let other = RawFormat { depth: *d, ..fmt };
+        other.frame_bytes(w, h).ok().map(|b| b as u64) == Some(got)
+    })
+    .map(|(_, what)| what)
+    .collect();
+    if let Some(what) = fits.first() {
+        m.push_str(&format!("; the file's size fits a {w}x{h} frame of {what}"));
+    } else if got > want && got.is_multiple_of(want) {
+        m.push_str(&format!(
+            "; that is {} whole frames, and apply reads one frame per file",
+            got / want
+        ));
+    }
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    if matches!(
+        ext.as_str(),
+        "png" | "tif" | "tiff" | "pgm" | "ppm" | "pnm" | "pam" | "jpg" | "jpeg"
+    ) {
+        m.push_str(&format!(
+            "; {} looks like an image file, which loads without --size",
+            path.display()
+        ));
+    }
+    CliError::Engine(clfilter::Error::InvalidInput(m))
+}
+
+/// The maxval of a PNM file's header (P2, P5, or P7 `MAXVAL`), or `None`
+/// when the file is not one (or the header is unreadable).
+fn pnm_maxval(path: &Path) -> Option<u32> {
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(4096)
+        .read_to_end(&mut head)
+        .ok()?;
+    let text = String::from_utf8_lossy(&head);
+    // Tokens, leaving out comments (`#` to the end of the line).
+    let mut tokens = text
+        .lines()
+        .flat_map(|l| l.split('#').next().unwrap_or("").split_ascii_whitespace());
+    match tokens.next()? {
+        "P2" | "P5" => tokens.nth(2)?.parse().ok(),
+        "P7" => {
+            while let Some(t) = tokens.next() {
+                match t {
+                    "MAXVAL" => return tokens.next()?.parse().ok(),
+                    "ENDHDR" => return None,
+                    _ => {}
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Checks an image file against `--format`: 1 channel, the format's sample
+/// type (u8 for 8-bit formats, u16 for the others), an even size for Bayer
+/// formats. Returns the format to parse the pipeline with: the given one,
+/// or, for a PNM file with a maxval below 65535 (which the loader scales to
+/// 0..65535), the same format with 16 bits.
+fn check_image_format(path: &Path, img: &DynImage, fmt: RawFormat) -> Result<RawFormat, CliError> {
+    let bad = |m: String| CliError::Engine(clfilter::Error::InvalidInput(m));
+    let (w, h, c) = img.shape();
+    if c != 1 {
+        return Err(bad(format!(
+            "--format {fmt} describes 1-channel frames, but the file is {}",
+            describe(img)
+        )));
+    }
+    let sample = img.sample_type();
+    if sample != fmt.sample() {
+        let fits = match sample {
+            SampleType::U8 => Some(Depth::Bits8),
+            SampleType::U16 => Some(Depth::Bits16 { bits: 16 }),
+            SampleType::F32 => None,
+        };
+        let hint = match fits {
+            Some(depth) => format!("; use --format {}", RawFormat { depth, ..fmt }),
+            None => "; raw formats hold integer samples".to_string(),
+        };
+        return Err(bad(format!(
+            "--format {fmt} has {}-bit samples, which load as {}, but the file has {sample} \
+             samples{hint}",
+            fmt.bits(),
+            fmt.sample()
+        )));
+    }
+    if fmt.pattern.is_some() {
+        check_cfa_size(w, h)?;
+    }
+    if sample == SampleType::U16 && fmt.bits() < 16 {
+        if let Some(maxval) = pnm_maxval(path).filter(|&m| m != 65535) {
+            // The loader scaled the samples to 0..65535.
+            let white = (1u32 << fmt.bits()) - 1;
+            if maxval != white {
+                return Err(bad(format!(
+                    "--format {fmt} has {}-bit samples (white level {white}), but the file's \
+                     maxval is {maxval}",
+                    fmt.bits()
+                )));
+            }
+            log::info!(
+                "{}: maxval {maxval} is scaled to 65535 on loading, so the pipeline levels \
+                 16 bits",
+                path.display()
+            );
+            return Ok(RawFormat {
+                depth: Depth::Bits16 { bits: 16 },
+                ..fmt
+            });
+        }
+    }
+    Ok(fmt)
 }
 
 /// Runs `filterctl apply`.
 pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
-    let ops = pipeline::parse(&args.spec)?;
+    let ops = pipeline::parse_with_format(&args.spec, args.format.as_ref())?;
+    // A size the format does not allow (odd for Bayer) is a usage error.
+    let frame = match (args.size, args.format) {
+        (Some((width, height)), Some(format)) => Some(FrameSpec {
+            width,
+            height,
+            format,
+            bytes: format.frame_bytes(width, height)?,
+        }),
+        _ => None,
+    };
     let jobs = plan(&args, &ops)?;
     check_not_input(&jobs)?;
     let dir_mode = jobs.len() > 1 || args.output.as_deref().is_some_and(Path::is_dir);
@@ -274,26 +507,62 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         } else {
             String::new()
         };
+        let in_file = |e: CliError| e.context(job.input.display().to_string());
         let t = Instant::now();
-        let img = clfilter::image::load(&job.input)?;
+        let (input, file_ops, described) = match &frame {
+            Some(f) => {
+                let raw = read_frame(&job.input, f).map_err(in_file)?;
+                let what = format!("{}x{} {} frame", f.width, f.height, f.format);
+                (Input::Raw(raw), Cow::Borrowed(&ops), what)
+            }
+            None => {
+                let img = clfilter::image::load(&job.input).map_err(|e| match e {
+                    // A raw frame given without --size.
+                    clfilter::Error::Format { path, message } if args.format.is_some() => {
+                        CliError::from(clfilter::Error::Format {
+                            path,
+                            message: format!(
+                                "{message} (a headerless raw frame needs --size WxH \
+                                 as well as --format)"
+                            ),
+                        })
+                    }
+                    other => CliError::from(other),
+                })?;
+                let mut file_ops = Cow::Borrowed(&ops);
+                if let Some(fmt) = args.format {
+                    let used = check_image_format(&job.input, &img, fmt).map_err(in_file)?;
+                    if used != fmt {
+                        file_ops =
+                            Cow::Owned(pipeline::parse_with_format(&args.spec, Some(&used))?);
+                    }
+                }
+                let what = describe(&img);
+                (Input::Image(img), file_ops, what)
+            }
+        };
         let load = t.elapsed();
-        let (w, h, c) = img.shape();
-        let sample = img.sample_type();
-        let out_sample = pipeline::output_type(&ops, sample);
+        let ((w, h), c, sample) = match &input {
+            Input::Image(img) => {
+                let (w, h, c) = img.shape();
+                ((w, h), c, img.sample_type())
+            }
+            Input::Raw(raw) => (raw.size(), 1, raw.sample()),
+        };
+        let out_sample = pipeline::output_type(&file_ops, sample);
         if let Some(out) = &job.output {
-            check_output(out, out_sample, c, dir_mode)
-                .map_err(|e| e.context(job.input.display().to_string()))?;
+            check_output(out, out_sample, output_channels(&file_ops, c), dir_mode)
+                .map_err(in_file)?;
         }
         if args.report && !args.json {
             note!(
-                "loaded {} ({}) in {}",
+                "loaded {} ({described}) in {}",
                 job.input.display(),
-                describe(&img),
                 ms(load)
             );
         }
-        let (result, stages) = run_one(&engine, &ops, img, &args, &prefix)
-            .map_err(|e| e.context(job.input.display().to_string()))?;
+        let (result, stages) =
+            run_one(&engine, &file_ops, input, &args, &prefix).map_err(in_file)?;
         let mut save_ms = None;
         if let Some(out) = &job.output {
             let t = Instant::now();
@@ -311,6 +580,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         files.push(JsonFile {
             input: job.input.clone(),
             output: job.output.clone(),
+            format: args.format,
             width: w,
             height: h,
             channels: c,

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clfilter::{DynImage, Image, RunReport, Sample, SampleType};
+use clfilter::{DynImage, Image, RawFormat, RunReport, Sample, SampleType};
 
 use crate::error::CliError;
 
@@ -37,6 +37,15 @@ pub fn parse_size(s: &str) -> Result<(usize, usize), String> {
             "size '{s}': {w}x{h} pixels is too many (at most 2^31 - 1)"
         )),
     }
+}
+
+/// Parses a raw frame format name (`bayer_rggb12p`, `mono16`, ...; see
+/// `clfilter::image::raw`). The error gives the grammar and the nearest name.
+pub fn parse_format(s: &str) -> Result<RawFormat, String> {
+    s.parse::<RawFormat>().map_err(|e| match e {
+        clfilter::Error::InvalidArgument(m) => m,
+        other => other.to_string(),
+    })
 }
 
 /// Parses a sample type name (`u8`, `u16`, `f32`).
@@ -305,6 +314,16 @@ mod tests {
         assert!(parse_size("4x4x4")
             .unwrap_err()
             .contains("not a whole number"));
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(
+            parse_format(" Bayer_GRBG12packed ").unwrap().to_string(),
+            "bayer_grbg12packed"
+        );
+        let e = parse_format("BayerRG12p").unwrap_err();
+        assert!(e.starts_with("unknown raw format 'BayerRG12p' (did you mean 'bayer_rggb12p'?); formats are bayer_PATTERN"), "{e}");
     }
 
     #[test]
