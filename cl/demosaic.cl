@@ -4,6 +4,7 @@
 //   T        input sample type (uchar, ushort; uchar for packed frames)
 //   PACKED   0: one T per sample; 1: PFNC 12p (LSB first); 2: GigE 12Packed
 //   TOUT, OUT_FLOAT  output sample type, 1 when it is float (no rounding)
+//   CLAMP_HI  (optional, float output) saturate to 0..CLAMP_HI
 //   METHOD   0 bilinear, 1 mhc (Malvar-He-Cutler), 2 edge
 //   RX, RY   column and row of the red site in the 2x2 block
 //   TX, TY   (tile) work-group shape in quads
@@ -171,7 +172,12 @@ inline void quad(float n[WIN][WIN], float3 rgb[2][2], float full)
 }
 
 // Rounds and saturates a vector of the store's width (convert_T_sat_rte).
-#if OUT_FLOAT
+#if OUT_FLOAT && defined(CLAMP_HI)
+// Float output for a pipeline whose stage type is an integer one: the
+// samples saturate to 0..CLAMP_HI as the integer store would, unrounded.
+#define OUTV8(v) clamp((v), 0.0f, CLAMP_HI)
+#define OUTV3(v) clamp((v), 0.0f, CLAMP_HI)
+#elif OUT_FLOAT
 #define OUTV8(v) (v)
 #define OUTV3(v) (v)
 #else

@@ -434,7 +434,7 @@ pub mod device {
         let out = DeviceImage::<T>::new(dev, cfa.width(), cfa.height(), p.channels)?;
         let p = *p;
         Ok(Box::new(move || {
-            ops::demosaic::device::launch(engine, dev, spec, input.raw_arg(), &out, &p, &lv)
+            ops::demosaic::device::launch(engine, dev, spec, input.raw_arg(), &out, &p, &lv, None)
         }))
     }
 

@@ -251,7 +251,7 @@ impl Engine {
     /// The variant forced for `op`: the last `op=NAME` entry, or the last
     /// bare `NAME` that `op`'s table knows (a bare name skips other operations,
     /// so `--variant local_x4` does not break the `minmax` inside `normalize`).
-    fn forced(&self, op: &OpSpec) -> Option<&str> {
+    pub(crate) fn forced(&self, op: &OpSpec) -> Option<&str> {
         self.forced
             .iter()
             .rev()

@@ -270,6 +270,16 @@ impl DynImage {
             DynImage::F32(i) => (i.width(), i.height(), i.channels()),
         }
     }
+
+    /// The packed samples as bytes in native byte order (what raw frame
+    /// outputs write).
+    pub fn to_ne_bytes(&self) -> Vec<u8> {
+        match self {
+            DynImage::U8(i) => i.packed_samples().into_owned(),
+            DynImage::U16(i) => i.rows().flatten().flat_map(|v| v.to_ne_bytes()).collect(),
+            DynImage::F32(i) => i.rows().flatten().flat_map(|v| v.to_ne_bytes()).collect(),
+        }
+    }
 }
 
 impl From<Image<u8>> for DynImage {

@@ -33,8 +33,11 @@
 //! Adding an operation: one [`OpKind`] variant, one entry in [`STAGES`] with
 //! its options and a `build` function, and one arm in [`run_stage`].
 
+#[cfg(feature = "opencl")]
+mod device;
 pub mod format;
 pub mod spec;
+pub mod stream;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -73,6 +76,12 @@ pub enum OpKind {
         /// The output sample type; `None` keeps the input's.
         out: Option<SampleType>,
     },
+    /// Converts to another sample type, full scale to full scale (255 for
+    /// u8, 65535 for u16, 1.0 for f32), rounding and saturating.
+    Convert {
+        /// The output sample type.
+        out: SampleType,
+    },
 }
 
 /// One checked pipeline stage: the operation and the variant it must use.
@@ -101,6 +110,7 @@ impl Op {
             OpKind::Normalize { .. } => "normalize",
             OpKind::Gaussian(_) => "gaussian",
             OpKind::Demosaic { .. } => "demosaic",
+            OpKind::Convert { .. } => "convert",
         }
     }
 
@@ -109,6 +119,7 @@ impl Op {
         match &self.kind {
             OpKind::Transpose | OpKind::MinMax | OpKind::Gaussian(_) => input,
             OpKind::Normalize { out, .. } | OpKind::Demosaic { out, .. } => out.unwrap_or(input),
+            OpKind::Convert { out } => *out,
         }
     }
 }
@@ -158,6 +169,14 @@ impl fmt::Display for Op {
             if let Some(o) = out {
                 opts.push(format!("out={o}"));
             }
+        }
+        if let OpKind::Convert { out } = &self.kind {
+            f.write_str("convert=")?;
+            f.write_str(out.name())?;
+            if let Some(v) = &self.variant {
+                write!(f, ":variant={v}")?;
+            }
+            return Ok(());
         }
         if let Some(v) = &self.variant {
             opts.push(format!("variant={v}"));
@@ -356,6 +375,24 @@ pub static STAGES: &[StageDef] = &[
         op: &ops::demosaic::SPEC,
         build: build_demosaic,
     },
+    StageDef {
+        name: "convert",
+        summary: "convert to another sample type, full scale to full scale \
+                  (255 for u8, 65535 for u16, 1.0 for f32); free inside device pipelines",
+        options: &[OptionDef {
+            key: "out",
+            value: "u8|u16|f32",
+            help: "the output sample type (required; `convert=u8` is short for `convert=out=u8`)",
+        }],
+        op: &ops::normalize::SPEC,
+        build: |a| match a.sample_type("out")? {
+            Some(out) => Ok(OpKind::Convert { out }),
+            None => Err(a.error(
+                "out",
+                "convert needs an output type, for example convert=u8",
+            )),
+        },
+    },
 ];
 
 /// Demosaic options; the numeric ones are range-checked when the stage runs
@@ -527,6 +564,50 @@ fn compile_stage(spec: &str, stage: &Stage) -> Result<Op> {
         ));
     };
     let keys = def.keys();
+    let resolved;
+    let stage = match stage.options.first() {
+        Some((k, v)) if k.is_empty() => {
+            let span = stage.option_span(0);
+            if keys.contains(&v.as_str()) {
+                return Err(spec::error_at(
+                    spec,
+                    span,
+                    format!(
+                        "{}: option '{v}' has no value (write key=value)",
+                        stage.label()
+                    ),
+                ));
+            }
+            let Some(first) = def.options.first() else {
+                return Err(spec::error_at(
+                    spec,
+                    span,
+                    format!(
+                        "{}: takes no value (options: {})",
+                        stage.label(),
+                        keys.join(", ")
+                    ),
+                ));
+            };
+            if stage.get(first.key).is_some() {
+                return Err(spec::error_at(
+                    spec,
+                    span,
+                    format!(
+                        "{}: option '{}' is given twice ('{v}' is short for {}={v})",
+                        stage.label(),
+                        first.key,
+                        first.key
+                    ),
+                ));
+            }
+            let mut s = stage.clone();
+            s.options[0].0 = first.key.to_string();
+            resolved = s;
+            &resolved
+        }
+        _ => stage,
+    };
     for (i, (key, _)) in stage.options.iter().enumerate() {
         if !keys.contains(&key.as_str()) {
             let mut m = format!(
@@ -636,7 +717,10 @@ fn normalize_to<T: Sample>(
 /// [`Engine::with_variant`]; other forced variants of `engine` stay in effect.
 pub fn run_stage(engine: &Engine, op: &Op, input: DynImage) -> Result<(DynImage, StageOutcome)> {
     let engine = match &op.variant {
-        Some(v) => Cow::Owned(engine.with_variant(Some(op.name()), v)),
+        Some(v) => {
+            let table = stage_def(op.name()).map_or(op.name(), |d| d.op.name);
+            Cow::Owned(engine.with_variant(Some(table), v))
+        }
         None => Cow::Borrowed(engine),
     };
     let mut outcome = StageOutcome {
@@ -691,16 +775,32 @@ pub fn run_stage(engine: &Engine, op: &Op, input: DynImage) -> Result<(DynImage,
             outcome.reports.push(r);
             img
         }
+        OpKind::Convert { out } if *out == input.sample_type() => input,
+        OpKind::Convert { out } => {
+            let params = NormalizeParams {
+                sub: Some(0.0),
+                factor: Some(
+                    (out.full_scale() as f64 / input.sample_type().full_scale() as f64) as f32,
+                ),
+            };
+            let (img, r) = match &input {
+                DynImage::U8(i) => normalize_to(&engine, i, &params, *out)?,
+                DynImage::U16(i) => normalize_to(&engine, i, &params, *out)?,
+                DynImage::F32(i) => normalize_to(&engine, i, &params, *out)?,
+            };
+            outcome.reports.extend(r);
+            img
+        }
     };
     Ok((output, outcome))
 }
 
-/// Runs the stages one after another, returning the final image and what
-/// each stage did.
+/// Runs the stages one after another on the host, returning the final
+/// image and what each stage did.
 ///
-/// Every stage is a separate host-in/host-out engine call: the image is
-/// uploaded and downloaded around each stage. Keeping intermediate images on
-/// the device between stages (device-resident chaining) comes later.
+/// Every stage is a separate host-in/host-out engine call, so on an OpenCL
+/// backend each stage uploads and downloads its image; [`run_outcomes`]
+/// chains the stages on the device instead.
 pub fn run_stages(
     engine: &Engine,
     stages: &[Op],
@@ -716,15 +816,108 @@ pub fn run_stages(
     Ok((img, outcomes))
 }
 
-/// Runs the stages one after another on the host (see [`run_stages`]),
-/// returning the final image, every engine call's report in order, and the
-/// text lines to show the user (for example a `minmax` stage's result).
+/// Runs the stages, returning the final image and what each stage did.
+///
+/// On an OpenCL backend the image is uploaded once, the stages run on the
+/// device one after another (each with its tuned variant), and the result
+/// is downloaded once (see the module docs). If that fails — a stage no
+/// variant can run, a forced `variant=cpu`, a device error — the reason is
+/// logged and the stages run one by one on the host path ([`run_stages`])
+/// from the untouched input, so no data is lost. On the CPU backend the
+/// stages run on rayon.
+pub fn run_outcomes(
+    engine: &Engine,
+    stages: &[Op],
+    input: DynImage,
+) -> Result<(DynImage, Vec<StageOutcome>)> {
+    #[cfg(feature = "opencl")]
+    if let crate::backend::Backend::OpenCl(dev) = engine.backend() {
+        if !stages.is_empty() {
+            match device_run(engine, dev, stages, &input) {
+                Ok(r) => return Ok(r),
+                Err(e @ Error::Unsupported { .. }) => log::info!(
+                    "pipeline '{}' does not stay on {}: {e}; running the stages one by one",
+                    to_spec(stages),
+                    dev.info().name
+                ),
+                Err(e) => log::warn!(
+                    "device-resident pipeline '{}' failed on {}: {e}; running the stages one by one",
+                    to_spec(stages),
+                    dev.info().name
+                ),
+            }
+        }
+    }
+    run_stages(engine, stages, input)
+}
+
+/// Uploads `input`, chains the stages on the device, downloads the result.
+#[cfg(feature = "opencl")]
+fn device_run(
+    engine: &Engine,
+    dev: &crate::engine::Dev,
+    stages: &[Op],
+    input: &DynImage,
+) -> Result<(DynImage, Vec<StageOutcome>)> {
+    use crate::backend::opencl::DeviceImage;
+    use crate::ops::demosaic::device::DeviceRaw;
+    let start = std::time::Instant::now();
+    let demosaic_first = matches!(stages[0].kind, OpKind::Demosaic { .. });
+    let raw;
+    let chain_input = match input {
+        DynImage::U8(i) if demosaic_first || i.channels() == 1 => {
+            raw = DeviceRaw::upload(dev, &Raw::U8(i))?;
+            device::Input::Raw(&raw)
+        }
+        DynImage::U16(i) if demosaic_first || i.channels() == 1 => {
+            raw = DeviceRaw::upload(dev, &Raw::U16(i))?;
+            device::Input::Raw(&raw)
+        }
+        DynImage::U8(i) => {
+            device::Input::Work(device::load(engine, dev, &DeviceImage::upload(dev, i)?)?.0)
+        }
+        DynImage::U16(i) => {
+            device::Input::Work(device::load(engine, dev, &DeviceImage::upload(dev, i)?)?.0)
+        }
+        DynImage::F32(i) => {
+            device::Input::Work(device::load(engine, dev, &DeviceImage::upload(dev, i)?)?.0)
+        }
+    };
+    let (work, outcomes) = device::run_chain(engine, dev, stages, chain_input)?;
+    let (w, h, c) = (work.img.width(), work.img.height(), work.channels);
+    fn fetch<U: Sample>(
+        engine: &Engine,
+        dev: &crate::engine::Dev,
+        work: &device::Work,
+        (w, h, c): (usize, usize, usize),
+    ) -> Result<Image<U>> {
+        let out = DeviceImage::<U>::new(dev, w, h, c)?;
+        device::store_into(engine, dev, work, &out)?;
+        out.download(dev)
+    }
+    let out: DynImage = match work.ty {
+        SampleType::U8 => fetch::<u8>(engine, dev, &work, (w, h, c))?.into(),
+        SampleType::U16 => fetch::<u16>(engine, dev, &work, (w, h, c))?.into(),
+        SampleType::F32 => fetch::<f32>(engine, dev, &work, (w, h, c))?.into(),
+    };
+    log::debug!(
+        "pipeline '{}' ran on {} in {:?} (one upload, one download)",
+        to_spec(stages),
+        dev.info().name,
+        start.elapsed()
+    );
+    Ok((out, outcomes))
+}
+
+/// Runs the stages (see [`run_outcomes`]), returning the final image, every
+/// engine call's report in order, and the text lines to show the user (for
+/// example a `minmax` stage's result).
 pub fn run(
     engine: &Engine,
     stages: &[Op],
     input: DynImage,
 ) -> Result<(DynImage, Vec<RunReport>, Vec<String>)> {
-    let (img, outcomes) = run_stages(engine, stages, input)?;
+    let (img, outcomes) = run_outcomes(engine, stages, input)?;
     let mut reports = Vec::new();
     let mut lines = Vec::new();
     for o in outcomes {
@@ -877,7 +1070,7 @@ mod tests {
         );
         assert_eq!(
             first_line("blur=sigma=2"),
-            "stage 1 'blur': unknown operation (known: transpose, minmax, normalize, gaussian, demosaic)"
+            "stage 1 'blur': unknown operation (known: transpose, minmax, normalize, gaussian, demosaic, convert)"
         );
         // The caret is under the name.
         let m = err("transpose,normlize=out=u8");

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! spec   := stage ( ',' stage )*
-//! stage  := name [ '=' option ( ':' option )* ]
+//! stage  := name [ '=' first ( ':' option )* ]
+//! first  := option | value      (a bare value sets the stage's first option)
 //! option := key '=' value
 //! ```
 //!
@@ -237,6 +238,14 @@ pub fn parse_stages(spec: &str) -> Result<Vec<Stage>> {
                     ));
                 }
                 let Some(eq) = otext.find('=') else {
+                    // ffmpeg's shorthand: a bare first value belongs to the
+                    // stage's first option (`convert=u8`, `gaussian=2`);
+                    // `super::compile` resolves the empty key.
+                    if stage.options.is_empty() {
+                        stage.options.push((String::new(), otext.to_string()));
+                        stage.option_spans.push(ospan);
+                        continue;
+                    }
                     return Err(error_at(
                         spec,
                         ospan,
@@ -386,7 +395,10 @@ mod tests {
         assert!(err("normalize=").contains("'=' must be followed by options"));
         assert!(err("normalize=factor=2:").contains("empty option (stray ':')"));
         assert!(err("normalize=:factor=2").contains("empty option"));
-        assert!(err("normalize=factor").contains("option 'factor' has no value"));
+        assert!(err("normalize=sub=1:factor").contains("option 'factor' has no value"));
+        // A bare first value is the shorthand for the first option.
+        let s = parse_stages("convert=u8").unwrap();
+        assert_eq!(s[0].options, vec![(String::new(), "u8".to_string())]);
         assert!(err("normalize==2").contains("option '=2' has no key"));
         assert!(err("normalize=factor=").contains("option 'factor' has an empty value"));
         assert!(err("normalize=fac tor=2").contains("'fac tor' is not an option name"));
@@ -427,7 +439,7 @@ mod tests {
         );
         assert!(err("é").contains("'é': not an operation name"));
         assert!(err("normalize=fé=1").contains("'fé' is not an option name"));
-        assert!(err("normalize=é").contains("option 'é' has no value"));
+        assert!(err("normalize=sub=1:é").contains("option 'é' has no value"));
         assert!(err("normalize=½=1").contains("'½' is not an option name"));
         assert!(err("tränspose=x").contains("not an operation name"));
         // Values may hold any text; the operations check them.

@@ -1,7 +1,9 @@
 //! Typed device memory with checked transfers.
 
+use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::ptr;
+use std::sync::{Arc, Mutex};
 
 use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::types::{cl_mem, CL_BLOCKING};
@@ -23,14 +25,99 @@ pub trait Plain: sealed::Sealed + Copy + Default + Send + Sync + 'static {}
 impl<T: Sample> Plain for T {}
 impl Plain for [f32; 4] {}
 
-/// `len` elements of `T` in device memory.
+/// Device allocations kept for reuse, keyed by their size in bytes.
+///
+/// Frame after frame, a pipeline asks for the same intermediate sizes; a
+/// freed buffer goes here and the next request of its size takes it, so a
+/// stream allocates nothing after its first frame. Reuse is safe on the
+/// device's in-order queue: a command that writes a reused buffer runs after
+/// every earlier command that used it. Code that hands a buffer to another
+/// queue (the stream's transfer queues) keeps it alive until those commands
+/// have finished.
+pub(crate) struct Pool {
+    free: Mutex<PoolState>,
+    /// The most bytes kept while unused.
+    limit: u64,
+    /// Buffers created from the driver (not taken from the pool).
+    created: std::sync::atomic::AtomicU64,
+}
+
+#[derive(Default)]
+struct PoolState {
+    by_size: HashMap<usize, Vec<Buffer<u8>>>,
+    bytes: u64,
+}
+
+/// Unused buffers kept per size: enough for the intermediates of a few
+/// frames in flight.
+const POOL_PER_SIZE: usize = 8;
+
+impl Pool {
+    /// A pool that keeps at most a quarter of the device's memory unused.
+    pub(crate) fn new(global_mem: u64) -> Self {
+        Pool {
+            free: Mutex::new(PoolState::default()),
+            limit: global_mem / 4,
+            created: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    fn take(&self, bytes: usize) -> Option<Buffer<u8>> {
+        let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let b = st.by_size.get_mut(&bytes)?.pop()?;
+        st.bytes -= bytes as u64;
+        Some(b)
+    }
+
+    fn give(&self, bytes: usize, buf: Buffer<u8>) {
+        let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        if st.bytes + bytes as u64 > self.limit {
+            return; // dropped: released to the driver
+        }
+        let list = st.by_size.entry(bytes).or_default();
+        if list.len() < POOL_PER_SIZE {
+            list.push(buf);
+            st.bytes += bytes as u64;
+        }
+    }
+
+    /// Releases every unused buffer to the driver.
+    pub(crate) fn clear(&self) {
+        let mut st = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        st.by_size.clear();
+        st.bytes = 0;
+    }
+
+    /// Buffers allocated from the driver so far.
+    pub(crate) fn created(&self) -> u64 {
+        self.created.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Bytes held unused.
+    pub(crate) fn held_bytes(&self) -> u64 {
+        self.free.lock().unwrap_or_else(|e| e.into_inner()).bytes
+    }
+}
+
+/// `len` elements of `T` in device memory, from the device's [`Pool`] when
+/// a buffer of the size is free there, and given back to it when dropped.
 ///
 /// Transfers are blocking and check that the host slice has exactly `len`
 /// elements, so no host memory is touched after a call returns.
 pub(crate) struct DeviceBuffer<T> {
-    buf: Buffer<u8>,
+    /// `None` only while being dropped.
+    buf: Option<Buffer<u8>>,
     len: usize,
+    pool: Arc<Pool>,
     _t: PhantomData<T>,
+}
+
+impl<T> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        if let Some(b) = self.buf.take() {
+            self.pool.give(self.len * std::mem::size_of::<T>(), b);
+        }
+    }
 }
 
 // SAFETY: an OpenCL memory object may be used from any host thread (OpenCL 1.2
@@ -54,14 +141,23 @@ impl<T: Plain> DeviceBuffer<T> {
                 dev.info.max_alloc
             )));
         }
-        // SAFETY: no host pointer is passed (null with flags that do not use one).
-        let buf = unsafe {
-            Buffer::<u8>::create(&dev.context, CL_MEM_READ_WRITE, bytes, ptr::null_mut())
-        }
-        .map_err(|e| cl_err("clCreateBuffer", e))?;
+        let buf = match dev.pool.take(bytes) {
+            Some(b) => b,
+            None => {
+                dev.pool
+                    .created
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                // SAFETY: no host pointer is passed (null with flags that do not use one).
+                unsafe {
+                    Buffer::<u8>::create(&dev.context, CL_MEM_READ_WRITE, bytes, ptr::null_mut())
+                }
+                .map_err(|e| cl_err("clCreateBuffer", e))?
+            }
+        };
         Ok(DeviceBuffer {
-            buf,
+            buf: Some(buf),
             len,
+            pool: dev.pool.clone(),
             _t: PhantomData,
         })
     }
@@ -79,7 +175,15 @@ impl<T: Plain> DeviceBuffer<T> {
     }
 
     pub(super) fn mem(&self) -> cl_mem {
-        self.buf.get()
+        self.cl().get()
+    }
+
+    pub(super) fn cl(&self) -> &Buffer<u8> {
+        self.buf.as_ref().expect("a live buffer holds its memory")
+    }
+
+    fn cl_mut(&mut self) -> &mut Buffer<u8> {
+        self.buf.as_mut().expect("a live buffer holds its memory")
     }
 
     /// Copies `data` (exactly `len` elements) to the device; blocks until done.
@@ -91,7 +195,7 @@ impl<T: Plain> DeviceBuffer<T> {
         let ev = unsafe {
             let bytes = std::slice::from_raw_parts(data.as_ptr() as *const u8, self.bytes());
             dev.queue
-                .enqueue_write_buffer(&mut self.buf, CL_BLOCKING, 0, bytes, &[])
+                .enqueue_write_buffer(self.cl_mut(), CL_BLOCKING, 0, bytes, &[])
         }
         .map_err(|e| cl_err("clEnqueueWriteBuffer", e))?;
         Ok(ClEvent::new(ev))
@@ -105,7 +209,7 @@ impl<T: Plain> DeviceBuffer<T> {
         let ev = unsafe {
             let bytes = std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, self.bytes());
             dev.queue
-                .enqueue_read_buffer(&self.buf, CL_BLOCKING, 0, bytes, &[])
+                .enqueue_read_buffer(self.cl(), CL_BLOCKING, 0, bytes, &[])
         }
         .map_err(|e| cl_err("clEnqueueReadBuffer", e))?;
         Ok(ClEvent::new(ev))

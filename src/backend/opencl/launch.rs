@@ -26,6 +26,8 @@ pub(crate) enum Arg<'a> {
     I32(i32),
     /// `float4`.
     F32x4([f32; 4]),
+    /// `float`.
+    F32(f32),
 }
 
 impl<'a> Arg<'a> {
@@ -64,12 +66,19 @@ impl Kernel {
     }
 }
 
-/// A completed-or-pending command. Dropping it never blocks.
-pub struct ClEvent(Option<Event>);
+/// A completed-or-pending command. Dropping it never blocks; clones share
+/// the one OpenCL event.
+#[derive(Clone)]
+pub struct ClEvent(Option<std::sync::Arc<Event>>);
 
 impl ClEvent {
     pub(super) fn new(e: Event) -> Self {
-        ClEvent(Some(e))
+        ClEvent(Some(std::sync::Arc::new(e)))
+    }
+
+    /// The OpenCL handle, for wait lists (`None` for host-side work).
+    pub(super) fn handle(&self) -> Option<opencl3::types::cl_event> {
+        self.0.as_ref().map(|e| e.get())
     }
     pub(super) fn none() -> Self {
         ClEvent(None)
@@ -160,7 +169,7 @@ impl ClDevice {
         for (i, a) in args.iter().enumerate() {
             let i = i as u32;
             // SAFETY: each value matches the size of the OpenCL type it stands
-            // for (cl_mem handle, int, float4); a mismatch with the kernel's
+            // for (cl_mem handle, int, float4, float); a mismatch with the kernel's
             // declaration is reported by the driver as CL_INVALID_ARG_SIZE.
             // Buffer handles are alive: `Arg::buf`/`Arg::img` borrow their owners.
             let r = unsafe {
@@ -168,6 +177,7 @@ impl ClDevice {
                     Arg::Mem(m, _) => kernel.kernel.set_arg(i, m),
                     Arg::I32(v) => kernel.kernel.set_arg(i, v),
                     Arg::F32x4(v) => kernel.kernel.set_arg(i, v),
+                    Arg::F32(v) => kernel.kernel.set_arg(i, v),
                 }
             };
             r.map_err(|e| cl_err(format!("clSetKernelArg({}, {i})", kernel.name), e))?;

@@ -13,12 +13,14 @@
 mod buffer;
 mod launch;
 mod program;
+mod stream;
 
-pub(crate) use buffer::DeviceBuffer;
 pub use buffer::DeviceImage;
+pub(crate) use buffer::{DeviceBuffer, Pool};
 pub(crate) use launch::Arg;
 pub use launch::{ClEvent, Kernel};
 pub use program::{ProgramCache, ProgramStats};
+pub(crate) use stream::{HostStage, TransferQueue};
 
 use std::path::PathBuf;
 use std::sync::Once;
@@ -160,6 +162,8 @@ pub struct ClDevice {
     context: Context,
     queue: CommandQueue,
     programs: ProgramCache,
+    /// Freed device buffers kept for reuse.
+    pool: std::sync::Arc<Pool>,
 }
 
 impl std::fmt::Debug for ClDevice {
@@ -180,12 +184,14 @@ impl ClDevice {
             unsafe { CommandQueue::create(&context, device.id(), CL_QUEUE_PROFILING_ENABLE) }
                 .map_err(|e| cl_err("clCreateCommandQueue", e))?;
         let programs = ProgramCache::new(&info, cache_root);
+        let pool = std::sync::Arc::new(Pool::new(info.global_mem));
         Ok(ClDevice {
             info,
             device,
             context,
             queue,
             programs,
+            pool,
         })
     }
 
@@ -202,6 +208,22 @@ impl ClDevice {
     /// Blocks until every command queued so far has finished.
     pub fn finish(&self) -> Result<()> {
         self.queue.finish().map_err(|e| cl_err("clFinish", e))
+    }
+
+    /// Bytes of device memory held unused for reuse (see `Pool`).
+    pub fn pooled_bytes(&self) -> u64 {
+        self.pool.held_bytes()
+    }
+
+    /// Device buffers allocated from the driver since the device was opened
+    /// (buffers reused from the pool do not count).
+    pub fn buffers_created(&self) -> u64 {
+        self.pool.created()
+    }
+
+    /// Releases the device memory held for reuse.
+    pub fn release_pool(&self) {
+        self.pool.clear()
     }
 }
 

@@ -36,6 +36,7 @@ mod bench;
 mod demo;
 mod devices;
 mod error;
+mod stream;
 mod tune;
 mod util;
 mod variants;
@@ -99,6 +100,9 @@ enum Command {
     /// Measure every variant per size and parameters, and cache the fastest
     /// for the engine to use (--show prints the cache, --clear deletes it).
     Tune(tune::Args),
+    /// Run a pipeline over a stream of raw camera frames (file or stdin),
+    /// overlapping transfers with compute on a device.
+    Stream(stream::Args),
 }
 
 /// Parses `--device`; an empty value (`FILTERCTL_DEVICE=`) means `auto`, as
@@ -166,6 +170,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(&global, a),
         Command::Variants(a) => variants::run(a),
         Command::Tune(a) => tune::run(&global, a),
+        Command::Stream(a) => stream::run(&global, a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -416,17 +416,23 @@ impl DemosaicParams {
     /// The levelling for `raw` into an output of type `out`: checks the
     /// parameters against the input.
     pub fn levels(&self, raw: &Raw<'_>, out: SampleType) -> Result<Levels> {
+        self.levels_for(raw.max_bits(), matches!(raw, Raw::U16(_)), out)
+    }
+
+    /// [`DemosaicParams::levels`] for a frame whose samples hold at most
+    /// `max` bits, `wide` when they sit in 16-bit containers.
+    pub(crate) fn levels_for(&self, max: u32, wide: bool, out: SampleType) -> Result<Levels> {
         if !matches!(self.channels, 3 | 4) {
             return Err(Error::arg(format!(
                 "demosaic outputs 3 or 4 channels, not {}",
                 self.channels
             )));
         }
-        let max = raw.max_bits();
         let bits = self.bits.unwrap_or(max);
-        let ok = match raw {
-            Raw::U16(_) => (8..=16).contains(&bits),
-            _ => bits == max,
+        let ok = if wide {
+            (8..=16).contains(&bits)
+        } else {
+            bits == max
         };
         if !ok {
             return Err(Error::arg(format!(
@@ -571,7 +577,17 @@ pub(crate) mod device {
             })
         }
 
-        fn size(&self) -> (usize, usize) {
+        /// The most bits a sample holds and whether samples sit in 16-bit
+        /// containers (see `DemosaicParams::levels_for`).
+        pub(crate) fn depth(&self) -> (u32, bool) {
+            match self {
+                DeviceRaw::U8(_) => (8, false),
+                DeviceRaw::U16(_) => (16, true),
+                DeviceRaw::Packed { .. } => (12, false),
+            }
+        }
+
+        pub(crate) fn size(&self) -> (usize, usize) {
             match self {
                 DeviceRaw::U8(i) => (i.width(), i.height()),
                 DeviceRaw::U16(i) => (i.width(), i.height()),
@@ -628,7 +644,9 @@ pub(crate) mod device {
     }
 
     /// Runs `spec` on a device frame into `out` (the frame's size, 3 or 4
-    /// channels); returns the kernel time.
+    /// channels); returns the kernel time. `clamp_hi` saturates f32 output
+    /// to `0..clamp_hi` (for pipelines whose stage type is an integer one).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch<U: Sample>(
         engine: &Engine,
         dev: &Dev,
@@ -637,6 +655,7 @@ pub(crate) mod device {
         out: &DeviceImage<U>,
         p: &DemosaicParams,
         lv: &Levels,
+        clamp_hi: Option<f32>,
     ) -> Result<Duration> {
         let (w, h) = (input.width, input.height);
         super::check_cfa_size(w, h)?;
@@ -650,13 +669,16 @@ pub(crate) mod device {
         }
         let shape = Shape::new(w, h, 1, input.sample).with_params(OpParams::Demosaic(*p));
         let (rx, ry) = p.pattern.red_at();
-        let extra = format!(
+        let mut extra = format!(
             "-DPACKED={} -DTOUT={} -DOUT_FLOAT={} -DMETHOD={} -DRX={rx} -DRY={ry}",
             input.packed,
             U::TYPE.cl_name(),
             (U::TYPE == SampleType::F32) as u8,
             p.method as u8,
         );
+        if let (Some(hi), SampleType::F32) = (clamp_hi, U::TYPE) {
+            extra.push_str(&format!(" -DCLAMP_HI={hi:?}f"));
+        }
         let k = engine.kernel(
             dev,
             SPEC.name,
@@ -683,9 +705,11 @@ pub(crate) mod device {
         Ok(ev.duration()?.unwrap_or_default())
     }
 
-    /// Demosaics a device frame into a float4 working image (RGBA f32, alpha
-    /// 1, colours levelled to 0..1), the input of the Gaussian's device passes
-    /// (`ops::gaussian::device::blur_w`). `p.channels` is ignored.
+    /// Demosaics a device frame into a float4 working image (RGBA f32, in
+    /// the units `lv` levels to, alpha at full scale), the input of the
+    /// Gaussian's device passes (`ops::gaussian::device::blur_w`) and of
+    /// device-resident pipelines. `p.channels` is ignored; `clamp_hi` as in
+    /// [`launch`].
     pub(crate) fn demosaic_w(
         engine: &Engine,
         dev: &Dev,
@@ -693,11 +717,12 @@ pub(crate) mod device {
         input: &DeviceRaw,
         p: &DemosaicParams,
         lv: &Levels,
+        clamp_hi: Option<f32>,
     ) -> Result<(DeviceImage<f32>, Duration)> {
         let (w, h) = input.size();
         let out = DeviceImage::<f32>::new(dev, w, h, 4)?;
         let p = DemosaicParams { channels: 4, ..*p };
-        let kt = launch(engine, dev, spec, input.raw_arg(), &out, &p, lv)?;
+        let kt = launch(engine, dev, spec, input.raw_arg(), &out, &p, lv, clamp_hi)?;
         Ok((out, kt))
     }
 
@@ -713,7 +738,7 @@ pub(crate) mod device {
         let input = DeviceRaw::upload(dev, raw)?;
         if U::TYPE == SampleType::F32 && p.channels == 4 {
             // RGBA f32 is the working image itself.
-            let (out, kt) = demosaic_w(engine, dev, spec, &input, p, lv)?;
+            let (out, kt) = demosaic_w(engine, dev, spec, &input, p, lv, None)?;
             let boxed: Box<dyn std::any::Any> = Box::new(out.download(dev)?);
             let out = boxed
                 .downcast::<Image<U>>()
@@ -722,7 +747,7 @@ pub(crate) mod device {
         }
         let (w, h) = input.size();
         let out = DeviceImage::<U>::new(dev, w, h, p.channels)?;
-        let kt = launch(engine, dev, spec, input.raw_arg(), &out, p, lv)?;
+        let kt = launch(engine, dev, spec, input.raw_arg(), &out, p, lv, None)?;
         Ok((out.download(dev)?, kt))
     }
 }

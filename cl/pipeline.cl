@@ -1,0 +1,78 @@
+// pipeline.cl: the plumbing of device-resident pipelines.
+//
+// Between stages a pipeline keeps its image on the device as f32 working
+// pixels: one float per pixel for gray, one float4 for colour (RGB leaves
+// the fourth lane unused). Values are in the units of the stage's logical
+// sample type (0..255 for u8, 0..65535 for u16, 0..1 for f32), unrounded;
+// only the final store rounds and saturates, as convert_T_sat_rte does.
+//
+// Options: T (input sample type), CH (channels of the typed image: 1, 3, 4),
+// TOUT and OUT_FLOAT for pipeline_store, PACKED (1 PFNC 12p, 2 GigE
+// 12Packed) for pipeline_unpack12.
+
+#if CH == 1
+#define W float
+#define W_FROM_N(v) (v)
+#define N_FROM_W(v) (v)
+#else
+#define W float4
+#define W_FROM_N(v) N_TO_F4(v)
+#define N_FROM_W(v) F4_TO_N(v)
+#endif
+
+// A typed image (T, CH channels) into working pixels.
+__kernel void pipeline_load(__global const T* in, __global W* out, int n)
+{
+    int i = get_global_id(0);
+    if (i < n) {
+        out[i] = W_FROM_N(TO_FLOATN(LOADP(in, i)));
+    }
+}
+
+#ifdef TOUT
+#if OUT_FLOAT
+#define TO_OUT(v) (v)
+#else
+#define TO_OUT(v) CAT(CAT(convert_, VEC(TOUT)), _sat_rte)(v)
+#endif
+
+// Working pixels, times `scale` (a pending type conversion), into a typed
+// image of CH channels.
+__kernel void pipeline_store(__global const W* in, __global TOUT* out, int n, float scale)
+{
+    int i = get_global_id(0);
+    if (i < n) {
+        FLOATN v = N_FROM_W(in[i]) * scale;
+        STOREP(TO_OUT(v), out, i);
+    }
+}
+#endif
+
+// Multiplies n floats by `scale` in place and saturates them to 0..hi
+// (hi = +inf: no saturation).
+__kernel void pipeline_fix(__global float* buf, int n, float scale, float hi)
+{
+    int i = get_global_id(0);
+    if (i < n) {
+        buf[i] = clamp(buf[i] * scale, 0.0f, hi);
+    }
+}
+
+#ifdef PACKED
+// 12-bit samples packed two in three bytes into gray working pixels
+// (n pixels, n even: one work-item per pair).
+__kernel void pipeline_unpack12(__global const uchar* in, __global float* out, int n)
+{
+    int j = get_global_id(0);
+    if (2 * j < n) {
+        uint b0 = in[3 * j], b1 = in[3 * j + 1], b2 = in[3 * j + 2];
+#if PACKED == 1
+        uint p0 = b0 | (b1 & 15u) << 8, p1 = b1 >> 4 | b2 << 4;
+#else
+        uint p0 = b0 << 4 | (b1 & 15u), p1 = b2 << 4 | b1 >> 4;
+#endif
+        out[2 * j] = (float)p0;
+        out[2 * j + 1] = (float)p1;
+    }
+}
+#endif
