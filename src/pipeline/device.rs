@@ -545,6 +545,14 @@ pub(crate) fn run_chain(
                         .reports
                         .push(own_report(engine, "pipeline", "saturate", start, kt));
                 }
+                // No kernel: the factor waits for the next stage or the store.
+                outcome.reports.push(own_report(
+                    engine,
+                    "pipeline",
+                    "folded",
+                    Instant::now(),
+                    Duration::ZERO,
+                ));
                 w.scale *= (out.full_scale() as f64 / w.ty.full_scale() as f64) as f32;
                 // Integer to integer keeps values inside the range.
                 w.unsaturated |= w.ty == SampleType::F32 && *out != SampleType::F32;

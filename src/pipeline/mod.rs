@@ -830,11 +830,52 @@ pub fn run_outcomes(
     stages: &[Op],
     input: DynImage,
 ) -> Result<(DynImage, Vec<StageOutcome>)> {
+    if let Some(r) = try_device(engine, stages, Source::Image(&input)) {
+        return Ok(r);
+    }
+    run_stages(engine, stages, input)
+}
+
+/// [`run_outcomes`] for a decoded raw camera frame: on a device the frame
+/// is uploaded as it is (packed 12-bit frames stay packed and are unpacked
+/// there); on the host path a first `demosaic` stage reads it directly
+/// ([`format::run_stage_raw`]).
+pub fn run_frame(
+    engine: &Engine,
+    stages: &[Op],
+    frame: crate::image::raw::RawImage,
+) -> Result<(DynImage, Vec<StageOutcome>)> {
+    if let Some(r) = try_device(engine, stages, Source::Frame(&frame)) {
+        return Ok(r);
+    }
+    let Some((first, rest)) = stages.split_first() else {
+        return Ok((frame.into_dyn(), Vec::new()));
+    };
+    let (img, outcome) = format::run_stage_raw(engine, first, frame)?;
+    let (img, mut outcomes) = run_stages(engine, rest, img)?;
+    outcomes.insert(0, outcome);
+    Ok((img, outcomes))
+}
+
+/// What a device-resident run starts from.
+enum Source<'a> {
+    Image(&'a DynImage),
+    Frame(&'a crate::image::raw::RawImage),
+}
+
+/// The device-resident run, or `None` (with the reason logged) when the
+/// engine has no device or the chain cannot run or failed.
+#[cfg_attr(not(feature = "opencl"), allow(unused_variables))]
+fn try_device(
+    engine: &Engine,
+    stages: &[Op],
+    input: Source<'_>,
+) -> Option<(DynImage, Vec<StageOutcome>)> {
     #[cfg(feature = "opencl")]
     if let crate::backend::Backend::OpenCl(dev) = engine.backend() {
         if !stages.is_empty() {
-            match device_run(engine, dev, stages, &input) {
-                Ok(r) => return Ok(r),
+            match device_run(engine, dev, stages, input) {
+                Ok(r) => return Some(r),
                 Err(e @ Error::Unsupported { .. }) => log::info!(
                     "pipeline '{}' does not stay on {}: {e}; running the stages one by one",
                     to_spec(stages),
@@ -848,7 +889,7 @@ pub fn run_outcomes(
             }
         }
     }
-    run_stages(engine, stages, input)
+    None
 }
 
 /// Uploads `input`, chains the stages on the device, downloads the result.
@@ -857,13 +898,36 @@ fn device_run(
     engine: &Engine,
     dev: &crate::engine::Dev,
     stages: &[Op],
-    input: &DynImage,
+    input: Source<'_>,
 ) -> Result<(DynImage, Vec<StageOutcome>)> {
     use crate::backend::opencl::DeviceImage;
     use crate::ops::demosaic::device::DeviceRaw;
     let start = std::time::Instant::now();
     let demosaic_first = matches!(stages[0].kind, OpKind::Demosaic { .. });
     let raw;
+    let input = match input {
+        Source::Image(i) => i,
+        Source::Frame(f) => {
+            use crate::image::raw::RawImage;
+            // Mono frames may have any size; a demosaic stage checks its own.
+            raw = match f {
+                RawImage::U8(i) => DeviceRaw::U8(DeviceImage::upload(dev, i)?),
+                RawImage::U16(i) => DeviceRaw::U16(DeviceImage::upload(dev, i)?),
+                RawImage::Packed12 {
+                    data,
+                    width,
+                    height,
+                    packing,
+                } => DeviceRaw::Packed {
+                    bytes: crate::backend::opencl::DeviceBuffer::from_slice(dev, data)?,
+                    width: *width,
+                    height: *height,
+                    packing: *packing,
+                },
+            };
+            return finish_device(engine, dev, stages, device::Input::Raw(&raw), start);
+        }
+    };
     let chain_input = match input {
         DynImage::U8(i) if demosaic_first || i.channels() == 1 => {
             raw = DeviceRaw::upload(dev, &Raw::U8(i))?;
@@ -883,6 +947,19 @@ fn device_run(
             device::Input::Work(device::load(engine, dev, &DeviceImage::upload(dev, i)?)?.0)
         }
     };
+    finish_device(engine, dev, stages, chain_input, start)
+}
+
+/// Runs the chain from `chain_input` and downloads the result.
+#[cfg(feature = "opencl")]
+fn finish_device(
+    engine: &Engine,
+    dev: &crate::engine::Dev,
+    stages: &[Op],
+    chain_input: device::Input<'_>,
+    start: std::time::Instant,
+) -> Result<(DynImage, Vec<StageOutcome>)> {
+    use crate::backend::opencl::DeviceImage;
     let (work, outcomes) = device::run_chain(engine, dev, stages, chain_input)?;
     let (w, h, c) = (work.img.width(), work.img.height(), work.channels);
     fn fetch<U: Sample>(

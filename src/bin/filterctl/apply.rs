@@ -222,9 +222,10 @@ enum Input {
     Raw(RawImage),
 }
 
-/// Runs the stages on one input, printing report lines (when asked) and
-/// minmax results as they come. A raw frame goes to the first stage as it
-/// is (a demosaic reads packed frames packed), later stages get images.
+/// Runs the pipeline on one input, printing report lines (when asked) and
+/// minmax results. On an OpenCL device the stages are chained there (one
+/// upload, one download); a raw frame is uploaded as it is (packed frames
+/// stay packed), and on the host path a first demosaic reads it directly.
 fn run_one(
     engine: &Engine,
     ops: &[Op],
@@ -232,17 +233,15 @@ fn run_one(
     args: &Args,
     prefix: &str,
 ) -> Result<(DynImage, Vec<JsonStage>), CliError> {
-    let mut input = input;
+    let result = match input {
+        Input::Image(img) => pipeline::run_outcomes(engine, ops, img),
+        Input::Raw(frame) => pipeline::run_frame(engine, ops, frame),
+    };
+    let (img, outcomes) = result
+        .map_err(|e| CliError::from(e).context(format!("pipeline '{}'", pipeline::to_spec(ops))))?;
     let mut stages = Vec::new();
-    for (i, op) in ops.iter().enumerate() {
-        let start = Instant::now();
-        let result = match input {
-            Input::Image(img) => pipeline::run_stage(engine, op, img),
-            Input::Raw(frame) => pipeline::format::run_stage_raw(engine, op, frame),
-        };
-        let (next, outcome) =
-            result.map_err(|e| CliError::from(e).context(format!("stage {} {op}", i + 1)))?;
-        input = Input::Image(next);
+    for (i, outcome) in outcomes.into_iter().enumerate() {
+        let op = &outcome.op;
         if args.report && !args.json {
             for r in &outcome.reports {
                 note!("{prefix}{}", report_line(Some(i + 1), op.name(), r, None));
@@ -256,18 +255,14 @@ fn run_one(
         stages.push(JsonStage {
             stage: i + 1,
             spec: op.to_string(),
+            ms: outcome.reports.iter().map(|r| r.elapsed).sum(),
             calls: outcome.reports,
             minmax: outcome.minmax.map(|m| JsonMinMax {
                 min: m.min[..m.channels].to_vec(),
                 max: m.max[..m.channels].to_vec(),
             }),
-            ms: start.elapsed(),
         });
     }
-    let img = match input {
-        Input::Image(img) => img,
-        Input::Raw(frame) => frame.into_dyn(),
-    };
     Ok((img, stages))
 }
 

@@ -34,6 +34,18 @@ pub struct Args {
 enum Check {
     /// The result must equal this earlier image, sample for sample.
     Equals(&'static str),
+    /// PSNR against this earlier 8-bit RGB image (10-pixel border left
+    /// out): printed, and a failure below `min` dB.
+    Psnr(&'static str, f64),
+}
+
+/// How a step makes its result.
+enum Make {
+    /// A pipeline spec (chained on the device when there is one).
+    Spec(&'static str),
+    /// Samples the image through an RGGB colour filter array, as a camera
+    /// sensor sees it (the demosaic steps' input).
+    Mosaic,
 }
 
 /// One demo step: a spec run on `from` (`input` or an earlier step's name).
@@ -44,21 +56,22 @@ struct Step {
     about: &'static str,
     /// The image it starts from.
     from: &'static str,
-    /// The pipeline.
-    spec: &'static str,
+    /// What it runs.
+    make: Make,
     /// Whether to write the result (`name.png`, `name.tif` for f32).
     save: bool,
     /// A check on the result.
     check: Option<Check>,
 }
 
-/// The demo. Later operations (demosaic) add entries here.
+/// The demo: each operation, then the camera pipeline. The PSNR floors are
+/// those `tests/demosaic.rs` enforces on this photo (docs/QUALITY.md).
 const STEPS: &[Step] = &[
     Step {
         name: "blurred",
         about: "Gaussian blur, sigma 2 (recursive, exact replicate borders)",
         from: "input",
-        spec: "gaussian=sigma=2",
+        make: Make::Spec("gaussian=sigma=2"),
         save: true,
         check: None,
     },
@@ -66,7 +79,7 @@ const STEPS: &[Step] = &[
         name: "blurred-heavy",
         about: "Gaussian blur, sigma 16: same cost as sigma 2",
         from: "input",
-        spec: "gaussian=sigma=16",
+        make: Make::Spec("gaussian=sigma=16"),
         save: true,
         check: None,
     },
@@ -74,7 +87,7 @@ const STEPS: &[Step] = &[
         name: "minmax",
         about: "per-channel range of the photo",
         from: "input",
-        spec: "minmax",
+        make: Make::Spec("minmax"),
         save: false,
         check: None,
     },
@@ -82,7 +95,7 @@ const STEPS: &[Step] = &[
         name: "normalized-f32",
         about: "stretch min..max to 0..1 as f32",
         from: "input",
-        spec: "normalize=out=f32",
+        make: Make::Spec("normalize=out=f32"),
         save: true,
         check: None,
     },
@@ -90,7 +103,7 @@ const STEPS: &[Step] = &[
         name: "normalized",
         about: "and back to u8, stretched to 0..255",
         from: "normalized-f32",
-        spec: "normalize=out=u8",
+        make: Make::Spec("normalize=out=u8"),
         save: true,
         check: None,
     },
@@ -98,7 +111,7 @@ const STEPS: &[Step] = &[
         name: "transposed",
         about: "rows and columns swapped",
         from: "input",
-        spec: "transpose",
+        make: Make::Spec("transpose"),
         save: true,
         check: None,
     },
@@ -106,9 +119,49 @@ const STEPS: &[Step] = &[
         name: "transposed-back",
         about: "transposed again: must equal the input",
         from: "transposed",
-        spec: "transpose",
+        make: Make::Spec("transpose"),
         save: false,
         check: Some(Check::Equals("input")),
+    },
+    Step {
+        name: "bayer",
+        about: "the photo as an RGGB sensor sees it (one colour per pixel)",
+        from: "input",
+        make: Make::Mosaic,
+        save: true,
+        check: None,
+    },
+    Step {
+        name: "demosaic-bilinear",
+        about: "Bayer to RGB, bilinear",
+        from: "bayer",
+        make: Make::Spec("demosaic=method=bilinear"),
+        save: true,
+        check: Some(Check::Psnr("input", 29.2)),
+    },
+    Step {
+        name: "demosaic-mhc",
+        about: "Bayer to RGB, Malvar-He-Cutler",
+        from: "bayer",
+        make: Make::Spec("demosaic=method=mhc"),
+        save: true,
+        check: Some(Check::Psnr("input", 32.9)),
+    },
+    Step {
+        name: "demosaic-edge",
+        about: "Bayer to RGB, edge-directed",
+        from: "bayer",
+        make: Make::Spec("demosaic=method=edge"),
+        save: true,
+        check: Some(Check::Psnr("input", 34.1)),
+    },
+    Step {
+        name: "camera",
+        about: "the camera pipeline: Bayer -> RGB -> blur -> 8-bit, one upload and one download",
+        from: "bayer",
+        make: Make::Spec("demosaic=method=mhc:out=f32,gaussian=sigma=2,convert=u8"),
+        save: true,
+        check: None,
     },
 ];
 
@@ -175,24 +228,40 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     images.insert("input", input);
     let mut failed = Vec::new();
     for (i, step) in STEPS.iter().enumerate() {
-        let ops = pipeline::parse(step.spec)?;
         let from = images.get(step.from).cloned().ok_or_else(|| {
             CliError::Failed(format!(
                 "demo step {} reads '{}', which no earlier step made",
                 step.name, step.from
             ))
         })?;
+        let what = match step.make {
+            Make::Spec(spec) => format!("spec '{spec}'"),
+            Make::Mosaic => "RGGB mosaic".into(),
+        };
         out!(
-            "[{}/{}] {}: {} (spec '{}' on {})",
+            "[{}/{}] {}: {} ({what} on {})",
             i + 1,
             STEPS.len(),
             step.name,
             step.about,
-            step.spec,
             step.from
         )?;
-        let (result, outcomes) = pipeline::run_stages(&engine, &ops, from)
-            .map_err(|e| CliError::from(e).context(format!("demo step {}", step.name)))?;
+        let context =
+            |e: clfilter::Error| CliError::from(e).context(format!("demo step {}", step.name));
+        let (result, outcomes) = match step.make {
+            Make::Spec(spec) => {
+                pipeline::run_outcomes(&engine, &pipeline::parse(spec)?, from).map_err(context)?
+            }
+            Make::Mosaic => {
+                let DynImage::U8(rgb) = &from else {
+                    return Err(CliError::Failed("the demo mosaics 8-bit RGB photos".into()));
+                };
+                let cfa =
+                    clfilter::ops::demosaic::mosaic(rgb, clfilter::ops::demosaic::Pattern::Rggb)
+                        .map_err(context)?;
+                (cfa.into(), Vec::new())
+            }
+        };
         for (k, o) in outcomes.iter().enumerate() {
             for r in &o.reports {
                 // Every step here is one stage, so the stage number is left out.
@@ -224,6 +293,26 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
                         out!("      check: {} == {}: FAILED: {d}", step.name, other)?;
                         failed.push(format!("{} differs from {other}: {d}", step.name));
                     }
+                }
+            }
+            Some(Check::Psnr(other, min)) => {
+                let min = *min;
+                let psnr = match (&result, &images[other]) {
+                    (DynImage::U8(got), DynImage::U8(want)) if got.channels() == 3 => {
+                        clfilter::ops::demosaic::psnr(got, want, 10).map_err(context)?
+                    }
+                    _ => {
+                        return Err(CliError::Failed(format!(
+                            "demo step {}: PSNR compares 8-bit RGB images",
+                            step.name
+                        )))
+                    }
+                };
+                if psnr >= min {
+                    out!("      PSNR against {other}: {psnr:.2} dB (floor {min} dB)")?;
+                } else {
+                    out!("      PSNR against {other}: {psnr:.2} dB: FAILED, below {min} dB")?;
+                    failed.push(format!("{} PSNR {psnr:.2} dB < {min} dB", step.name));
                 }
             }
             None => {}
