@@ -407,3 +407,25 @@ fn transfer_bound_runs_on_the_device() {
     )
     .is_err());
 }
+
+#[test]
+fn synthetic_sources_run_without_input() {
+    use clfilter::pipeline::stream::{run_source, Source};
+    let fmt: RawFormat = "bayer_rggb12packed".parse().unwrap();
+    let ops = pipeline::format::parse_with_format("demosaic,convert=u8", Some(&fmt)).unwrap();
+    for engine in opencl_engine().into_iter().chain([Engine::cpu()]) {
+        let mut sink = Collect::default();
+        let src: Source<std::io::Empty> = Source::Synthetic { frames: 5 };
+        let s = run_source(
+            &engine,
+            &ops,
+            &StreamOptions::new(16, 8, fmt),
+            src,
+            &mut sink,
+        )
+        .unwrap();
+        assert_eq!((s.frames, sink.1.len()), (5, 5));
+        // Frames are random, not blank, and the first buffers differ.
+        assert_ne!(sink.0[0], sink.0[1]);
+    }
+}

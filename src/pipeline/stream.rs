@@ -211,14 +211,53 @@ enum Read_<B> {
     End(Result<()>),
 }
 
-/// Reads frames into buffers handed over by `free`, sending them on `full`.
+/// Where a stream's frames come from.
+pub enum Source<R> {
+    /// Headerless frames read from `R` (a file, a pipe, stdin).
+    Reader(R),
+    /// `frames` frames of random data, generated once into the stream's
+    /// input buffers (pinned memory on a device) and then cycled: nothing is
+    /// read, as when a camera SDK delivers frames straight into the
+    /// application's buffers. For measuring the device-side rate.
+    Synthetic {
+        /// How many frames to run.
+        frames: usize,
+    },
+}
+
+/// Fills `b` with random bytes (SplitMix64; any bytes are a valid frame).
+fn fill_random(b: &mut [u8], seed: u64) {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    for chunk in b.chunks_mut(8) {
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        let v = (z ^ (z >> 31)).to_le_bytes();
+        chunk.copy_from_slice(&v[..chunk.len()]);
+    }
+}
+
+/// Fills buffers handed over by `free` with frames from `source`, sending
+/// them on `full`. `buffers` is how many distinct buffers circulate (a
+/// synthetic source fills each once: the first `buffers` frames).
 fn reader_loop<R: Read, B>(
-    mut reader: FrameReader<R>,
-    frames: Option<usize>,
+    source: Source<R>,
+    in_bytes: usize,
+    opts: &StreamOptions,
+    buffers: usize,
     free: mpsc::Receiver<B>,
     full: mpsc::SyncSender<Read_<B>>,
     mut bytes: impl FnMut(&mut B) -> Result<&mut [u8]>,
 ) {
+    let (mut reader, synthetic) = match source {
+        Source::Reader(r) => (Some(FrameReader::new(r, in_bytes, opts.skip)), None),
+        Source::Synthetic { frames } => (None, Some(frames)),
+    };
+    let frames = match (opts.frames, synthetic) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     let mut index = 0;
     let end = loop {
         if frames.is_some_and(|n| index >= n) {
@@ -226,7 +265,15 @@ fn reader_loop<R: Read, B>(
         }
         // The consumer hung up (it failed): stop quietly.
         let Ok(mut buf) = free.recv() else { return };
-        let got = bytes(&mut buf).and_then(|b| reader.read_into(b));
+        let got = bytes(&mut buf).and_then(|b| match &mut reader {
+            Some(r) => r.read_into(b),
+            None => {
+                if index < buffers {
+                    fill_random(b, index as u64);
+                }
+                Ok(true)
+            }
+        });
         match got {
             Ok(true) => {
                 if full.send(Read_::Frame(index, buf)).is_err() {
@@ -250,6 +297,17 @@ pub fn run_stream<R: Read + Send>(
     ops: &[Op],
     opts: &StreamOptions,
     input: R,
+    sink: &mut dyn FrameSink,
+) -> Result<StreamStats> {
+    run_source(engine, ops, opts, Source::Reader(input), sink)
+}
+
+/// [`run_stream`] from any [`Source`], synthetic frames included.
+pub fn run_source<R: Read + Send>(
+    engine: &Engine,
+    ops: &[Op],
+    opts: &StreamOptions,
+    input: Source<R>,
     sink: &mut dyn FrameSink,
 ) -> Result<StreamStats> {
     let (w, h) = (opts.width, opts.height);
@@ -324,12 +382,11 @@ fn host_run<R: Read + Send>(
     ops: &[Op],
     opts: &StreamOptions,
     in_bytes: usize,
-    input: R,
+    input: Source<R>,
     sink: &mut dyn FrameSink,
 ) -> Result<StreamStats> {
     let (out_w, out_h, out_c, out_t) =
         output_shape(ops, (opts.width, opts.height, 1), opts.format.sample());
-    let reader = FrameReader::new(input, in_bytes, opts.skip);
     let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
     let (full_tx, full_rx) = mpsc::sync_channel::<Read_<Vec<u8>>>(2);
     for _ in 0..2 {
@@ -340,7 +397,11 @@ fn host_run<R: Read + Send>(
     let mut clock = Clock::new();
     let mut stages = Vec::new();
     let end = std::thread::scope(|s| {
-        s.spawn(move || reader_loop(reader, opts.frames, free_rx, full_tx, |b| Ok(&mut b[..])));
+        s.spawn(move || {
+            reader_loop(input, in_bytes, opts, 2, free_rx, full_tx, |b| {
+                Ok(&mut b[..])
+            })
+        });
         loop {
             match full_rx.recv() {
                 Ok(Read_::Frame(i, buf)) => {
@@ -378,13 +439,13 @@ mod device {
     use std::sync::mpsc;
 
     use super::{
-        decode, output_shape, reader_loop, Clock, FrameSink, OutFrame, Read_, StreamOptions,
-        StreamStats,
+        decode, output_shape, reader_loop, Clock, FrameSink, OutFrame, Read_, Source,
+        StreamOptions, StreamStats,
     };
     use crate::backend::opencl::{ClEvent, DeviceBuffer, DeviceImage, HostStage, TransferQueue};
     use crate::engine::{Dev, Engine};
     use crate::error::{Error, Result};
-    use crate::image::raw::{Depth, FrameReader};
+    use crate::image::raw::Depth;
     use crate::image::DynImage;
     use crate::image::SampleType;
     use crate::ops::demosaic::device::DeviceRaw;
@@ -463,7 +524,7 @@ mod device {
         ops: &[Op],
         opts: &StreamOptions,
         in_bytes: usize,
-        input: R,
+        input: Source<R>,
         sink: &mut dyn FrameSink,
     ) -> Result<StreamStats> {
         let k = opts.in_flight;
@@ -500,8 +561,6 @@ mod device {
         }
         let (full_tx, full_rx) = mpsc::sync_channel::<Read_<HostStage>>(k);
         let (done_tx, done_rx) = mpsc::sync_channel::<Done>(k);
-        let reader = FrameReader::new(input, in_bytes, opts.skip);
-        let frames = opts.frames;
         let transfer_only = opts.transfer_only;
         let mut clock = Clock::new();
         let mut stages: Vec<String> = Vec::new();
@@ -509,9 +568,15 @@ mod device {
 
         let outcome: Result<()> = std::thread::scope(|s| {
             s.spawn(move || {
-                reader_loop(reader, frames, in_free_rx, full_tx, |b: &mut HostStage| {
-                    b.bytes_mut()
-                })
+                reader_loop(
+                    input,
+                    in_bytes,
+                    opts,
+                    k + 1,
+                    in_free_rx,
+                    full_tx,
+                    |b: &mut HostStage| b.bytes_mut(),
+                )
             });
             let clock = &mut clock;
             // The writer: waits for each download, hands the frame over and

@@ -6,7 +6,9 @@ use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use clfilter::image::raw::RawFormat;
-use clfilter::pipeline::stream::{run_stream, FrameSink, OutFrame, StreamOptions, StreamStats};
+use clfilter::pipeline::stream::{
+    run_source, FrameSink, OutFrame, Source, StreamOptions, StreamStats,
+};
 use serde::Serialize;
 
 use crate::error::CliError;
@@ -52,13 +54,19 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value_t = 0)]
     skip: usize,
 
+    /// Read no input: run N frames of random data generated once into the
+    /// stream's (pinned) input buffers, as when a camera SDK delivers frames
+    /// into them; measures the device's end-to-end rate without file I/O.
+    #[arg(long, value_name = "N", conflicts_with = "input")]
+    synthetic: Option<usize>,
+
     /// Frames in flight on a device (2..8).
     #[arg(long, value_name = "N", default_value_t = 3)]
     in_flight: usize,
 
-    /// Afterwards, stream the same file again with uploads and downloads
+    /// Afterwards, stream the same input again with uploads and downloads
     /// only (no kernels), and report the pipeline's rate against that
-    /// transfer bound (needs a file input and an OpenCL device).
+    /// transfer bound (needs a file or --synthetic, and an OpenCL device).
     #[arg(long)]
     compare_transfer: bool,
 
@@ -143,15 +151,24 @@ struct Json<'a> {
     fraction_of_transfer_bound: Option<f64>,
 }
 
-fn open_input(path: &Path) -> Result<Box<dyn Read + Send>, CliError> {
+fn open_input(
+    path: &Path,
+    synthetic: Option<usize>,
+) -> Result<Source<Box<dyn Read + Send>>, CliError> {
+    if let Some(frames) = synthetic {
+        return Ok(Source::Synthetic { frames });
+    }
     if path.as_os_str() == "-" {
-        return Ok(Box::new(std::io::stdin()));
+        return Ok(Source::Reader(Box::new(std::io::stdin())));
     }
     let f = File::open(path).map_err(|source| CliError::Io {
         path: path.into(),
         source,
     })?;
-    Ok(Box::new(std::io::BufReader::with_capacity(1 << 20, f)))
+    Ok(Source::Reader(Box::new(std::io::BufReader::with_capacity(
+        1 << 20,
+        f,
+    ))))
 }
 
 fn line(s: &StreamStats) -> String {
@@ -181,7 +198,7 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
             "--json prints to stdout, where -o - writes frames; use one of them",
         ));
     }
-    if a.compare_transfer && a.input.as_os_str() == "-" {
+    if a.compare_transfer && a.input.as_os_str() == "-" && a.synthetic.is_none() {
         return Err(CliError::usage(
             "--compare-transfer streams the input twice, so it needs a file, not stdin",
         ));
@@ -227,7 +244,13 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
         "stream: {w}x{h} {} -> {ow}x{oh}x{oc} {ot} per frame",
         a.format
     );
-    let stats = run_stream(&engine, &ops, &opts, open_input(&a.input)?, &mut sink);
+    let stats = run_source(
+        &engine,
+        &ops,
+        &opts,
+        open_input(&a.input, a.synthetic)?,
+        &mut sink,
+    );
     if let Sink::Raw(wr) = &mut sink {
         wr.flush().map_err(CliError::Stdout)?;
     }
@@ -236,11 +259,11 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
     let bound = if a.compare_transfer {
         let mut t = opts.clone();
         t.transfer_only = true;
-        Some(run_stream(
+        Some(run_source(
             &engine,
             &ops,
             &t,
-            open_input(&a.input)?,
+            open_input(&a.input, a.synthetic)?,
             &mut Sink::Discard,
         )?)
     } else {
