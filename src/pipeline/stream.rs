@@ -509,6 +509,15 @@ mod device {
         }
     }
 
+    /// A frame whose upload has been started (`up` is `None` when it runs
+    /// on the host path).
+    struct Staged {
+        index: usize,
+        stage: HostStage,
+        slot: usize,
+        up: Option<ClEvent>,
+    }
+
     /// What the writer thread receives, in frame order.
     enum Done {
         /// A result in pinned memory (once its download has finished).
@@ -619,24 +628,80 @@ mod device {
             });
             let mut on_host = false;
             let mut n = 0usize;
+            // Starts a frame's upload into its slot (none once on the host path).
+            let mut stage_frame = |slots: &[Slot],
+                                   index: usize,
+                                   mut stage: HostStage,
+                                   on_host: &mut bool| {
+                let slot = n % k;
+                n += 1;
+                let mut up_ev = None;
+                if !*on_host {
+                    let s = &slots[slot];
+                    let prev: Vec<&ClEvent> = s.computed.iter().collect();
+                    match upload(&up, &mut stage, &s.input, &prev) {
+                        Ok(ev) => up_ev = Some(ev),
+                        Err(e) => {
+                            log::warn!(
+                                "uploading frame {index} to {} failed: {e}; this frame and the rest run on the host path",
+                                dev.info().name
+                            );
+                            *on_host = true;
+                        }
+                    }
+                }
+                Staged {
+                    index,
+                    stage,
+                    slot,
+                    up: up_ev,
+                }
+            };
             let run = (|| -> Result<()> {
+                let mut next: Option<Staged> = None;
+                let mut end: Option<Result<()>> = None;
                 loop {
-                    let (index, mut stage) = match full_rx.recv() {
-                        Ok(Read_::Frame(i, b)) => (i, b),
-                        Ok(Read_::End(r)) => return r,
-                        Err(_) => return Err(Error::arg("the frame reader stopped unexpectedly")),
+                    let cur = match next.take() {
+                        Some(c) => c,
+                        None => match end.take() {
+                            Some(r) => return r,
+                            None => match full_rx.recv() {
+                                Ok(Read_::Frame(i, b)) => stage_frame(&slots, i, b, &mut on_host),
+                                Ok(Read_::End(r)) => return r,
+                                Err(_) => {
+                                    return Err(Error::arg("the frame reader stopped unexpectedly"))
+                                }
+                            },
+                        },
                     };
-                    let slot = &mut slots[n % k];
-                    n += 1;
-                    if !on_host {
+                    // The next frame's upload goes in before this frame's
+                    // kernels, so the two overlap (the kernels below block
+                    // this thread until they finish).
+                    if end.is_none() {
+                        match full_rx.recv() {
+                            Ok(Read_::Frame(i, b)) => {
+                                next = Some(stage_frame(&slots, i, b, &mut on_host))
+                            }
+                            Ok(Read_::End(r)) => end = Some(r),
+                            Err(_) => {
+                                end = Some(Err(Error::arg("the frame reader stopped unexpectedly")))
+                            }
+                        }
+                    }
+                    let Staged {
+                        index,
+                        mut stage,
+                        slot,
+                        up: up_ev,
+                    } = cur;
+                    if let (false, Some(up_ev)) = (on_host, up_ev) {
                         match device_frame(
                             engine,
                             dev,
                             ops,
-                            &up,
                             &down,
-                            slot,
-                            &mut stage,
+                            &mut slots[slot],
+                            &up_ev,
                             transfer_only,
                             &out_free_rx,
                         ) {
@@ -691,26 +756,22 @@ mod device {
         })
     }
 
-    /// Uploads one frame, runs the chain, starts its download.
+    /// Runs the chain on a slot whose upload `up_ev` is under way, and
+    /// starts the download of its result.
     #[allow(clippy::too_many_arguments)]
     fn device_frame(
         engine: &Engine,
         dev: &Dev,
         ops: &[Op],
-        up: &TransferQueue,
         down: &TransferQueue,
         slot: &mut Slot,
-        stage: &mut HostStage,
+        up_ev: &ClEvent,
         transfer_only: bool,
         out_free: &mpsc::Receiver<HostStage>,
     ) -> Result<(HostStage, Vec<String>)> {
-        // The upload overwrites the slot's input: after the kernels that
-        // last read it.
-        let prev: Vec<&ClEvent> = slot.computed.iter().collect();
-        let up_ev = upload(up, stage, &slot.input, &prev)?;
         // The kernels wait for the upload, and for the last download of the
         // slot's output, which they overwrite.
-        let mut wait = vec![&up_ev];
+        let mut wait = vec![up_ev];
         wait.extend(slot.downloaded.iter());
         dev.barrier(&wait)?;
         let mut names = Vec::new();
