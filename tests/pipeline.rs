@@ -60,6 +60,7 @@ fn check(engine: &Engine, spec: &str, input: DynImage, steps: f64) {
     let ops = pipeline::parse(spec).unwrap();
     let (got, outcomes) = run_outcomes(engine, &ops, input.clone()).unwrap();
     for o in &outcomes {
+        assert!(o.on_device, "{spec}: stage {} left the device", o.op);
         for r in &o.reports {
             assert_ne!(
                 r.variant, "cpu",

@@ -452,6 +452,7 @@ pub(crate) fn run_chain(
             reports: Vec::new(),
             minmax: None,
             lines: Vec::new(),
+            on_device: true,
         };
         // Every stage but demosaic works on a working image.
         if !matches!(op.kind, OpKind::Demosaic { .. }) && cur.is_none() {

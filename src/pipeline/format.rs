@@ -187,6 +187,7 @@ pub fn run_stage_raw(
             reports: vec![report],
             minmax: None,
             lines: Vec::new(),
+            on_device: false,
         },
     ))
 }

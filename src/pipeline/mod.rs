@@ -660,6 +660,9 @@ pub struct StageOutcome {
     pub minmax: Option<MinMax>,
     /// Text results to show the user (a `minmax` stage's range).
     pub lines: Vec<String>,
+    /// Whether the stage ran inside a device-resident chain (its input and
+    /// output stayed on the device).
+    pub on_device: bool,
 }
 
 /// Formats a [`MinMax`] as `minmax: R 12..255, G 3..250, B 0..251`
@@ -728,6 +731,7 @@ pub fn run_stage(engine: &Engine, op: &Op, input: DynImage) -> Result<(DynImage,
         reports: Vec::new(),
         minmax: None,
         lines: Vec::new(),
+        on_device: false,
     };
     let output = match &op.kind {
         OpKind::Transpose => {
@@ -929,11 +933,11 @@ fn device_run(
         }
     };
     let chain_input = match input {
-        DynImage::U8(i) if demosaic_first || i.channels() == 1 => {
+        DynImage::U8(i) if demosaic_first => {
             raw = DeviceRaw::upload(dev, &Raw::U8(i))?;
             device::Input::Raw(&raw)
         }
-        DynImage::U16(i) if demosaic_first || i.channels() == 1 => {
+        DynImage::U16(i) if demosaic_first => {
             raw = DeviceRaw::upload(dev, &Raw::U16(i))?;
             device::Input::Raw(&raw)
         }
