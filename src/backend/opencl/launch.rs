@@ -66,6 +66,23 @@ impl Kernel {
     }
 }
 
+thread_local! {
+    /// Set by [`untimed`]: `ClEvent::duration` does not wait on this thread.
+    static UNTIMED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with kernel timing off on this thread: [`ClEvent::duration`]
+/// answers `None` at once instead of waiting for the command, so the op
+/// passes, which time each kernel, queue their launches without blocking
+/// the host between them. Streams use this after their first frame; every
+/// transfer and read-back stays ordered by the queue and by events.
+pub(crate) fn untimed<R>(f: impl FnOnce() -> R) -> R {
+    let before = UNTIMED.with(|u| u.replace(true));
+    let r = f();
+    UNTIMED.with(|u| u.set(before));
+    r
+}
+
 /// A completed-or-pending command. Dropping it never blocks; clones share
 /// the one OpenCL event.
 #[derive(Clone)]
@@ -94,8 +111,12 @@ impl ClEvent {
 
     /// Device time from start to end of the command (waits for it first).
     /// `None` for commands that had no OpenCL event (host-side work).
+    /// Inside [`untimed`] it does not wait and answers `None`.
     pub fn duration(&self) -> Result<Option<Duration>> {
         let Some(e) = &self.0 else { return Ok(None) };
+        if UNTIMED.with(|u| u.get()) {
+            return Ok(None);
+        }
         e.wait().map_err(|e| cl_err("clWaitForEvents", e))?;
         let start = e
             .profiling_command_start()

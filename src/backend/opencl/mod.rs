@@ -17,6 +17,7 @@ mod stream;
 
 pub use buffer::DeviceImage;
 pub(crate) use buffer::{DeviceBuffer, Pool};
+pub(crate) use launch::untimed;
 pub(crate) use launch::Arg;
 pub use launch::{ClEvent, Kernel};
 pub use program::{ProgramCache, ProgramStats};
