@@ -17,6 +17,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("normalize.cl", include_str!("../cl/normalize.cl")),
     ("gaussian.cl", include_str!("../cl/gaussian.cl")),
     ("demosaic.cl", include_str!("../cl/demosaic.cl")),
+    ("colormap.cl", include_str!("../cl/colormap.cl")),
 ];
 
 /// The text of one source file (without `common.cl`), embedded or from `dir`.
