@@ -33,64 +33,23 @@ inline float cm_t(float v, float4 r)
     return t >= 0.0f ? fmin(t, 1.0f) : 0.0f;
 }
 
-// Linear interpolation at t * 255 in a table of any address space.
-#define CM_COLOUR(tab, t, c)                      \
-    do {                                          \
-        float pos_ = (t) * 255.0f;                \
-        int i_ = min((int)pos_, 254);             \
-        float f_ = pos_ - (float)i_;              \
-        float4 a_ = (tab)[i_];                    \
-        (c) = a_ + ((tab)[i_ + 1] - a_) * f_;     \
-    } while (0)
+// Linear interpolation in the table at t * 255.
+inline float4 cm_colour(float t, __global const float4* tab)
+{
+    float pos = t * 255.0f;
+    int i = min((int)pos, 254);
+    float f = pos - (float)i;
+    float4 a = tab[i];
+    return a + (tab[i + 1] - a) * f;
+}
 
-#define CM_PIXEL(tab, i)                                   \
-    do {                                                   \
-        float4 c_;                                         \
-        CM_COLOUR(tab, cm_t(convert_float(in[i]), r), c_); \
-        STORE_OUT(TO_OUT(OUT_RGB(c_ * r.w)), out, i);      \
-    } while (0)
-
-// One pixel per work-item, the table read through the global-memory cache.
+// One pixel per work-item; the table is read through the global-memory cache.
 __kernel void colormap_pixel(__global const T* in, __global TOUT* out, int n,
                              float4 r, __global const float4* tab)
 {
     int i = get_global_id(0);
-    if (i < n)
-        CM_PIXEL(tab, i);
-}
-
-// The table in __constant memory.
-__kernel void colormap_constant(__global const T* in, __global TOUT* out, int n,
-                                float4 r, __constant float4* tab)
-{
-    int i = get_global_id(0);
-    if (i < n)
-        CM_PIXEL(tab, i);
-}
-
-// Four pixels per work-item, a global size apart.
-__kernel void colormap_x4(__global const T* in, __global TOUT* out, int n,
-                          float4 r, __global const float4* tab)
-{
-    uint stride = get_global_size(0);
-    uint i = get_global_id(0);
-    for (int k = 0; k < 4; k++, i += stride)
-        if (i < (uint)n)
-            CM_PIXEL(tab, i);
-}
-
-// The table copied to local memory once per work-group; a few groups per
-// compute unit walk the image with a grid stride, so each copy serves many
-// pixels.
-__kernel void colormap_local(__global const T* in, __global TOUT* out, int n,
-                             float4 r, __global const float4* gtab)
-{
-    __local float4 tab[256];
-    for (int j = get_local_id(0); j < 256; j += get_local_size(0))
-        tab[j] = gtab[j];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    // Unsigned: the index after the last step may pass INT_MAX without wrapping.
-    uint stride = get_global_size(0);
-    for (uint i = get_global_id(0); i < (uint)n; i += stride)
-        CM_PIXEL(tab, i);
+    if (i < n) {
+        float4 c = cm_colour(cm_t(convert_float(in[i]), r), tab);
+        STORE_OUT(TO_OUT(OUT_RGB(c * r.w)), out, i);
+    }
 }

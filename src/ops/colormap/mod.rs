@@ -314,13 +314,6 @@ pub(crate) mod device {
     use crate::image::{Image, Sample, SampleType};
     use crate::ops::{OpParams, Shape, VariantSpec};
 
-    /// Work-groups of the `local` variant: enough to fill the device, few
-    /// enough that each group's table load is spread over many pixels.
-    fn local_groups(items: usize, lws: usize, compute_units: u32) -> usize {
-        let fill = compute_units.max(1) as usize * 16;
-        items.div_ceil(lws).clamp(1, fill)
-    }
-
     /// Runs `spec` on a 1-channel device image into `out` (its size, 3 or 4
     /// channels: `out` decides, `p.channels` is not read) with the resolved
     /// range `lo..hi` (from [`ColormapParams::range`]; an empty one is the
@@ -371,16 +364,10 @@ pub(crate) mod device {
         )?;
         let table = DeviceBuffer::from_slice(dev, p.map.table())?;
         let n = input.pixel_count();
-        let lws = spec.local[0];
-        let items = match spec.name {
-            "local" => local_groups(n, lws, dev.info().compute_units) * lws,
-            "x4" => n.div_ceil(4),
-            _ => n,
-        };
         let ev = dev.launch(
             &k,
-            &[items],
-            &[lws],
+            &[n],
+            &[spec.local[0]],
             &[
                 Arg::img(input),
                 Arg::img(out),
