@@ -269,6 +269,7 @@ impl Mapping {
     }
 
     /// The kernels' `float4` argument.
+    #[cfg(feature = "opencl")]
     pub(crate) fn kernel_arg(&self) -> [f32; 4] {
         [self.lo, self.hi, self.k, self.scale]
     }

@@ -301,7 +301,7 @@ static TABLES: LazyLock<[[[f32; 4]; 256]; 3]> = LazyLock::new(|| {
     tables
 });
 
-/// `map`'s table (see [`TABLES`]).
+/// `map`'s table: RGBA with alpha 1, entry `i` the colour at `t = i / 255`.
 pub fn table(map: ColorMap) -> &'static [[f32; 4]; 256] {
     &TABLES[map.index()]
 }
