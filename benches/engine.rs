@@ -1,4 +1,4 @@
-//! Criterion benches for transpose, minmax and normalize.
+//! Criterion benches for transpose, minmax, normalize, gaussian and colormap.
 //!
 //! Each OpenCL variant is timed kernel-only (data on the device; the time is
 //! the sum of profiling-event durations, via `iter_custom`), then the CPU
@@ -31,6 +31,8 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
     let (w, h) = size();
     let img: Image<f32> = test_image(w, h, 1).expect("image");
     let gp = GaussianParams::new(2.0);
+    // Gray f32 to RGBA f32 over an explicit range (the bench's own parameters).
+    let cm = clfilter::bench::colormap_params::<f32>(1);
     let mut g = c.benchmark_group(format!("{}/{w}x{h}/f32", op.name));
     g.throughput(Throughput::Bytes(
         (w * h * bytes_per_pixel(op.name, 4, 1)) as u64,
@@ -76,6 +78,7 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
             "transpose" => drop(engine.transpose(&img).expect("transpose")),
             "minmax" => drop(engine.minmax(&img).expect("minmax")),
             "gaussian" => drop(engine.gaussian(&img, &gp).expect("gaussian")),
+            "colormap" => drop(engine.colormap::<f32, f32>(&img, &cm).expect("colormap")),
             _ => drop(
                 engine
                     .normalize::<f32, f32>(&img, &clfilter::NormalizeParams::default())
@@ -94,6 +97,10 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
             "transpose" => drop(ops::transpose::cpu::transpose(&img).expect("transpose")),
             "minmax" => drop(ops::minmax::cpu::minmax(&img)),
             "gaussian" => drop(ops::gaussian::cpu::gaussian(&img, &gp).expect("gaussian")),
+            "colormap" => drop(
+                ops::colormap::cpu::colormap::<f32, f32>(&img, &cm, cm.range(None).expect("range"))
+                    .expect("colormap"),
+            ),
             _ => drop(ops::normalize::cpu::normalize::<f32, f32>(&img, &k).expect("normalize")),
         })
     });

@@ -82,17 +82,18 @@ pub struct BenchReport {
 /// Bytes each operation must read plus write per pixel, for samples of
 /// `sample` bytes and `channels` per pixel. For multi-pass operations
 /// (gaussian) this is the one-read, one-write minimum, so GB/s is an
-/// effective figure against the copy. `demosaic` reads one sample and
-/// writes a pixel of [`demosaic_channels`].
+/// effective figure against the copy. `demosaic` and `colormap` read one
+/// sample and write a pixel of [`demosaic_channels`].
 pub fn bytes_per_pixel(op: &str, sample: usize, channels: usize) -> usize {
     match op {
         "minmax" => sample * channels,
-        "demosaic" => sample * (1 + demosaic_channels(channels)),
+        "demosaic" | "colormap" => sample * (1 + demosaic_channels(channels)),
         _ => 2 * sample * channels,
     }
 }
 
-/// The output channels of `demosaic` rows for a configured channel count.
+/// The output channels of `demosaic` and `colormap` rows for a configured
+/// channel count.
 pub fn demosaic_channels(channels: usize) -> usize {
     if channels == 3 {
         3
@@ -106,6 +107,18 @@ fn demosaic_params(cfg: &BenchConfig) -> ops::demosaic::DemosaicParams {
     ops::demosaic::DemosaicParams {
         channels: demosaic_channels(cfg.channels),
         ..ops::demosaic::DemosaicParams::new(ops::demosaic::Pattern::Rggb, cfg.demosaic_method)
+    }
+}
+
+/// The colormap bench parameters: Turbo over the middle 80% of the type's
+/// range (explicit, so no `minmax` is timed), `channels` out.
+pub fn colormap_params<T: Sample>(channels: usize) -> ops::colormap::ColormapParams {
+    let full = T::TYPE.full_scale();
+    ops::colormap::ColormapParams {
+        min: Some(0.1 * full),
+        max: Some(0.9 * full),
+        channels: demosaic_channels(channels),
+        ..Default::default()
     }
 }
 
@@ -182,7 +195,7 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
     }
     let ops = selected(cfg)?;
     let img = test_image::<T>(cfg.width, cfg.height, cfg.channels)?;
-    // Demosaic reads a 1-channel frame.
+    // Demosaic and colormap read a 1-channel image.
     let cfa = if cfg.channels == 1 {
         img.clone()
     } else {
@@ -231,6 +244,15 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
                         &demosaic_params(cfg),
                         cfg.iters,
                     )
+                } else if op.name == ops::colormap::SPEC.name {
+                    device::time_colormap(
+                        engine,
+                        dev,
+                        spec.name,
+                        &cfa,
+                        &colormap_params::<T>(cfg.channels),
+                        cfg.iters,
+                    )
                 } else {
                     device::time_variant(
                         engine, dev, op.name, spec.name, &input, cfg.iters, cfg.sigma,
@@ -274,6 +296,8 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
                         continue;
                     }
                 }
+            } else if op.name == ops::colormap::SPEC.name {
+                time_cpu_colormap(&cfa, &colormap_params::<T>(cfg.channels), cfg.iters)?
             } else {
                 time_cpu(op.name, &img, cfg.iters, cfg.sigma)?
             };
@@ -291,6 +315,23 @@ fn time_cpu_demosaic<T: Sample>(
     let raw = as_raw(cfa)?;
     let lv = p.levels(&raw, T::TYPE)?;
     let once = || ops::demosaic::cpu::demosaic::<T>(&raw, p, &lv).map(drop);
+    once()?;
+    (0..iters)
+        .map(|_| {
+            let t = Instant::now();
+            once()?;
+            Ok(t.elapsed())
+        })
+        .collect()
+}
+
+fn time_cpu_colormap<T: Sample>(
+    gray: &Image<T>,
+    p: &ops::colormap::ColormapParams,
+    iters: usize,
+) -> Result<Vec<Duration>> {
+    let range = p.range(None)?;
+    let once = || ops::colormap::cpu::colormap::<T, T>(gray, p, range).map(drop);
     once()?;
     (0..iters)
         .map(|_| {
@@ -438,6 +479,58 @@ pub mod device {
         }))
     }
 
+    /// Kernel times of `iters` runs of `colormap` variant `variant` on the
+    /// 1-channel `gray` (uploaded once) into a device output of its sample
+    /// type with `p.channels`; `p` needs an explicit range.
+    pub fn time_colormap<T: Sample>(
+        engine: &Engine,
+        dev: &ClDevice,
+        variant: &str,
+        gray: &crate::image::Image<T>,
+        p: &ops::colormap::ColormapParams,
+        iters: usize,
+    ) -> Result<Vec<Duration>> {
+        use ops::colormap::SPEC;
+        let spec = SPEC.variant(variant).ok_or_else(|| Error::UnknownVariant {
+            op: SPEC.name.into(),
+            variant: variant.into(),
+            known: SPEC.names().join(", "),
+        })?;
+        let input = DeviceImage::upload(dev, gray)?;
+        let mut once = colormap_runner(engine, dev, spec, &input, p)?;
+        once()?;
+        (0..iters).map(|_| once()).collect()
+    }
+
+    /// One kernel-only run of `colormap` variant `spec` per call, on the
+    /// 1-channel `input` (already on the device) into a device output of its
+    /// sample type with `p.channels`, returning the kernel time: what
+    /// [`time_colormap`] and the tuner's kernel mode time. `p` needs an
+    /// explicit range.
+    pub fn colormap_runner<'a, T: Sample>(
+        engine: &'a Engine,
+        dev: &'a ClDevice,
+        spec: &'a VariantSpec,
+        input: &'a DeviceImage<T>,
+        p: &ops::colormap::ColormapParams,
+    ) -> Result<Box<dyn FnMut() -> Result<Duration> + 'a>> {
+        let (lo, hi) = p.range(None)?;
+        let shape = Shape::new(input.width(), input.height(), 1, T::TYPE)
+            .with_params(ops::OpParams::Colormap(*p));
+        spec.check(&shape, dev.info().local_mem)
+            .map_err(|reason| Error::Unsupported {
+                op: ops::colormap::SPEC.name.into(),
+                variant: spec.name.into(),
+                reason,
+            })?;
+        let out = DeviceImage::<T>::new(dev, input.width(), input.height(), p.channels)?;
+        let p = *p;
+        let full = T::TYPE.full_scale();
+        Ok(Box::new(move || {
+            ops::colormap::device::launch(engine, dev, spec, input, &out, &p, lo, hi, full)
+        }))
+    }
+
     /// Kernel times of `iters` runs of variant `variant` of operation `op`
     /// (names from the tables in [`crate::ops::OPS`]), after one warm-up.
     /// `sigma` is used by `gaussian`, which is timed on its working image:
@@ -472,6 +565,8 @@ pub mod device {
     /// and the tuner's kernel mode time. The shape is checked against the
     /// variant first; `gp` is used by `gaussian`, which runs on its working
     /// image (f32 gray or RGBA input only: other inputs add conversion passes).
+    /// `colormap` runs as [`colormap_runner`] with the bench parameters
+    /// (`input` must be 1-channel).
     pub fn variant_runner<'a, T: Sample>(
         engine: &'a Engine,
         dev: &'a ClDevice,
@@ -490,6 +585,10 @@ pub mod device {
                 reason,
             })?;
         let (w, h, c) = (input.width(), input.height(), input.channels());
+        if op.name == ops::colormap::SPEC.name {
+            let p = super::colormap_params::<T>(c);
+            return colormap_runner(engine, dev, spec, input, &p);
+        }
         if op.name == "gaussian" {
             let work = (input as &dyn std::any::Any)
                 .downcast_ref::<DeviceImage<f32>>()

@@ -18,6 +18,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("gaussian.cl", include_str!("../cl/gaussian.cl")),
     ("demosaic.cl", include_str!("../cl/demosaic.cl")),
     ("pipeline.cl", include_str!("../cl/pipeline.cl")),
+    ("colormap.cl", include_str!("../cl/colormap.cl")),
 ];
 
 /// The text of one source file (without `common.cl`), embedded or from `dir`.

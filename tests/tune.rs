@@ -131,6 +131,55 @@ fn demosaic_is_tuned_per_method() {
     assert!(err.to_string().contains("--type u8"), "{err}");
 }
 
+/// Colormap is tuned on a 1-channel image into RGBA (one key, bucket
+/// `rgba`), every candidate passes the gate against the f64 reference, and
+/// the engine's colormap then runs the end-to-end winner, for any map.
+#[test]
+fn colormap_is_tuned_into_rgba() {
+    use clfilter::ops::colormap::{ColorMap, ColormapParams};
+    let cache = tempfile::tempdir().unwrap();
+    let Some(engine) = engine_in(cache.path()) else {
+        return;
+    };
+    for sample in [SampleType::U16, SampleType::F32] {
+        let cfg = TuneConfig {
+            sample,
+            ..config(&["colormap"], &[(40, 30)])
+        };
+        let report = run(&engine, &cfg);
+        assert_eq!(report.keys.len(), 1);
+        let e = &report.keys[0].entry;
+        assert_eq!(e.key.params, "rgba");
+        assert_eq!(e.key.format, format!("{sample}x1"));
+        for c in &e.candidates {
+            assert_eq!(c.status, Status::Ok, "{sample}/{}", c.variant);
+        }
+    }
+    let img = gray(40, 30);
+    let p = ColormapParams {
+        map: ColorMap::Gray,
+        channels: 4,
+        ..Default::default()
+    };
+    let winner = report_winner(&engine, "colormap", &img, &p);
+    let r = engine.colormap_report::<f32, u8>(&img, &p).unwrap().1;
+    assert_eq!(Some(r.variant), winner);
+}
+
+/// The end-to-end winner recorded for `op` at `img`'s shape.
+fn report_winner(
+    engine: &Engine,
+    op: &str,
+    img: &Image<f32>,
+    p: &clfilter::ColormapParams,
+) -> Option<String> {
+    let shape = ops::Shape::new(img.width(), img.height(), 1, SampleType::F32)
+        .with_params(OpParams::Colormap(*p));
+    engine
+        .tuned_order(self::op(op), &shape, Mode::E2e)
+        .and_then(|o| o.first().cloned())
+}
+
 #[test]
 fn engine_runs_what_the_tuner_chose() {
     let cache = tempfile::tempdir().unwrap();

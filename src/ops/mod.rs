@@ -5,6 +5,7 @@
 //! and the OpenCL kernel function `<op>_<variant>`, which is built from the
 //! table entry so the two cannot drift apart.
 
+pub mod colormap;
 pub mod demosaic;
 pub mod gaussian;
 pub mod minmax;
@@ -46,6 +47,8 @@ pub enum OpParams {
     Gaussian(gaussian::GaussianParams),
     /// Demosaic parameters.
     Demosaic(demosaic::DemosaicParams),
+    /// Colormap parameters (the output channels matter to the variants' cost).
+    Colormap(colormap::ColormapParams),
 }
 
 impl Shape {
@@ -169,6 +172,7 @@ pub const OPS: &[&OpSpec] = &[
     &normalize::SPEC,
     &gaussian::SPEC,
     &demosaic::SPEC,
+    &colormap::SPEC,
 ];
 
 /// What ran for one call: which variant on which backend, how long it took,

@@ -5,6 +5,7 @@
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample, SampleType};
+use crate::ops::colormap::ColormapParams;
 use crate::ops::demosaic::{DemosaicParams, Raw};
 use crate::ops::gaussian::GaussianParams;
 use crate::ops::minmax::MinMax;
@@ -22,6 +23,10 @@ pub(crate) struct Case<T: Sample> {
     /// Demosaic parameters, for `demosaic` (whose `img` is the 1-channel
     /// RGGB frame, demosaiced into `T` with `channels` of them).
     pub demosaic: Option<DemosaicParams>,
+    /// Colormap parameters with an explicit range, for `colormap` (whose
+    /// `img` is 1-channel, mapped into `T` with `channels` of them; the
+    /// automatic range would time `minmax` too).
+    pub colormap: Option<ColormapParams>,
     /// Explicit normalize coefficients, so `normalize` runs one kernel
     /// (the automatic range would time `minmax` too).
     norm: NormalizeParams,
@@ -58,7 +63,9 @@ impl<T: Sample> Case<T> {
     ) -> Result<Self> {
         let mut gauss = GaussianParams::new(1.0);
         let mut demosaic = None;
+        let mut colormap = None;
         let mut img_channels = channels;
+        let full = T::TYPE.full_scale();
         match (op.name, params) {
             ("gaussian", OpParams::Gaussian(p)) => {
                 p.validate()?;
@@ -77,7 +84,17 @@ impl<T: Sample> Case<T> {
                 img_channels = 1;
                 demosaic = Some(p);
             }
-            ("gaussian" | "demosaic", _) => {
+            ("colormap", OpParams::Colormap(p)) => {
+                let p = ColormapParams {
+                    min: Some(0.1 * full),
+                    max: Some(0.9 * full),
+                    ..p
+                };
+                p.validate()?;
+                img_channels = 1;
+                colormap = Some(p);
+            }
+            ("gaussian" | "demosaic" | "colormap", _) => {
                 return Err(Error::arg(format!(
                     "tuning {} needs its parameters",
                     op.name
@@ -85,12 +102,12 @@ impl<T: Sample> Case<T> {
             }
             _ => {}
         }
-        let full = T::TYPE.full_scale();
         Ok(Case {
             op,
             img: crate::bench::test_image::<T>(width, height, img_channels)?,
             gauss,
             demosaic,
+            colormap,
             norm: NormalizeParams {
                 sub: Some(0.25 * full),
                 factor: Some(1.5),
@@ -100,11 +117,13 @@ impl<T: Sample> Case<T> {
 
     /// The tolerance the CPU path is held to: the recursive variants' bound
     /// for `gaussian` (it is recursive too), the kernels' float-ordering
-    /// bound for `demosaic` (it sums in its own order too), exact elsewhere.
+    /// bound for `demosaic` (it sums in its own order too), the f32 bound
+    /// for `colormap` (its reference is f64), exact elsewhere.
     pub fn cpu_tolerance(&self) -> f32 {
         match self.op.name {
             "gaussian" => ops::gaussian::variants::IIR_TOLERANCE,
             "demosaic" => ops::demosaic::variants::CPU_TOLERANCE,
+            "colormap" => ops::colormap::variants::TOLERANCE,
             _ => 0.0,
         }
     }
@@ -125,6 +144,14 @@ impl<T: Sample> Case<T> {
         Ok((raw, p))
     }
 
+    /// The colormap parameters (explicit range) and that range.
+    fn colormap(&self) -> Result<(ColormapParams, (f32, f32))> {
+        let p = self
+            .colormap
+            .ok_or_else(|| Error::arg("not a colormap case"))?;
+        Ok((p, p.range(None)?))
+    }
+
     /// The shape the engine's dispatch sees for this request.
     pub fn shape(&self) -> Shape {
         let s = Shape::new(
@@ -133,9 +160,10 @@ impl<T: Sample> Case<T> {
             self.img.channels(),
             T::TYPE,
         );
-        match (self.op.name, self.demosaic) {
-            ("gaussian", _) => s.with_params(OpParams::Gaussian(self.gauss)),
-            (_, Some(p)) => s.with_params(OpParams::Demosaic(p)),
+        match (self.op.name, self.demosaic, self.colormap) {
+            ("gaussian", _, _) => s.with_params(OpParams::Gaussian(self.gauss)),
+            (_, Some(p), _) => s.with_params(OpParams::Demosaic(p)),
+            (_, _, Some(p)) => s.with_params(OpParams::Colormap(p)),
             _ => s,
         }
     }
@@ -174,6 +202,19 @@ impl<T: Sample> Case<T> {
                     }
                 }
                 let rounding = if integer { 0.5 } else { 0.0 };
+                Expected::Image(out, rounding)
+            }
+            "colormap" => {
+                // The unrounded f64 colours (0..1, as f32) at T's full scale.
+                let (p, range) = self.colormap()?;
+                let mut out = ops::colormap::reference::colormap::<T, f32>(img, &p, range)?;
+                let full = T::TYPE.full_scale();
+                for y in 0..out.height() {
+                    for v in out.row_mut(y) {
+                        *v *= full;
+                    }
+                }
+                let rounding = if T::TYPE == SampleType::F32 { 0.0 } else { 0.5 };
                 Expected::Image(out, rounding)
             }
             other => return Err(no_case(other)),
@@ -227,6 +268,11 @@ impl<T: Sample> Case<T> {
             "demosaic" => {
                 let (raw, p) = self.raw()?;
                 let (o, r) = engine.demosaic_report::<T>(&raw, &p)?;
+                (Output::Image(o), r)
+            }
+            "colormap" => {
+                let (p, _) = self.colormap()?;
+                let (o, r) = engine.colormap_report::<T, T>(img, &p)?;
                 (Output::Image(o), r)
             }
             other => return Err(no_case(other)),

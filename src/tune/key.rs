@@ -49,15 +49,17 @@ pub fn size_bucket(width: usize, height: usize) -> u32 {
 /// variants are near their accuracy limit), `sigma2-8` (both kinds run;
 /// the FIR's radius grows with sigma) or `sigma>=8` (beyond the local-memory
 /// FIR's radius), followed by the border. Demosaic buckets by method and
-/// output channels (`mhc rgb`).
+/// output channels (`mhc rgb`); colormap by output channels alone (`rgba`:
+/// every map costs the same).
 pub fn params_bucket(params: &OpParams) -> String {
     match params_parts(params) {
         None => "-".into(),
+        Some((word, "")) => word.into(),
         Some((range, border)) => format!("{range} {border}"),
     }
 }
 
-/// [`params_bucket`]'s two words, or `None` for `-`.
+/// [`params_bucket`]'s two words (the second may be empty), or `None` for `-`.
 fn params_parts(params: &OpParams) -> Option<(&'static str, &'static str)> {
     match params {
         OpParams::None => None,
@@ -82,6 +84,7 @@ fn params_parts(params: &OpParams) -> Option<(&'static str, &'static str)> {
             p.method.name(),
             if p.channels == 4 { "rgba" } else { "rgb" },
         )),
+        OpParams::Colormap(p) => Some((if p.channels == 4 { "rgba" } else { "rgb" }, "")),
     }
 }
 
@@ -107,6 +110,7 @@ impl TuneKey {
             .is_some_and(|(t, c)| t == shape.sample.name() && c.parse() == Ok(shape.channels));
         let params = match params_parts(&shape.params) {
             None => self.params == "-",
+            Some((word, "")) => self.params == word,
             Some(parts) => self.params.split_once(' ') == Some(parts),
         };
         format && params
@@ -142,6 +146,16 @@ mod tests {
         assert_eq!(g(2.0), "sigma2-8 replicate");
         assert_eq!(g(8.0), "sigma>=8 replicate");
         assert_eq!(params_bucket(&OpParams::None), "-");
+        let cm = crate::ops::colormap::ColormapParams {
+            channels: 4,
+            ..Default::default()
+        };
+        assert_eq!(params_bucket(&OpParams::Colormap(cm)), "rgba");
+        let cm_shape = Shape::new(9, 9, 1, SampleType::U8).with_params(OpParams::Colormap(cm));
+        let key = TuneKey::new("d", "colormap", &cm_shape);
+        assert!(key.fits(&cm_shape));
+        let rgb = OpParams::Colormap(crate::ops::colormap::ColormapParams::default());
+        assert!(!key.fits(&cm_shape.with_params(rgb)));
         let shape = Shape::new(1920, 1080, 1, SampleType::F32);
         let k = TuneKey::new("dev", "transpose", &shape);
         assert_eq!(k.format, "f32x1");

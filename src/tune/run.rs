@@ -14,6 +14,7 @@ use crate::bench;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{Sample, SampleType};
+use crate::ops::colormap::ColormapParams;
 use crate::ops::demosaic::{self, DemosaicParams, Method, Pattern};
 use crate::ops::gaussian::GaussianParams;
 use crate::ops::{self, OpParams, OpSpec, Shape, VariantSpec, CPU};
@@ -35,7 +36,8 @@ struct Job {
 }
 
 /// One job per parameter set an operation is tuned at: each sigma for
-/// `gaussian`, each method for `demosaic`, one otherwise.
+/// `gaussian`, each method for `demosaic`, one otherwise (for `colormap`,
+/// Turbo into RGB or RGBA: every map costs the same).
 fn job_params(op: &OpSpec, sigmas: &[f32], channels: usize) -> Vec<OpParams> {
     match op.name {
         "gaussian" => sigmas
@@ -51,6 +53,10 @@ fn job_params(op: &OpSpec, sigmas: &[f32], channels: usize) -> Vec<OpParams> {
                 })
             })
             .collect(),
+        "colormap" => vec![OpParams::Colormap(ColormapParams {
+            channels: bench::demosaic_channels(channels),
+            ..ColormapParams::default()
+        })],
         _ => vec![OpParams::None],
     }
 }
@@ -221,7 +227,8 @@ pub fn tune(
 }
 
 /// The shape the engine's dispatch sees for a job (gaussian jobs carry a
-/// sigma; demosaic jobs read a 1-channel frame and carry their method),
+/// sigma; demosaic and colormap jobs read a 1-channel image and carry
+/// their parameters),
 /// after checking the size, channels and parameters.
 fn job_shape(sample: SampleType, w: usize, h: usize, c: usize, params: OpParams) -> Result<Shape> {
     crate::image::check_shape(w, h, c)?;
@@ -234,6 +241,11 @@ fn job_shape(sample: SampleType, w: usize, h: usize, c: usize, params: OpParams)
         }
         OpParams::Demosaic(_) => {
             demosaic::check_cfa_size(w, h)?;
+            return Ok(Shape::new(w, h, 1, sample).with_params(params));
+        }
+        OpParams::Colormap(p) => {
+            p.validate()?;
+            crate::image::check_shape(w, h, p.channels)?;
             return Ok(Shape::new(w, h, 1, sample).with_params(params));
         }
         _ => {}
@@ -402,9 +414,10 @@ impl Measure<'_, '_> {
             (self.step)(&format!("{}: kernel mode, {}", self.key, spec.name));
             let share = self.share(parts);
             parts = parts.saturating_sub(1);
-            let runner = match &case.demosaic {
-                Some(p) => bench::device::demosaic_runner(engine, dev, spec, &case.img, p),
-                None => bench::device::variant_runner(engine, dev, op, spec, &input, &case.gauss),
+            let runner = match (&case.demosaic, &case.colormap) {
+                (Some(p), _) => bench::device::demosaic_runner(engine, dev, spec, &case.img, p),
+                (_, Some(p)) => bench::device::colormap_runner(engine, dev, spec, &input, p),
+                _ => bench::device::variant_runner(engine, dev, op, spec, &input, &case.gauss),
             };
             let timed =
                 runner.and_then(|mut runner| Ok((Self::sample(&mut runner, share)?, runner)));

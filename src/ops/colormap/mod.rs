@@ -1,0 +1,624 @@
+//! `colormap`: a 1-channel image (u8, u16 or f32) to RGB or RGBA through a
+//! colour map, which is how people look at mono sensor data.
+//!
+//! # The mapping
+//!
+//! With the range `min..max` (given, or the image's own extremes from
+//! `minmax`), each pixel `v` becomes
+//!
+//! ```text
+//! t      = clamp((v - min) / (max - min), 0, 1)        NaN -> 0
+//! pos    = t * 255,  i = min(floor(pos), 254),  f = pos - i
+//! colour = table[i] + (table[i + 1] - table[i]) * f
+//! out    = convert(colour * full),  alpha = convert(full)
+//! ```
+//!
+//! where `table` is the map's 256-entry table (entry `i` is the colour of
+//! `t = i / 255`, see [`tables`]) and `full` the output's full scale (255,
+//! 65535 or 1.0). `convert` rounds half to even and saturates for integer
+//! outputs, like `convert_T_sat_rte`. The reference computes this in f64;
+//! the rayon path and the kernels compute `t = (v - min) * k` in f32 with
+//! `k = 1 / (max - min)` rounded to f32 (see `docs/QUALITY.md` for the bound).
+//!
+//! # Edge cases
+//!
+//! - NaN pixels map to the low end of the map (`t = 0`); infinities clamp to
+//!   the ends.
+//! - The automatic range ignores NaN. An image with no number at all maps to
+//!   the low end. An image holding an infinity has no finite automatic range:
+//!   [`Error::InvalidInput`] (give `min` and `max`).
+//! - An empty range (`max <= min`), which only an automatic end can produce,
+//!   is a step: pixels above `max` map to the high end, all others to the low
+//!   end. So a constant image with an automatic range maps to the low end
+//!   (nothing is divided by zero), and a dark frame below an explicit `min`
+//!   maps to the low end.
+//! - `max - min` must lie in `1e-30..=1e30`, so that the f32 arithmetic
+//!   neither overflows nor meets denormals (which some devices flush to 0).
+
+pub mod cpu;
+pub mod reference;
+pub mod tables;
+pub mod variants;
+
+use std::fmt;
+
+use crate::engine::{Dev, Engine};
+use crate::error::{Error, Result};
+use crate::image::{Image, Sample};
+use crate::ops::{minmax::MinMax, OpParams, OpSpec, RunReport, Shape};
+
+/// The operation's description.
+pub static SPEC: OpSpec = OpSpec {
+    name: "colormap",
+    variants: variants::VARIANTS,
+    gpu_order: &["pixel"],
+    cpu_device_order: &["pixel"],
+};
+
+/// The narrowest and widest `max - min` accepted.
+pub const SPAN_LIMITS: (f64, f64) = (1e-30, 1e30);
+
+/// A colour map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ColorMap {
+    /// Google's Turbo (2019): a perceptually smoother, brighter-ended
+    /// replacement for Jet; dark blue through green and yellow to dark red.
+    #[default]
+    Turbo,
+    /// Gnuplot's `rgbformulae 33,13,10` (matplotlib's `rainbow`): violet-blue
+    /// through green and yellow to red.
+    Rainbow,
+    /// Linear gray, black to white.
+    Gray,
+}
+
+impl ColorMap {
+    /// Every map, in the order of their names above.
+    pub const ALL: [ColorMap; 3] = [ColorMap::Turbo, ColorMap::Rainbow, ColorMap::Gray];
+
+    /// The name used in specs and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ColorMap::Turbo => "turbo",
+            ColorMap::Rainbow => "rainbow",
+            ColorMap::Gray => "gray",
+        }
+    }
+
+    /// Position in [`ColorMap::ALL`].
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The map's 256 RGBA entries (alpha 1), colours in 0..1: entry `i` is
+    /// the colour of `t = i / 255`.
+    pub fn table(self) -> &'static [[f32; 4]; 256] {
+        tables::table(self)
+    }
+}
+
+impl fmt::Display for ColorMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ColorMap {
+    type Err = Error;
+
+    /// Parses `turbo`, `rainbow` or `gray` (any case); anything else is
+    /// [`Error::InvalidArgument`] naming the known maps.
+    fn from_str(s: &str) -> Result<Self> {
+        ColorMap::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                Error::arg(format!(
+                    "unknown colour map '{s}'; known: {}",
+                    ColorMap::ALL.map(ColorMap::name).join(", ")
+                ))
+            })
+    }
+}
+
+/// Parameters of a colormap.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ColormapParams {
+    /// The colour map.
+    pub map: ColorMap,
+    /// The input value mapped to the low end of the map, in input units
+    /// (200u8 is 200.0); `None`: the image's minimum.
+    pub min: Option<f32>,
+    /// The input value mapped to the high end; `None`: the image's maximum.
+    pub max: Option<f32>,
+    /// Output channels: 3 (RGB) or 4 (RGBA, alpha at full scale).
+    pub channels: usize,
+}
+
+impl Default for ColormapParams {
+    /// Turbo, automatic range, RGB.
+    fn default() -> Self {
+        ColormapParams {
+            map: ColorMap::Turbo,
+            min: None,
+            max: None,
+            channels: 3,
+        }
+    }
+}
+
+impl ColormapParams {
+    /// `map` with the automatic range, RGB.
+    pub fn new(map: ColorMap) -> Self {
+        ColormapParams {
+            map,
+            ..Default::default()
+        }
+    }
+
+    /// Checks the channels and the explicit ends: finite, and `min < max`
+    /// when both are given ([`Error::InvalidArgument`] otherwise).
+    pub fn validate(&self) -> Result<()> {
+        if !matches!(self.channels, 3 | 4) {
+            return Err(Error::arg(format!(
+                "colormap outputs 3 or 4 channels, not {}",
+                self.channels
+            )));
+        }
+        for (what, v) in [("min", self.min), ("max", self.max)] {
+            if let Some(v) = v.filter(|v| !v.is_finite()) {
+                return Err(Error::arg(format!(
+                    "colormap {what} must be finite, got {v}"
+                )));
+            }
+        }
+        if let (Some(lo), Some(hi)) = (self.min, self.max) {
+            if lo >= hi {
+                return Err(Error::arg(format!(
+                    "colormap min must be below max, got min={lo} max={hi}"
+                )));
+            }
+            check_span(lo, hi).map_err(Error::arg)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the range needs the image's extremes (an end is `None`).
+    pub fn needs_minmax(&self) -> bool {
+        self.min.is_none() || self.max.is_none()
+    }
+
+    /// The range `(min, max)` actually mapped: the explicit ends, and the
+    /// image's extremes `data` (from `minmax` of the 1-channel input) for
+    /// the automatic ones. `data` may be `None` when both ends are given.
+    /// The result may be empty (`max <= min`; see the module docs).
+    pub fn range(&self, data: Option<&MinMax>) -> Result<(f32, f32)> {
+        self.validate()?;
+        if let (Some(lo), Some(hi)) = (self.min, self.max) {
+            return Ok((lo, hi));
+        }
+        let m = data.ok_or_else(|| {
+            Error::arg("a colormap with an automatic range needs the image's minmax")
+        })?;
+        let (dlo, dhi) = (m.min_of(m.channels), m.max_of(m.channels));
+        if dlo > dhi {
+            // No number in the image: every pixel is NaN and maps to the
+            // low end whatever the range.
+            let v = self.min.or(self.max).unwrap_or(0.0);
+            return Ok((v, v));
+        }
+        let (lo, hi) = (self.min.unwrap_or(dlo), self.max.unwrap_or(dhi));
+        if !lo.is_finite() || !hi.is_finite() {
+            return Err(Error::InvalidInput(format!(
+                "the image's range {dlo}..{dhi} is not finite; give colormap min and max"
+            )));
+        }
+        if hi > lo {
+            check_span(lo, hi).map_err(|why| {
+                Error::InvalidInput(format!("{why}; give colormap min and max explicitly"))
+            })?;
+        }
+        Ok((lo, hi))
+    }
+}
+
+/// `Err(why)` unless `max - min` lies within [`SPAN_LIMITS`].
+fn check_span(lo: f32, hi: f32) -> std::result::Result<(), String> {
+    let span = hi as f64 - lo as f64;
+    let (narrow, wide) = SPAN_LIMITS;
+    if !(narrow..=wide).contains(&span) {
+        return Err(format!(
+            "the colormap range {lo}..{hi} spans {span:e}, outside {narrow:e}..={wide:e}"
+        ));
+    }
+    Ok(())
+}
+
+/// What the rayon path and the kernels compute with: the range, `1 / (max
+/// - min)` in f32 and the output's full-scale value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Mapping {
+    pub lo: f32,
+    pub hi: f32,
+    pub k: f32,
+    pub scale: f32,
+}
+
+impl Mapping {
+    /// Checks a resolved range (finite; a non-empty one within
+    /// [`SPAN_LIMITS`]) and an output scale (finite, > 0).
+    pub(crate) fn new(lo: f32, hi: f32, scale: f32) -> Result<Self> {
+        if !lo.is_finite() || !hi.is_finite() {
+            return Err(Error::arg(format!(
+                "colormap range {lo}..{hi} must be finite"
+            )));
+        }
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(Error::arg(format!(
+                "colormap output scale must be finite and > 0, got {scale}"
+            )));
+        }
+        let k = if hi > lo {
+            check_span(lo, hi).map_err(Error::arg)?;
+            (1.0 / (hi as f64 - lo as f64)) as f32
+        } else {
+            0.0
+        };
+        Ok(Mapping { lo, hi, k, scale })
+    }
+
+    /// The kernels' `float4` argument.
+    #[cfg(feature = "opencl")]
+    pub(crate) fn kernel_arg(&self) -> [f32; 4] {
+        [self.lo, self.hi, self.k, self.scale]
+    }
+
+    /// `t` of a sample, as the kernels compute it.
+    #[inline]
+    pub(crate) fn t(&self, v: f32) -> f32 {
+        let t = if self.hi > self.lo {
+            (v - self.lo) * self.k
+        } else if v > self.hi {
+            1.0
+        } else {
+            0.0
+        };
+        // `>=` is false for NaN.
+        if t >= 0.0 {
+            t.min(1.0)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Checks that an input is 1-channel.
+fn check_input(channels: usize) -> Result<()> {
+    if channels != 1 {
+        return Err(Error::arg(format!(
+            "colormap reads 1-channel images, got {channels} channels"
+        )));
+    }
+    Ok(())
+}
+
+/// Device passes.
+#[cfg(feature = "opencl")]
+pub(crate) mod device {
+    use std::time::Duration;
+
+    use super::{ColormapParams, Mapping, SPEC};
+    use crate::backend::opencl::{Arg, DeviceBuffer, DeviceImage};
+    use crate::engine::{Dev, Engine};
+    use crate::error::{Error, Result};
+    use crate::image::{Image, Sample, SampleType};
+    use crate::ops::{OpParams, Shape, VariantSpec};
+
+    /// Runs `spec` on a 1-channel device image into `out` (its size, 3 or 4
+    /// channels: `out` decides, `p.channels` is not read) with the resolved
+    /// range `lo..hi` (from [`ColormapParams::range`]; an empty one is the
+    /// step of the module docs). `out_scale` is the value of full intensity
+    /// in the output: 255 for u8, 65535 for u16, 1 for f32, or 255 for f32
+    /// in 8-bit units; integer outputs are rounded and saturated. Returns
+    /// the kernel time. (The 4 KiB colour table is uploaded on each call.)
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn launch<T: Sample, U: Sample>(
+        engine: &Engine,
+        dev: &Dev,
+        spec: &VariantSpec,
+        input: &DeviceImage<T>,
+        out: &DeviceImage<U>,
+        p: &ColormapParams,
+        lo: f32,
+        hi: f32,
+        out_scale: f32,
+    ) -> Result<Duration> {
+        super::check_input(input.channels())?;
+        let (w, h) = (input.width(), input.height());
+        if (out.width(), out.height()) != (w, h) || !matches!(out.channels(), 3 | 4) {
+            return Err(Error::arg(format!(
+                "colormap output must be {w}x{h} with 3 or 4 channels, got {}x{}x{}",
+                out.width(),
+                out.height(),
+                out.channels()
+            )));
+        }
+        let m = Mapping::new(lo, hi, out_scale)?;
+        let shape = Shape::new(w, h, 1, T::TYPE).with_params(OpParams::Colormap(ColormapParams {
+            channels: out.channels(),
+            ..*p
+        }));
+        let extra = format!(
+            "-DTOUT={} -DOUT_FLOAT={} -DCOUT={}",
+            U::TYPE.cl_name(),
+            (U::TYPE == SampleType::F32) as u8,
+            out.channels()
+        );
+        let k = engine.kernel(
+            dev,
+            SPEC.name,
+            spec,
+            &shape,
+            &extra,
+            &spec.kernel_name(SPEC.name),
+        )?;
+        let table = DeviceBuffer::from_slice(dev, p.map.table())?;
+        let n = input.pixel_count();
+        let ev = dev.launch(
+            &k,
+            &[n],
+            &[spec.local[0]],
+            &[
+                Arg::img(input),
+                Arg::img(out),
+                Arg::int(n)?,
+                Arg::F32x4(m.kernel_arg()),
+                Arg::buf(&table),
+            ],
+        )?;
+        Ok(ev.duration()?.unwrap_or_default())
+    }
+
+    /// Host in, host out, at `U`'s full scale.
+    pub(crate) fn run<T: Sample, U: Sample>(
+        engine: &Engine,
+        dev: &Dev,
+        spec: &VariantSpec,
+        img: &Image<T>,
+        p: &ColormapParams,
+        (lo, hi): (f32, f32),
+    ) -> Result<(Image<U>, Duration)> {
+        let input = DeviceImage::upload(dev, img)?;
+        let out = DeviceImage::<U>::new(dev, img.width(), img.height(), p.channels)?;
+        let kt = launch(
+            engine,
+            dev,
+            spec,
+            &input,
+            &out,
+            p,
+            lo,
+            hi,
+            U::TYPE.full_scale(),
+        )?;
+        Ok((out.download(dev)?, kt))
+    }
+}
+
+impl Engine {
+    /// Maps the 1-channel `img` to an RGB or RGBA image of type `U` through
+    /// `p.map` (see the module docs for the mapping and its edge cases).
+    pub fn colormap<T: Sample, U: Sample>(
+        &self,
+        img: &Image<T>,
+        p: &ColormapParams,
+    ) -> Result<Image<U>> {
+        self.colormap_report(img, p).map(|(i, _)| i)
+    }
+
+    /// [`Engine::colormap`], also saying which variant ran and how long it
+    /// took. With an automatic range, [`Engine::minmax`] runs first as its
+    /// own call, which this report does not describe.
+    pub fn colormap_report<T: Sample, U: Sample>(
+        &self,
+        img: &Image<T>,
+        p: &ColormapParams,
+    ) -> Result<(Image<U>, RunReport)> {
+        check_input(img.channels())?;
+        p.validate()?;
+        let data = if p.needs_minmax() {
+            Some(self.minmax(img)?)
+        } else {
+            None
+        };
+        let range = p.range(data.as_ref())?;
+        let shape =
+            Shape::new(img.width(), img.height(), 1, T::TYPE).with_params(OpParams::Colormap(*p));
+        self.dispatch(
+            &SPEC,
+            &shape,
+            |dev: &Dev, spec| {
+                #[cfg(feature = "opencl")]
+                {
+                    device::run::<T, U>(self, dev, spec, img, p, range)
+                }
+                #[cfg(not(feature = "opencl"))]
+                {
+                    let _ = spec;
+                    match *dev {}
+                }
+            },
+            || cpu::colormap::<T, U>(img, p, range),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_names_list_the_known_ones() {
+        for m in ColorMap::ALL {
+            assert_eq!(m.name().parse::<ColorMap>().unwrap(), m);
+            assert_eq!(m.to_string(), m.name());
+        }
+        assert_eq!(" Turbo ".parse::<ColorMap>().unwrap(), ColorMap::Turbo);
+        match "jet".parse::<ColorMap>() {
+            Err(Error::InvalidArgument(msg)) => {
+                assert!(
+                    msg.contains("'jet'") && msg.contains("turbo, rainbow, gray"),
+                    "{msg}"
+                )
+            }
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn ranges_resolve_with_their_edge_cases() {
+        let mm = |lo: f32, hi: f32| MinMax {
+            channels: 1,
+            min: [lo, 0.0, 0.0, 0.0],
+            max: [hi, 0.0, 0.0, 0.0],
+        };
+        let auto = ColormapParams::default();
+        assert_eq!(auto.range(Some(&mm(2.0, 9.0))).unwrap(), (2.0, 9.0));
+        // Constant image: an empty range, not an error.
+        assert_eq!(auto.range(Some(&mm(5.0, 5.0))).unwrap(), (5.0, 5.0));
+        // No number at all.
+        assert_eq!(auto.range(Some(&MinMax::empty(1))).unwrap(), (0.0, 0.0));
+        // One explicit end beyond the data: an empty range.
+        let min_only = ColormapParams {
+            min: Some(20.0),
+            ..auto
+        };
+        assert_eq!(min_only.range(Some(&mm(2.0, 9.0))).unwrap(), (20.0, 9.0));
+        // Infinite data, too wide a span: InvalidInput.
+        for m in [mm(f32::NEG_INFINITY, 1.0), mm(-1e30, 1e30)] {
+            assert!(matches!(auto.range(Some(&m)), Err(Error::InvalidInput(_))));
+        }
+        assert!(auto.range(None).is_err());
+        // Explicit: equal, reversed, non-finite, channels.
+        for (lo, hi) in [
+            (1.0, 1.0),
+            (2.0, 1.0),
+            (f32::NAN, 1.0),
+            (0.0, f32::INFINITY),
+        ] {
+            let p = ColormapParams {
+                min: Some(lo),
+                max: Some(hi),
+                ..auto
+            };
+            assert!(
+                matches!(p.range(None), Err(Error::InvalidArgument(_))),
+                "{lo}..{hi}"
+            );
+        }
+        let p = ColormapParams {
+            channels: 2,
+            ..auto
+        };
+        assert!(matches!(p.validate(), Err(Error::InvalidArgument(_))));
+    }
+
+    #[test]
+    fn mapping_t_handles_nan_infinities_and_empty_ranges() {
+        let m = Mapping::new(10.0, 20.0, 1.0).unwrap();
+        assert_eq!(m.t(15.0), 0.5);
+        assert_eq!(m.t(f32::NAN), 0.0);
+        assert_eq!(m.t(f32::INFINITY), 1.0);
+        assert_eq!(m.t(f32::NEG_INFINITY), 0.0);
+        let step = Mapping::new(5.0, 5.0, 1.0).unwrap();
+        assert_eq!(
+            (step.t(5.0), step.t(6.0), step.t(f32::NAN)),
+            (0.0, 1.0, 0.0)
+        );
+        assert!(Mapping::new(0.0, 1.0, 0.0).is_err());
+        assert!(Mapping::new(0.0, 1e-35, 1.0).is_err());
+    }
+
+    /// The device entry point the pipeline uses: f32 output in 8-bit units
+    /// (`out_scale` 255) for every variant, and its shape checks.
+    #[cfg(feature = "opencl")]
+    #[test]
+    fn device_launch_scales_and_checks_shapes() {
+        use crate::backend::opencl::DeviceImage;
+        use crate::{Backend, CacheDir, EngineOptions};
+        let engine = Engine::new(EngineOptions {
+            cache: CacheDir::Disabled,
+            ..Default::default()
+        })
+        .unwrap();
+        let Backend::OpenCl(dev) = engine.backend() else {
+            if std::env::var("FILTERCTL_REQUIRE_OPENCL").is_ok_and(|v| v.trim() == "1") {
+                panic!("FILTERCTL_REQUIRE_OPENCL=1 but no OpenCL device is usable");
+            }
+            eprintln!("skipped: no OpenCL device");
+            return;
+        };
+        let (w, h) = (19, 7);
+        let img = Image::<u16>::from_fn(w, h, 1, |x, y, _| (x * 3001 + y * 777) as u16).unwrap();
+        let (lo, hi) = (1000.0, 50000.0);
+        let p = ColormapParams {
+            min: Some(lo),
+            max: Some(hi),
+            channels: 4,
+            ..Default::default()
+        };
+        let want = reference::colormap::<u16, f32>(&img, &p, (lo, hi)).unwrap();
+        let input = DeviceImage::upload(dev, &img).unwrap();
+        for spec in SPEC.variants {
+            let out = DeviceImage::<f32>::new(dev, w, h, 4).unwrap();
+            launch_ok(&engine, dev, spec, &input, &out, &p, (lo, hi, 255.0));
+            let got = out.download(dev).unwrap();
+            for y in 0..h {
+                for (i, (g, e)) in got.row(y).iter().zip(want.row(y)).enumerate() {
+                    let ctx = format!("{}: ({}, {y}) channel {}", spec.name, i / 4, i % 4);
+                    assert!(
+                        (g - e * 255.0).abs() <= variants::TOLERANCE * 255.0,
+                        "{ctx}"
+                    );
+                    if i % 4 == 3 {
+                        assert_eq!(*g, 255.0, "{ctx}: alpha");
+                    }
+                }
+            }
+            // Wrong shapes and arguments are typed errors.
+            let rgb_in = DeviceImage::<u16>::new(dev, w, h, 3).unwrap();
+            let narrow = DeviceImage::<f32>::new(dev, w - 1, h, 4).unwrap();
+            let gray_out = DeviceImage::<f32>::new(dev, w, h, 1).unwrap();
+            for (inp, o, args) in [
+                (&rgb_in, &out, (lo, hi, 255.0)),
+                (&input, &narrow, (lo, hi, 255.0)),
+                (&input, &gray_out, (lo, hi, 255.0)),
+                (&input, &out, (lo, hi, 0.0)),
+                (&input, &out, (f32::NAN, hi, 1.0)),
+                (&input, &out, (0.0, 1e31, 1.0)),
+            ] {
+                let r = device::launch(&engine, dev, spec, inp, o, &p, args.0, args.1, args.2);
+                assert!(
+                    matches!(r, Err(Error::InvalidArgument(_))),
+                    "{}: {args:?}: {r:?}",
+                    spec.name
+                );
+            }
+        }
+    }
+
+    #[cfg(feature = "opencl")]
+    fn launch_ok(
+        engine: &Engine,
+        dev: &Dev,
+        spec: &crate::ops::VariantSpec,
+        input: &crate::backend::opencl::DeviceImage<u16>,
+        out: &crate::backend::opencl::DeviceImage<f32>,
+        p: &ColormapParams,
+        (lo, hi, scale): (f32, f32, f32),
+    ) {
+        device::launch(engine, dev, spec, input, out, p, lo, hi, scale)
+            .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+    }
+}
