@@ -139,6 +139,49 @@ fn chained_pipelines_match_the_host_path() {
 }
 
 #[test]
+fn colormaps_chain_on_the_device() {
+    let Some(engine) = opencl_engine() else {
+        return;
+    };
+    let mut rng = Rng::new(77);
+    for &(w, h) in &[(1, 1), (1, 9), (9, 1), (31, 17), (257, 3)] {
+        let u8img = DynImage::U8(random_image::<u8>(&mut rng, w, h, 1));
+        let u16img = DynImage::U16(random_image::<u16>(&mut rng, w, h, 1));
+        let f = DynImage::F32(random_image::<f32>(&mut rng, w, h, 1));
+        check(&engine, "colormap", u8img.clone(), 1.0);
+        check(
+            &engine,
+            "colormap=rainbow:min=10:max=200:channels=4",
+            u8img.clone(),
+            1.0,
+        );
+        check(&engine, "colormap=map=gray:min=0:max=65535", u16img, 1.0);
+        check(
+            &engine,
+            "convert=f32,colormap=turbo:min=0:max=1",
+            f.clone(),
+            1.0,
+        );
+        check(
+            &engine,
+            "gaussian=sigma=1.5,colormap=turbo:min=-2:max=3",
+            f,
+            2.0,
+        );
+    }
+    let e = pipeline::parse("colormap=jet").unwrap_err().to_string();
+    assert!(e.contains("unknown colour map 'jet'"), "{e}");
+    let e = pipeline::parse("colormap=min=5:max=5")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("stage 1 'colormap'"), "{e}");
+    // Colour input is a typed error on both paths.
+    let rgb = DynImage::U8(random_image::<u8>(&mut rng, 4, 4, 3));
+    let ops = pipeline::parse("colormap").unwrap();
+    assert!(run_outcomes(&engine, &ops, rgb).is_err());
+}
+
+#[test]
 fn minmax_lines_and_convert_shorthand() {
     let Some(engine) = opencl_engine() else {
         return;

@@ -591,6 +591,53 @@ pub(crate) fn run_chain(
                 outcome.minmax = Some(m);
                 w
             }
+            OpKind::Colormap(p) => {
+                let mut w = cur.take().expect("loaded above");
+                if w.channels != 1 {
+                    return Err(Error::InvalidInput(format!(
+                        "stage '{op}': colormap maps 1-channel images, this one has {}",
+                        w.channels
+                    )));
+                }
+                let range = if p.needs_minmax() {
+                    let (m, rep) = minmax_of(engine, dev, op, &mut w)?;
+                    outcome.reports.push(rep);
+                    p.range(Some(&m))?
+                } else {
+                    p.range(None)?
+                };
+                let mt = w.materialize(engine, dev)?;
+                let (logical, working) = (
+                    w.logical_shape(OpParams::Colormap(*p)),
+                    w.working_shape(OpParams::Colormap(*p)),
+                );
+                let (img, mut rep) = with_variants(
+                    engine,
+                    dev,
+                    &crate::ops::colormap::SPEC,
+                    op,
+                    &logical,
+                    &working,
+                    |spec| {
+                        // Float4 working pixels in 8-bit units: the store rounds.
+                        let out = DeviceImage::<f32>::new(dev, w.width(), w.height(), 4)?;
+                        let cm = crate::ops::colormap::ColormapParams { channels: 4, ..*p };
+                        let kt = crate::ops::colormap::device::launch(
+                            engine, dev, spec, &w.img, &out, &cm, range.0, range.1, 255.0,
+                        )?;
+                        Ok((out, kt))
+                    },
+                )?;
+                rep.kernel_time = rep.kernel_time.map(|t| t + mt);
+                outcome.reports.push(rep);
+                Work {
+                    img,
+                    channels: p.channels,
+                    ty: SampleType::U8,
+                    scale: 1.0,
+                    unsaturated: false,
+                }
+            }
             OpKind::Normalize { params, out } => {
                 let mut w = cur.take().expect("loaded above");
                 let out_ty = out.unwrap_or(w.ty);

@@ -48,6 +48,7 @@ pub use spec::{parse_stages, Stage};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{DynImage, Image, Sample, SampleType};
+use crate::ops::colormap::ColormapParams;
 use crate::ops::demosaic::{DemosaicParams, Raw};
 use crate::ops::gaussian::{Border, GaussianParams};
 use crate::ops::{self, minmax::MinMax, normalize::NormalizeParams, OpSpec, RunReport};
@@ -82,6 +83,8 @@ pub enum OpKind {
         /// The output sample type.
         out: SampleType,
     },
+    /// Maps a 1-channel image through a colour map to RGB(A) u8.
+    Colormap(ColormapParams),
 }
 
 /// One checked pipeline stage: the operation and the variant it must use.
@@ -111,6 +114,7 @@ impl Op {
             OpKind::Gaussian(_) => "gaussian",
             OpKind::Demosaic { .. } => "demosaic",
             OpKind::Convert { .. } => "convert",
+            OpKind::Colormap(_) => "colormap",
         }
     }
 
@@ -120,6 +124,7 @@ impl Op {
             OpKind::Transpose | OpKind::MinMax | OpKind::Gaussian(_) => input,
             OpKind::Normalize { out, .. } | OpKind::Demosaic { out, .. } => out.unwrap_or(input),
             OpKind::Convert { out } => *out,
+            OpKind::Colormap(_) => SampleType::U8,
         }
     }
 }
@@ -177,6 +182,18 @@ impl fmt::Display for Op {
                 write!(f, ":variant={v}")?;
             }
             return Ok(());
+        }
+        if let OpKind::Colormap(p) = &self.kind {
+            opts.push(format!("map={}", p.map));
+            if let Some(v) = p.min {
+                opts.push(format!("min={v}"));
+            }
+            if let Some(v) = p.max {
+                opts.push(format!("max={v}"));
+            }
+            if p.channels != 3 {
+                opts.push(format!("channels={}", p.channels));
+            }
         }
         if let Some(v) = &self.variant {
             opts.push(format!("variant={v}"));
@@ -387,13 +404,57 @@ pub static STAGES: &[StageDef] = &[
         op: &ops::normalize::SPEC,
         build: |a| match a.sample_type("out")? {
             Some(out) => Ok(OpKind::Convert { out }),
-            None => Err(a.error(
-                "out",
-                "convert needs an output type, for example convert=u8",
-            )),
+            None => Err(a.error("out", "convert needs an output type, for example convert=u8")),
         },
     },
+    StageDef {
+        name: "colormap",
+        summary: "1-channel image to RGB(A) u8 through a colour map (for looking at mono data)",
+        options: &[
+            OptionDef {
+                key: "map",
+                value: "turbo|rainbow|gray",
+                help: "the colour map (default turbo)",
+            },
+            OptionDef {
+                key: "min",
+                value: "NUMBER",
+                help: "input value mapped to the low end, in input units (default: the image's minimum)",
+            },
+            OptionDef {
+                key: "max",
+                value: "NUMBER",
+                help: "input value mapped to the high end (default: the image's maximum)",
+            },
+            OptionDef {
+                key: "channels",
+                value: "3|4",
+                help: "RGB or RGBA output (default 3)",
+            },
+        ],
+        op: &ops::colormap::SPEC,
+        build: build_colormap,
+    },
 ];
+
+/// Colormap options, checked as `ColormapParams::validate` checks them.
+fn build_colormap(a: &Args<'_>) -> Result<OpKind> {
+    let mut p = ColormapParams::default();
+    if let Some(v) = a.stage.get("map") {
+        p.map = v.parse().map_err(|e| a.error("map", e))?;
+    }
+    p.min = a.finite("min")?;
+    p.max = a.finite("max")?;
+    if let Some(v) = a.stage.get("channels") {
+        p.channels = match v.trim() {
+            "3" => 3,
+            "4" => 4,
+            _ => return Err(a.error("channels", format_args!("channels={v} is not 3 or 4"))),
+        };
+    }
+    p.validate().map_err(|e| a.error("min", e))?;
+    Ok(OpKind::Colormap(p))
+}
 
 /// Demosaic options; the numeric ones are range-checked when the stage runs
 /// (the white level depends on the input).
@@ -779,6 +840,15 @@ pub fn run_stage(engine: &Engine, op: &Op, input: DynImage) -> Result<(DynImage,
             outcome.reports.push(r);
             img
         }
+        OpKind::Colormap(p) => {
+            let (img, r) = match &input {
+                DynImage::U8(i) => engine.colormap_report::<u8, u8>(i, p)?,
+                DynImage::U16(i) => engine.colormap_report::<u16, u8>(i, p)?,
+                DynImage::F32(i) => engine.colormap_report::<f32, u8>(i, p)?,
+            };
+            outcome.reports.push(r);
+            img.into()
+        }
         OpKind::Convert { out } if *out == input.sample_type() => input,
         OpKind::Convert { out } => {
             let params = NormalizeParams {
@@ -1151,7 +1221,7 @@ mod tests {
         );
         assert_eq!(
             first_line("blur=sigma=2"),
-            "stage 1 'blur': unknown operation (known: transpose, minmax, normalize, gaussian, demosaic, convert)"
+            "stage 1 'blur': unknown operation (known: transpose, minmax, normalize, gaussian, demosaic, convert, colormap)"
         );
         // The caret is under the name.
         let m = err("transpose,normlize=out=u8");

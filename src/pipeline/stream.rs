@@ -158,6 +158,7 @@ pub fn output_shape(
         match &op.kind {
             OpKind::Transpose => std::mem::swap(&mut w, &mut h),
             OpKind::Demosaic { params, .. } => c = params.channels,
+            OpKind::Colormap(p) => c = p.channels,
             _ => {}
         }
         ty = op.output_type(ty);

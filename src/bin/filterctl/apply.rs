@@ -270,6 +270,7 @@ fn run_one(
 fn output_channels(ops: &[Op], input: usize) -> usize {
     ops.iter().fold(input, |c, op| match &op.kind {
         OpKind::Demosaic { params, .. } => params.channels,
+        OpKind::Colormap(p) => p.channels,
         _ => c,
     })
 }

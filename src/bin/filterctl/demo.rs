@@ -156,6 +156,14 @@ const STEPS: &[Step] = &[
         check: Some(Check::Psnr("input", 34.1)),
     },
     Step {
+        name: "heatmap",
+        about: "the raw sensor data as a mono image, blurred, through the Turbo colour map",
+        from: "bayer",
+        make: Make::Spec("gaussian=sigma=3,colormap=map=turbo"),
+        save: true,
+        check: None,
+    },
+    Step {
         name: "camera",
         about: "the camera pipeline: Bayer -> RGB -> blur -> 8-bit, one upload and one download",
         from: "bayer",
