@@ -21,3 +21,4 @@ pub use ops::colormap::{ColorMap, ColormapParams};
 pub use ops::minmax::MinMax;
 pub use ops::normalize::NormalizeParams;
 pub use ops::RunReport;
+pub use pipeline::{Pipeline, PipelineBuilder};

@@ -206,6 +206,120 @@ impl fmt::Display for Op {
     }
 }
 
+/// A pipeline: stages checked and ready to run on any engine.
+///
+/// ```
+/// use clfilter::pipeline::{OpKind, Pipeline};
+/// use clfilter::ops::gaussian::GaussianParams;
+/// use clfilter::{DynImage, Engine, Image, SampleType};
+///
+/// let p: Pipeline = "gaussian=sigma=2,convert=u8".parse().unwrap();
+/// let same = Pipeline::builder()
+///     .stage(OpKind::Gaussian(GaussianParams::new(2.0)))
+///     .stage(OpKind::Convert { out: SampleType::U8 })
+///     .build();
+/// assert_eq!(p, same);
+/// assert_eq!(p.to_string(), "gaussian=sigma=2,convert=u8");
+///
+/// let img = Image::<u16>::from_fn(32, 24, 1, |x, y, _| (x * y * 64) as u16).unwrap();
+/// let (out, _stages) = p.run(&Engine::cpu(), img.into()).unwrap();
+/// assert_eq!(out.sample_type(), SampleType::U8);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Pipeline {
+    ops: Vec<Op>,
+}
+
+impl Pipeline {
+    /// A pipeline of these checked stages.
+    pub fn new(ops: Vec<Op>) -> Self {
+        Pipeline { ops }
+    }
+
+    /// Starts an empty builder.
+    pub fn builder() -> PipelineBuilder {
+        PipelineBuilder::default()
+    }
+
+    /// Parses a spec whose frames come in `format` (see [`parse_with_format`]).
+    pub fn parse_for(spec: &str, format: &crate::image::raw::RawFormat) -> Result<Self> {
+        Ok(Pipeline::new(parse_with_format(spec, Some(format))?))
+    }
+
+    /// The stages.
+    pub fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+
+    /// Runs on an image (see [`run_outcomes`]: chained on the device when
+    /// the engine has one).
+    pub fn run(&self, engine: &Engine, input: DynImage) -> Result<(DynImage, Vec<StageOutcome>)> {
+        run_outcomes(engine, &self.ops, input)
+    }
+
+    /// Runs on one decoded raw frame (see [`run_frame`]).
+    pub fn run_frame(
+        &self,
+        engine: &Engine,
+        frame: crate::image::raw::RawImage,
+    ) -> Result<(DynImage, Vec<StageOutcome>)> {
+        run_frame(engine, &self.ops, frame)
+    }
+
+    /// Runs over a stream of raw frames (see [`stream::run_source`]).
+    pub fn stream<R: std::io::Read + Send>(
+        &self,
+        engine: &Engine,
+        opts: &stream::StreamOptions,
+        input: stream::Source<R>,
+        sink: &mut dyn stream::FrameSink,
+    ) -> Result<stream::StreamStats> {
+        stream::run_source(engine, &self.ops, opts, input, sink)
+    }
+}
+
+impl std::str::FromStr for Pipeline {
+    type Err = Error;
+    fn from_str(spec: &str) -> Result<Self> {
+        Ok(Pipeline::new(parse(spec)?))
+    }
+}
+
+/// The canonical spec, which parses back to the same pipeline.
+impl fmt::Display for Pipeline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&to_spec(&self.ops))
+    }
+}
+
+/// Builds a [`Pipeline`] stage by stage from typed parameters.
+#[derive(Debug, Clone, Default)]
+pub struct PipelineBuilder {
+    ops: Vec<Op>,
+}
+
+impl PipelineBuilder {
+    /// Appends a stage that uses the engine's choice of variant.
+    pub fn stage(mut self, kind: OpKind) -> Self {
+        self.ops.push(Op::new(kind));
+        self
+    }
+
+    /// Appends a stage forced to `variant` (checked when it runs).
+    pub fn stage_with_variant(mut self, kind: OpKind, variant: &str) -> Self {
+        self.ops.push(Op {
+            kind,
+            variant: Some(variant.to_string()),
+        });
+        self
+    }
+
+    /// The pipeline.
+    pub fn build(self) -> Pipeline {
+        Pipeline::new(self.ops)
+    }
+}
+
 /// The sample type a whole pipeline produces from an `input` image.
 pub fn output_type(ops: &[Op], input: SampleType) -> SampleType {
     ops.iter().fold(input, |t, op| op.output_type(t))
