@@ -202,7 +202,6 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
         test_image::<T>(cfg.width, cfg.height, 1)?
     };
     let pixels = img.pixel_count() as f64;
-    let px_bytes = T::TYPE.size() * cfg.channels;
     let mut report = BenchReport {
         device: engine.backend().describe(),
         width: cfg.width,
@@ -230,7 +229,12 @@ fn run_typed<T: Sample>(engine: &Engine, cfg: &BenchConfig) -> Result<BenchRepor
     };
     #[cfg(feature = "opencl")]
     if let crate::Backend::OpenCl(dev) = engine.backend() {
-        let copy = device::copy_bandwidth(engine, dev, img.pixel_count() * px_bytes, cfg.iters)?;
+        let copy = device::copy_bandwidth(
+            engine,
+            dev,
+            img.pixel_count() * T::TYPE.size() * cfg.channels,
+            cfg.iters,
+        )?;
         report.copy_gb_per_s = Some(copy);
         let input = crate::backend::opencl::DeviceImage::upload(dev, &img)?;
         for op in &ops {

@@ -314,6 +314,7 @@ fn streams_match_per_frame_host_runs() {
     stream_check(&Engine::cpu(), spec, "bayer_rggb12p", (34, 18), 3, 3, 0);
 }
 
+#[cfg(feature = "opencl")]
 #[test]
 fn streams_allocate_nothing_after_the_first_frame() {
     let Some(engine) = opencl_engine() else {

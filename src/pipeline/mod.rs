@@ -1046,6 +1046,7 @@ pub fn run_frame(
 }
 
 /// What a device-resident run starts from.
+#[cfg_attr(not(feature = "opencl"), allow(dead_code))]
 enum Source<'a> {
     Image(&'a DynImage),
     Frame(&'a crate::image::raw::RawImage),
