@@ -380,7 +380,7 @@ impl Engine {
                 .flat_map(|o| o.iter())
                 .map(String::as_str)
                 .collect();
-            for spec in op.order(dev.info().kind) {
+            for spec in op.order_for(dev.info().kind, shape) {
                 if !plan.contains(&spec.name) {
                     plan.push(spec.name);
                 }

@@ -138,6 +138,10 @@ pub struct OpSpec {
     pub gpu_order: &'static [&'static str],
     /// Default order on CPU OpenCL devices.
     pub cpu_device_order: &'static [&'static str],
+    /// A variant to try first for a request on an untuned device of a kind,
+    /// where the static order is wrong for some shapes or parameters
+    /// (measured crossovers, see each op's function).
+    pub prefer: Option<fn(&Shape, DeviceKind) -> Option<&'static str>>,
 }
 
 impl OpSpec {
@@ -162,6 +166,18 @@ impl OpSpec {
             _ => self.gpu_order,
         };
         names.iter().filter_map(|n| self.variant(n)).collect()
+    }
+
+    /// [`OpSpec::order`] for one request: the `prefer` choice first.
+    pub fn order_for(&self, kind: DeviceKind, shape: &Shape) -> Vec<&'static VariantSpec> {
+        let mut order = self.order(kind);
+        if let Some(first) = self.prefer.and_then(|f| f(shape, kind)) {
+            if let Some(i) = order.iter().position(|s| s.name == first) {
+                let s = order.remove(i);
+                order.insert(0, s);
+            }
+        }
+        order
     }
 }
 

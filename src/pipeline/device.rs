@@ -307,7 +307,12 @@ fn candidates(
         }
         None => {
             let mut names: Vec<&str> = Vec::new();
-            let tuned = engine.tuned_order(op, logical, Mode::Kernel);
+            // The chain runs on working images, which is what the tuner's
+            // kernel mode times (f32 gray or RGBA); keys for the logical
+            // type (u16 RGB, say) hold end-to-end figures only.
+            let tuned = engine
+                .tuned_order(op, working, Mode::Kernel)
+                .or_else(|| engine.tuned_order(op, logical, Mode::Kernel));
             for n in tuned.iter().flatten() {
                 if n != CPU {
                     if let Some(s) = engine.variant(op, n) {
@@ -315,7 +320,7 @@ fn candidates(
                     }
                 }
             }
-            for s in op.order(dev.info().kind) {
+            for s in op.order_for(dev.info().kind, working) {
                 if !names.contains(&s.name) {
                     names.push(s.name);
                 }

@@ -53,6 +53,7 @@ pub static SPEC: OpSpec = OpSpec {
     variants: variants::VARIANTS,
     gpu_order: &["pixel"],
     cpu_device_order: &["pixel"],
+    prefer: None,
 };
 
 /// The narrowest and widest `max - min` accepted.

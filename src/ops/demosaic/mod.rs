@@ -34,6 +34,7 @@ pub static SPEC: OpSpec = OpSpec {
     variants: variants::VARIANTS,
     gpu_order: &["tile", "direct"],
     cpu_device_order: &["direct", "tile"],
+    prefer: None,
 };
 
 /// The colour of a CFA site.

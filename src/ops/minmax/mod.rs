@@ -17,6 +17,7 @@ pub static SPEC: OpSpec = OpSpec {
     variants: variants::VARIANTS,
     gpu_order: &["tree_vec4", "tree"],
     cpu_device_order: &["tree_vec4", "tree"],
+    prefer: None,
 };
 
 /// Per-channel extremes, as f32 in the input's units (200u8 is 200.0).

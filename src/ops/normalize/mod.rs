@@ -22,6 +22,7 @@ pub static SPEC: OpSpec = OpSpec {
     variants: variants::VARIANTS,
     gpu_order: &["pixel", "x4"],
     cpu_device_order: &["pixel", "x4"],
+    prefer: None,
 };
 
 /// What to normalize by. Both `None`: stretch min..max to the full range.

@@ -16,6 +16,7 @@ pub static SPEC: OpSpec = OpSpec {
     variants: variants::VARIANTS,
     gpu_order: &["local_x4", "local_diag", "local", "naive"],
     cpu_device_order: &["local_x4", "local", "naive"],
+    prefer: None,
 };
 
 /// Enqueues `spec` on device images: `out` must be `in` with width and height swapped.
