@@ -111,7 +111,8 @@ impl ClEvent {
 
     /// Device time from start to end of the command (waits for it first).
     /// `None` for commands that had no OpenCL event (host-side work).
-    /// Inside [`untimed`] it does not wait and answers `None`.
+    /// Inside the crate's untimed sections (streams after their first
+    /// frame) it does not wait and answers `None`.
     pub fn duration(&self) -> Result<Option<Duration>> {
         let Some(e) = &self.0 else { return Ok(None) };
         if UNTIMED.with(|u| u.get()) {
