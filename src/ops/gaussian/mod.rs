@@ -132,7 +132,7 @@ pub(crate) mod device {
     use std::time::Duration;
 
     use super::{coeffs::Deriche, reference, row_local_geometry, variants, GaussianParams, SPEC};
-    use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage};
+    use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage, Kernel};
     use crate::engine::{Dev, Engine};
     use crate::error::Result;
     use crate::image::{Image, Sample, SampleType};
@@ -228,7 +228,7 @@ pub(crate) mod device {
             kernel("gaussian_blk_apply")?,
         );
         let d = Deriche::new(sigma as f64);
-        let [pole, weight, _, sa] = d.kernel_args();
+        let [pole, weight, _, _] = d.kernel_args();
         // Eight working pixels per (block, column): the sections' states.
         let sums = DeviceImage::<f32>::new(dev, w, nb * 8, c)?;
         let out = DeviceImage::<f32>::new(dev, w, h, c)?;
@@ -246,21 +246,7 @@ pub(crate) mod device {
                 Arg::F32x4(pole),
             ],
         )?;
-        // 32 columns x CARRY_LANES (8) runs of blocks per work-group.
-        let e2 = dev.launch(
-            &k2,
-            &[w, 8],
-            &[32, 8],
-            &[
-                Arg::img(src),
-                Arg::img(&sums),
-                dims[0],
-                dims[1],
-                dims[2],
-                Arg::F32x4(sa),
-                Arg::F32x4(d.pole_power_args(blk)),
-            ],
-        )?;
+        let e2 = carry(dev, &k2, src, &sums, false, &d, blk)?;
         let e3 = dev.launch(
             &k3,
             &[w, nb],
@@ -321,6 +307,44 @@ pub(crate) mod device {
         let t = time(ev)?;
         log::debug!("gaussian row_local {w}x{h} wg {wg} seg {seg}: {t:?}");
         Ok((out, t))
+    }
+
+    /// `gaussian_blk_carry` along the columns or, with `rows`, the rows of
+    /// `src`, blocks of `blk` samples; `sums` has one column per line and 8
+    /// rows per block.
+    fn carry(
+        dev: &Dev,
+        k: &Kernel,
+        src: &DeviceImage<f32>,
+        sums: &DeviceImage<f32>,
+        rows: bool,
+        d: &Deriche,
+        blk: usize,
+    ) -> Result<ClEvent> {
+        let (w, h) = (src.width(), src.height());
+        // Where line x starts (x * stride) and how far on it ends (span).
+        let (lines, stride, span) = if rows {
+            (h, w, w - 1)
+        } else {
+            (w, 1, (h - 1) * w)
+        };
+        let [_, _, _, sa] = d.kernel_args();
+        // 32 lines x CARRY_LANES (8) runs of blocks per work-group.
+        dev.launch(
+            k,
+            &[lines, 8],
+            &[32, 8],
+            &[
+                Arg::img(src),
+                Arg::img(sums),
+                Arg::int(lines)?,
+                Arg::int(stride)?,
+                Arg::int(span)?,
+                Arg::int(sums.height() / 8)?,
+                Arg::F32x4(sa),
+                Arg::F32x4(d.pole_power_args(blk)),
+            ],
+        )
     }
 
     fn transpose(
