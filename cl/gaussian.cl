@@ -233,7 +233,7 @@ __kernel void gaussian_fir_cols(__global const W* in, __global W* out, int width
 #if defined(COL_BLK) || defined(ROW_SEG)
 // Block sums of the block-parallel passes: 8 working values per (line,
 // block), sums[(k * nblocks + b) * lines + line], where a line is a column
-// (iir_blocks, iir_local) or a row and k 0-3 are the causal
+// (iir_blocks, iir_local) or a row (iir_rowblk) and k 0-3 are the causal
 // state after the block, 4-7 the anticausal state it hands to the block
 // before it, each the two sections' (re, im). Consecutive lines are adjacent,
 // so the carry pass's accesses coalesce.
@@ -242,9 +242,14 @@ __kernel void gaussian_fir_cols(__global const W* in, __global W* out, int width
 
 #ifdef ROW_SEG
 // Rows staged in local memory, ROW_SEG samples per work-item, ROW_WG
-// work-items filtering consecutive segments of one row. iir_local:
-// gaussian_row_local, one work-group per row holding the whole row
-// (ROW_WG * ROW_SEG >= width).
+// work-items filtering consecutive segments of one row:
+//  - iir_local: gaussian_row_local, one work-group per row holding the whole
+//    row (ROW_WG * ROW_SEG >= width).
+//  - iir_rowblk: the row cut into tiles of ROW_TILE samples, one work-group
+//    per (tile, row), and the tiles joined like the column blocks:
+//    gaussian_rowblk_sums (each tile's zero-state totals into the block
+//    sums), gaussian_blk_carry (exact incoming states per tile),
+//    gaussian_rowblk_apply (each tile filtered from them).
 // Within a group each work-item filters its segment from zero state, a
 // Hillis-Steele scan over the work-group (log2 steps, pole powers squared per
 // step) gives every segment its exact incoming states, and each segment is
@@ -256,9 +261,10 @@ __kernel void gaussian_fir_cols(__global const W* in, __global W* out, int width
 //
 // The row is padded with its last value to a whole number of ROW_TILE (one
 // group's length). The anticausal pass starts at the padded end from the
-// replicate steady state, which constant input keeps unchanged, so the
-// padding changes nothing and every segment has the same length: one pole
-// power PS = p^ROW_SEG for the whole scan.
+// replicate steady state (for iir_rowblk the carry hands it to the last
+// tile), which constant input keeps unchanged, so the padding changes
+// nothing and every segment has the same length: one pole power PS =
+// p^ROW_SEG for the whole scan, and PL = p^ROW_TILE between tiles.
 //
 // Per work-item, states are W s[8]: 0-3 causal (w0r, w0i, w1r, w1i), 4-7
 // anticausal (v0r, v0i, v1r, v1i).
@@ -413,6 +419,60 @@ void gaussian_row_local(__global const W* in, __global W* out, int width, int he
     barrier(CLK_LOCAL_MEM_FENCE);
     row_unstage(out + y * width, xs, 0, width);
 }
+
+// iir_rowblk pass 1: tile b of row y from zero state; its causal state after
+// the tile (the last segment's inclusive total) and the anticausal state it
+// hands to the tile before it (the first segment's) go into the block sums,
+// one block per tile. The launch is exactly nblocks x height groups.
+__kernel __attribute__((reqd_work_group_size(ROW_WG, 1, 1)))
+void gaussian_rowblk_sums(__global const W* in, __global W* sums, int width, int height,
+                          int nblocks, float4 P, float4 PS)
+{
+    __local W xs[ROW_WG * RSP];
+    __local W sc[4 * ROW_WG];
+    int t = get_local_id(0);
+    int b = get_group_id(0), y = get_group_id(1);
+    __global const W* row = in + y * width;
+    row_stage(row, xs, b * ROW_TILE, width, row[0]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    W s[8];
+    row_seg_sums(xs + t * RSP, P, s);
+    row_scan(sc, PS, s);
+    if (t == ROW_WG - 1)
+        for (int k = 0; k < 4; k++)
+            SUMS_AT(k, b, y, height) = s[k];
+    if (t == 0)
+        for (int k = 4; k < 8; k++)
+            SUMS_AT(k, b, y, height) = s[k];
+}
+
+// iir_rowblk pass 3: tile b of row y filtered from the exact incoming states
+// that gaussian_blk_carry wrote over its sums (the last tile's anticausal one
+// is the steady state at its padded end). The launch is exactly nblocks x
+// height groups.
+__kernel __attribute__((reqd_work_group_size(ROW_WG, 1, 1)))
+void gaussian_rowblk_apply(__global const W* in, __global const W* sums, __global W* out,
+                           int width, int height, int nblocks, float4 P, float4 A, float4 PS)
+{
+    __local W xs[ROW_WG * RSP];
+    __local W sc[4 * ROW_WG];
+    int b = get_group_id(0), y = get_group_id(1);
+    __global const W* row = in + y * width;
+    W c = row[0];
+    row_stage(row, xs, b * ROW_TILE, width, c);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local W* seg = xs + get_local_id(0) * RSP;
+    W s[8], e[8];
+    row_seg_sums(seg, P, s);
+    for (int k = 0; k < 8; k++)
+        e[k] = SUMS_AT(k, b, y, height);
+    row_inject(PS, s, e);
+    row_scan(sc, PS, s);
+    row_shift(sc, s, e);
+    row_seg_apply(seg, P, A, c, s);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    row_unstage(out + y * width, xs, b * ROW_TILE, width);
+}
 #endif
 
 #ifdef COL_BLK
@@ -427,8 +487,8 @@ void gaussian_row_local(__global const W* in, __global W* out, int width, int he
 // value: the anticausal pass enters it from the replicate steady state,
 // which constant input keeps, so every block has the same length and one
 // pole power PL = p^COL_BLK carries states between blocks. Pass 2 is
-// gaussian_blk_carry below, which takes rows as well; the sums layout is
-// SUMS_AT's.
+// gaussian_blk_carry below, shared with iir_rowblk's rows; the sums layout
+// is SUMS_AT's.
 #define CSUM(k) SUMS_AT(k, b, x, width)
 
 // Pass 1: each block's zero-state causal end state and anticausal start.
@@ -487,7 +547,8 @@ __kernel void gaussian_blk_apply(__global const W* in, __global const W* sums, _
 #endif
 
 #if defined(COL_BLK) || defined(ROW_SEG)
-// Pass 2 of the block-parallel passes, along columns or rows: zero-state sums in, exact incoming states out
+// Pass 2 of the block-parallel passes, columns (iir_blocks, iir_local) and
+// rows (iir_rowblk) alike: zero-state sums in, exact incoming states out
 // (the causal state before each block's first sample, the anticausal state
 // at its last). A line's blocks are split into CARRY_LANES runs of
 // consecutive blocks, one work-item each (one work-item per column left the
