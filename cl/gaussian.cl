@@ -230,45 +230,72 @@ __kernel void gaussian_fir_cols(__global const W* in, __global W* out, int width
 
 
 
+#if defined(COL_BLK) || defined(ROW_SEG)
+// Block sums of the block-parallel passes: 8 working values per (line,
+// block), sums[(k * nblocks + b) * lines + line], where a line is a column
+// (iir_blocks, iir_local) or a row (iir_rowblk) and k 0-3 are the causal
+// state after the block, 4-7 the anticausal state it hands to the block
+// before it, each the two sections' (re, im). Consecutive lines are adjacent,
+// so the carry pass's accesses coalesce.
+#define SUMS_AT(k, b, line, lines) sums[((k) * nblocks + (b)) * (lines) + (line)]
+#endif
+
 #ifdef ROW_SEG
-// iir_local, row pass: one work-group per row, the whole row staged in local
-// memory (coalesced loads), ROW_SEG samples per work-item. Each work-item
-// filters its segment from zero state, a Hillis-Steele scan over the
-// work-group turns the segment end states into exact incoming states, and
-// each segment is filtered again from them. The row is read once and written
-// once, with no transposes.
+// Rows staged in local memory, ROW_SEG samples per work-item, ROW_WG
+// work-items filtering consecutive segments of one row:
+//  - iir_local: gaussian_row_local, one work-group per row holding the whole
+//    row (ROW_WG * ROW_SEG >= width).
+//  - iir_rowblk: the row cut into tiles of ROW_TILE samples, one work-group
+//    per (tile, row), and the tiles joined like the column blocks:
+//    gaussian_rowblk_sums (each tile's zero-state totals into the block
+//    sums), gaussian_blk_carry (exact incoming states per tile),
+//    gaussian_rowblk_apply (each tile filtered from them).
+// Within a group each work-item filters its segment from zero state, a
+// Hillis-Steele scan over the work-group (log2 steps, pole powers squared per
+// step) gives every segment its exact incoming states, and each segment is
+// filtered again, its causal outputs kept in registers. Loads and stores go
+// through local memory, so they are coalesced, and there are no transposes.
 //
 // Segment t lives at xs[t * RSP ...]: RSP is odd, so the 32 work-items of a
 // warp reading "their" m-th sample hit 32 different banks.
 //
-// The row is padded to ROW_WG * ROW_SEG samples with its last value. The
-// anticausal pass starts at the padded end from the replicate steady state,
-// which constant input keeps unchanged, so the padding changes nothing and
-// every segment has the same length (one pole power for the whole scan).
+// The row is padded with its last value to a whole number of ROW_TILE (one
+// group's length). The anticausal pass starts at the padded end from the
+// replicate steady state (for iir_rowblk the carry hands it to the last
+// tile), which constant input keeps unchanged, so the padding changes
+// nothing and every segment has the same length: one pole power PS =
+// p^ROW_SEG for the whole scan, and PL = p^ROW_TILE between tiles.
+//
+// Per work-item, states are W s[8]: 0-3 causal (w0r, w0i, w1r, w1i), 4-7
+// anticausal (v0r, v0i, v1r, v1i).
 #define RSP (ROW_SEG + 1)
+#define ROW_TILE (ROW_WG * ROW_SEG)
 
-// PS holds p^ROW_SEG for both sections.
-__kernel __attribute__((reqd_work_group_size(ROW_WG, 1, 1)))
-void gaussian_row_local(__global const W* in, __global W* out, int width, int height,
-                        float4 P, float4 A, float4 SA, float4 PS)
+// Stages samples x0 .. x0 + ROW_TILE - 1 of `row` as deviations from c,
+// past the row's end its last value.
+void row_stage(__global const W* row, __local W* xs, int x0, int width, W c)
 {
-    __local W xs[ROW_WG * RSP];
-    __local W sc[4 * ROW_WG];
     int t = get_local_id(0);
-    int y = get_group_id(0);
-    __global const W* row = in + y * width;
-    W c = row[0];
     // Unrolled so that all of a work-item's loads are in flight at once.
 #pragma unroll
     for (int k = 0; k < ROW_SEG; k++) {
         int i = t + k * ROW_WG;
-        xs[(i / ROW_SEG) * RSP + i % ROW_SEG] = row[min(i, width - 1)] - c;
+        xs[(i / ROW_SEG) * RSP + i % ROW_SEG] = row[min(x0 + i, width - 1)] - c;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    __local W* seg = xs + t * RSP;
+}
 
-    // Zero-state sweeps: the causal state after the segment, and the
-    // anticausal state it hands to the segment before it.
+// Writes the staged samples that lie inside the row.
+void row_unstage(__global W* row, __local const W* xs, int x0, int width)
+{
+    int n = min(ROW_TILE, width - x0);
+    for (int i = get_local_id(0); i < n; i += ROW_WG)
+        row[x0 + i] = xs[(i / ROW_SEG) * RSP + i % ROW_SEG];
+}
+
+// Zero-state sweeps over one segment: the causal state after it and the
+// anticausal state it hands to the segment before it.
+void row_seg_sums(__local const W* seg, float4 P, W* s)
+{
     W w0r = 0.0f, w0i = 0.0f, w1r = 0.0f, w1i = 0.0f;
     W v0r = 0.0f, v0i = 0.0f, v1r = 0.0f, v1i = 0.0f;
 #pragma unroll
@@ -277,48 +304,77 @@ void gaussian_row_local(__global const W* in, __global W* out, int width, int he
 #pragma unroll
     for (int m = ROW_SEG - 1; m >= 0; m--)
         ANTI_STEP(seg[m]);
-    W xl = row[width - 1] - c;
-    W br = xl * SA.x, bi = xl * SA.y, cr = xl * SA.z, ci = xl * SA.w;  // steady state
-    if (t == ROW_WG - 1)
-        CMAD(PS, v0r, v0i, v1r, v1i, br, bi, cr, ci);
+    s[0] = w0r; s[1] = w0i; s[2] = w1r; s[3] = w1i;
+    s[4] = v0r; s[5] = v0i; s[6] = v1r; s[7] = v1i;
+}
 
-    // Inclusive scans: causal left to right, anticausal right to left.
+// Adds the group's incoming states e (causal before its first sample,
+// anticausal at its last, padded, sample) to the end states of the first and
+// the last segment, carried across the segment by PS = p^ROW_SEG.
+void row_inject(float4 PS, W* s, const W* e)
+{
+    int t = get_local_id(0);
+    if (t == 0)
+        CMAD(PS, s[0], s[1], s[2], s[3], e[0], e[1], e[2], e[3]);
+    if (t == ROW_WG - 1)
+        CMAD(PS, s[4], s[5], s[6], s[7], e[4], e[5], e[6], e[7]);
+}
+
+// Inclusive scans of the segments' end states: causal left to right,
+// anticausal right to left. Afterwards segment t holds the causal state after
+// it and the anticausal state it hands on, given what row_inject added.
+// sc holds 4 * ROW_WG working values.
+void row_scan(__local W* sc, float4 PS, W* s)
+{
+    int t = get_local_id(0);
     float4 Q = PS;
     for (int d = 1; d < ROW_WG; d *= 2) {
-        sc[t] = w0r; sc[ROW_WG + t] = w0i; sc[2 * ROW_WG + t] = w1r; sc[3 * ROW_WG + t] = w1i;
+        sc[t] = s[0]; sc[ROW_WG + t] = s[1]; sc[2 * ROW_WG + t] = s[2]; sc[3 * ROW_WG + t] = s[3];
         barrier(CLK_LOCAL_MEM_FENCE);
         if (t >= d)
-            CMAD(Q, w0r, w0i, w1r, w1i, sc[t - d], sc[ROW_WG + t - d], sc[2 * ROW_WG + t - d],
+            CMAD(Q, s[0], s[1], s[2], s[3], sc[t - d], sc[ROW_WG + t - d], sc[2 * ROW_WG + t - d],
                  sc[3 * ROW_WG + t - d]);
         barrier(CLK_LOCAL_MEM_FENCE);
-        sc[t] = v0r; sc[ROW_WG + t] = v0i; sc[2 * ROW_WG + t] = v1r; sc[3 * ROW_WG + t] = v1i;
+        sc[t] = s[4]; sc[ROW_WG + t] = s[5]; sc[2 * ROW_WG + t] = s[6]; sc[3 * ROW_WG + t] = s[7];
         barrier(CLK_LOCAL_MEM_FENCE);
         if (t + d < ROW_WG)
-            CMAD(Q, v0r, v0i, v1r, v1i, sc[t + d], sc[ROW_WG + t + d], sc[2 * ROW_WG + t + d],
+            CMAD(Q, s[4], s[5], s[6], s[7], sc[t + d], sc[ROW_WG + t + d], sc[2 * ROW_WG + t + d],
                  sc[3 * ROW_WG + t + d]);
         barrier(CLK_LOCAL_MEM_FENCE);
         Q = CSQUARE(Q);
     }
-    // Exclusive: segment t starts from segment t-1's causal total and from
-    // segment t+1's anticausal total (the steady state for the last one).
-    sc[t] = w0r; sc[ROW_WG + t] = w0i; sc[2 * ROW_WG + t] = w1r; sc[3 * ROW_WG + t] = w1i;
+}
+
+// Inclusive to exclusive: segment t starts from segment t-1's causal total
+// and from segment t+1's anticausal total; the first and the last segment
+// start from the group's incoming states e.
+void row_shift(__local W* sc, W* s, const W* e)
+{
+    int t = get_local_id(0);
+    sc[t] = s[0]; sc[ROW_WG + t] = s[1]; sc[2 * ROW_WG + t] = s[2]; sc[3 * ROW_WG + t] = s[3];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (t > 0) {
-        w0r = sc[t - 1]; w0i = sc[ROW_WG + t - 1]; w1r = sc[2 * ROW_WG + t - 1]; w1i = sc[3 * ROW_WG + t - 1];
+        s[0] = sc[t - 1]; s[1] = sc[ROW_WG + t - 1]; s[2] = sc[2 * ROW_WG + t - 1]; s[3] = sc[3 * ROW_WG + t - 1];
     } else {
-        w0r = w0i = w1r = w1i = 0.0f;
+        s[0] = e[0]; s[1] = e[1]; s[2] = e[2]; s[3] = e[3];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    sc[t] = v0r; sc[ROW_WG + t] = v0i; sc[2 * ROW_WG + t] = v1r; sc[3 * ROW_WG + t] = v1i;
+    sc[t] = s[4]; sc[ROW_WG + t] = s[5]; sc[2 * ROW_WG + t] = s[6]; sc[3 * ROW_WG + t] = s[7];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (t < ROW_WG - 1) {
-        v0r = sc[t + 1]; v0i = sc[ROW_WG + t + 1]; v1r = sc[2 * ROW_WG + t + 1]; v1i = sc[3 * ROW_WG + t + 1];
+        s[4] = sc[t + 1]; s[5] = sc[ROW_WG + t + 1]; s[6] = sc[2 * ROW_WG + t + 1]; s[7] = sc[3 * ROW_WG + t + 1];
     } else {
-        v0r = br; v0i = bi; v1r = cr; v1i = ci;
+        s[4] = e[4]; s[5] = e[5]; s[6] = e[6]; s[7] = e[7];
     }
+}
 
-    // Exact sweeps: causal outputs held in registers, then the anticausal
-    // sweep adds its part and overwrites each sample once it is used.
+// Exact sweeps over one segment from its incoming states s: causal outputs
+// held in registers, then the anticausal sweep adds its part and overwrites
+// each sample (plus c) once it is used.
+void row_seg_apply(__local W* seg, float4 P, float4 A, W c, const W* s)
+{
+    W w0r = s[0], w0i = s[1], w1r = s[2], w1i = s[3];
+    W v0r = s[4], v0i = s[5], v1r = s[6], v1i = s[7];
     W ys[ROW_SEG];
 #pragma unroll
     for (int m = 0; m < ROW_SEG; m++) {
@@ -331,10 +387,91 @@ void gaussian_row_local(__global const W* in, __global W* out, int width, int he
         seg[m] = ys[m] + (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + c;
         ANTI_STEP(v);
     }
+}
+
+// iir_local: one work-group per row, the whole row in local memory, read
+// once and written once. PS holds p^ROW_SEG for both sections.
+__kernel __attribute__((reqd_work_group_size(ROW_WG, 1, 1)))
+void gaussian_row_local(__global const W* in, __global W* out, int width, int height,
+                        float4 P, float4 A, float4 SA, float4 PS)
+{
+    __local W xs[ROW_WG * RSP];
+    __local W sc[4 * ROW_WG];
+    int y = get_group_id(0);
+    __global const W* row = in + y * width;
+    W c = row[0];
+    row_stage(row, xs, 0, width, c);
     barrier(CLK_LOCAL_MEM_FENCE);
-    __global W* orow = out + y * width;
-    for (int i = t; i < width; i += ROW_WG)
-        orow[i] = xs[(i / ROW_SEG) * RSP + i % ROW_SEG];
+    __local W* seg = xs + get_local_id(0) * RSP;
+    W s[8];
+    row_seg_sums(seg, P, s);
+    // Incoming: causally 0 (the first sample's deviation is 0), the
+    // replicate steady state at the padded end.
+    // (Assigned one by one: a brace list would fill float4 elements lane by lane.)
+    W xl = row[width - 1] - c;
+    W e[8];
+    e[0] = e[1] = e[2] = e[3] = 0.0f;
+    e[4] = xl * SA.x; e[5] = xl * SA.y; e[6] = xl * SA.z; e[7] = xl * SA.w;
+    row_inject(PS, s, e);
+    row_scan(sc, PS, s);
+    row_shift(sc, s, e);
+    row_seg_apply(seg, P, A, c, s);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    row_unstage(out + y * width, xs, 0, width);
+}
+
+// iir_rowblk pass 1: tile b of row y from zero state; its causal state after
+// the tile (the last segment's inclusive total) and the anticausal state it
+// hands to the tile before it (the first segment's) go into the block sums,
+// one block per tile. The launch is exactly nblocks x height groups.
+__kernel __attribute__((reqd_work_group_size(ROW_WG, 1, 1)))
+void gaussian_rowblk_sums(__global const W* in, __global W* sums, int width, int height,
+                          int nblocks, float4 P, float4 PS)
+{
+    __local W xs[ROW_WG * RSP];
+    __local W sc[4 * ROW_WG];
+    int t = get_local_id(0);
+    int b = get_group_id(0), y = get_group_id(1);
+    __global const W* row = in + y * width;
+    row_stage(row, xs, b * ROW_TILE, width, row[0]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    W s[8];
+    row_seg_sums(xs + t * RSP, P, s);
+    row_scan(sc, PS, s);
+    if (t == ROW_WG - 1)
+        for (int k = 0; k < 4; k++)
+            SUMS_AT(k, b, y, height) = s[k];
+    if (t == 0)
+        for (int k = 4; k < 8; k++)
+            SUMS_AT(k, b, y, height) = s[k];
+}
+
+// iir_rowblk pass 3: tile b of row y filtered from the exact incoming states
+// that gaussian_blk_carry wrote over its sums (the last tile's anticausal one
+// is the steady state at its padded end). The launch is exactly nblocks x
+// height groups.
+__kernel __attribute__((reqd_work_group_size(ROW_WG, 1, 1)))
+void gaussian_rowblk_apply(__global const W* in, __global const W* sums, __global W* out,
+                           int width, int height, int nblocks, float4 P, float4 A, float4 PS)
+{
+    __local W xs[ROW_WG * RSP];
+    __local W sc[4 * ROW_WG];
+    int b = get_group_id(0), y = get_group_id(1);
+    __global const W* row = in + y * width;
+    W c = row[0];
+    row_stage(row, xs, b * ROW_TILE, width, c);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local W* seg = xs + get_local_id(0) * RSP;
+    W s[8], e[8];
+    row_seg_sums(seg, P, s);
+    for (int k = 0; k < 8; k++)
+        e[k] = SUMS_AT(k, b, y, height);
+    row_inject(PS, s, e);
+    row_scan(sc, PS, s);
+    row_shift(sc, s, e);
+    row_seg_apply(seg, P, A, c, s);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    row_unstage(out + y * width, xs, b * ROW_TILE, width);
 }
 #endif
 
@@ -349,11 +486,10 @@ void gaussian_row_local(__global const W* in, __global W* out, int width, int he
 // by registers alone). The last block is padded with the column's last
 // value: the anticausal pass enters it from the replicate steady state,
 // which constant input keeps, so every block has the same length and one
-// pole power PL = p^COL_BLK carries states between blocks.
-//
-// sums[(k * nblocks + b) * width + x], k 0-3 causal, 4-7 anticausal: the two
-// sections' (re, im) states.
-#define CSUM(k) sums[((k) * nblocks + b) * width + x]
+// pole power PL = p^COL_BLK carries states between blocks. Pass 2 is
+// gaussian_blk_carry below, shared with iir_rowblk's rows; the sums layout
+// is SUMS_AT's.
+#define CSUM(k) SUMS_AT(k, b, x, width)
 
 // Pass 1: each block's zero-state causal end state and anticausal start.
 __kernel void gaussian_blk_sums(__global const W* in, __global W* sums, int width, int height,
@@ -379,103 +515,6 @@ __kernel void gaussian_blk_sums(__global const W* in, __global W* sums, int widt
     CSUM(0) = w0r; CSUM(1) = w0i; CSUM(2) = w1r; CSUM(3) = w1i;
     CSUM(4) = v0r; CSUM(5) = v0i; CSUM(6) = v1r; CSUM(7) = v1i;
 }
-
-// Pass 2: zero-state sums in, exact incoming states out (the causal state
-// before each block's first row, the anticausal state at its last row).
-// A column's blocks are split into CARRY_LANES runs of consecutive blocks,
-// one work-item each (one work-item per column left the GPU nearly idle):
-// each run's total from zero state, the totals folded across runs in local
-// memory, then each run walked again from its exact incoming state.
-// Work-group: 32 columns x CARRY_LANES runs.
-#define CARRY_LANES 8
-#if CH == 1
-#define CARRY_BATCH 8
-#else
-#define CARRY_BATCH 4
-#endif
-
-// Walks blocks b = first, first + dir, ... (n of them) through
-// s <- sum(k0..k3) + PL * s, in batches whose loads are all issued before
-// any is used. With STORE, each block's incoming state is written over its
-// sums first. (The batch loops have constant bounds, so compilers unroll
-// them without a pragma, which a macro could not carry portably.)
-#define CARRY_WALK(k0, first, dir, n, sr, si, tr, ti, STORE)                    \
-    for (int j0 = 0; j0 < (n); j0 += CARRY_BATCH) {                             \
-        W e[4][CARRY_BATCH];                                                    \
-        for (int j = 0; j < CARRY_BATCH; j++) {                                 \
-            int b = (first) + (dir) * min(j0 + j, (n) - 1);                     \
-            e[0][j] = CSUM(k0); e[1][j] = CSUM(k0 + 1);                         \
-            e[2][j] = CSUM(k0 + 2); e[3][j] = CSUM(k0 + 3);                     \
-        }                                                                       \
-        for (int j = 0; j < CARRY_BATCH; j++) {                                 \
-            if (j0 + j < (n)) {                                                 \
-                int b = (first) + (dir) * (j0 + j);                             \
-                if (STORE) {                                                    \
-                    CSUM(k0) = sr; CSUM(k0 + 1) = si;                           \
-                    CSUM(k0 + 2) = tr; CSUM(k0 + 3) = ti;                       \
-                }                                                               \
-                CMAD(PL, e[0][j], e[1][j], e[2][j], e[3][j], sr, si, tr, ti);   \
-                sr = e[0][j]; si = e[1][j]; tr = e[2][j]; ti = e[3][j];          \
-            }                                                                   \
-        }                                                                       \
-    }
-
-__kernel __attribute__((reqd_work_group_size(32, CARRY_LANES, 1)))
-void gaussian_blk_carry(__global const W* in, __global W* sums, int width, int height,
-                         int nblocks, float4 SA, float4 PL)
-{
-    __local W tot[CARRY_LANES][4][32];
-    __local float4 pw[CARRY_LANES];  // PL^(blocks in the run)
-    int lx = get_local_id(0), lane = get_local_id(1);
-    int x = get_global_id(0);
-    int run = (nblocks + CARRY_LANES - 1) / CARRY_LANES;
-    int b0 = lane * run;
-    int n = (x < width) ? clamp(nblocks - b0, 0, run) : 0;
-    int xc = min(x, width - 1);
-    W c = in[xc];
-    if (lx == 0) {
-        float4 q = (float4)(1.0f, 0.0f, 1.0f, 0.0f);
-        int m = clamp(nblocks - b0, 0, run);
-        for (int k = 0; k < m; k++)
-            q = (float4)(q.x * PL.x - q.y * PL.y, q.x * PL.y + q.y * PL.x,
-                         q.z * PL.z - q.w * PL.w, q.z * PL.w + q.w * PL.z);
-        pw[lane] = q;
-    }
-
-    // Causal, top to bottom. The first row's deviation is 0, so the causal
-    // steady state above the image is 0.
-    W sr = 0.0f, si = 0.0f, tr = 0.0f, ti = 0.0f;
-    CARRY_WALK(0, b0, 1, n, sr, si, tr, ti, 0)
-    tot[lane][0][lx] = sr; tot[lane][1][lx] = si; tot[lane][2][lx] = tr; tot[lane][3][lx] = ti;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    sr = si = tr = ti = 0.0f;
-    for (int k = 0; k < lane; k++) {
-        W ar = tot[k][0][lx], ai = tot[k][1][lx], br = tot[k][2][lx], bi = tot[k][3][lx];
-        float4 q = pw[k];
-        CMAD(q, ar, ai, br, bi, sr, si, tr, ti);
-        sr = ar; si = ai; tr = br; ti = bi;
-    }
-    CARRY_WALK(0, b0, 1, n, sr, si, tr, ti, 1)
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    // Anticausal, bottom to top, from the replicate steady state at the
-    // last (padded) row.
-    int last = b0 + n - 1;
-    sr = si = tr = ti = 0.0f;
-    CARRY_WALK(4, last, -1, n, sr, si, tr, ti, 0)
-    tot[lane][0][lx] = sr; tot[lane][1][lx] = si; tot[lane][2][lx] = tr; tot[lane][3][lx] = ti;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    W xl = in[(height - 1) * width + xc] - c;
-    sr = xl * SA.x; si = xl * SA.y; tr = xl * SA.z; ti = xl * SA.w;
-    for (int k = CARRY_LANES - 1; k > lane; k--) {
-        W ar = tot[k][0][lx], ai = tot[k][1][lx], br = tot[k][2][lx], bi = tot[k][3][lx];
-        float4 q = pw[k];
-        CMAD(q, ar, ai, br, bi, sr, si, tr, ti);
-        sr = ar; si = ai; tr = br; ti = bi;
-    }
-    CARRY_WALK(4, last, -1, n, sr, si, tr, ti, 1)
-}
-#undef CARRY_WALK
 
 // Pass 3: each block filtered from its exact states, in registers.
 __kernel void gaussian_blk_apply(__global const W* in, __global const W* sums, __global W* out,
@@ -505,4 +544,110 @@ __kernel void gaussian_blk_apply(__global const W* in, __global const W* sums, _
     }
 }
 #undef CSUM
+#endif
+
+#if defined(COL_BLK) || defined(ROW_SEG)
+// Pass 2 of the block-parallel passes, columns (iir_blocks, iir_local) and
+// rows (iir_rowblk) alike: zero-state sums in, exact incoming states out
+// (the causal state before each block's first sample, the anticausal state
+// at its last). A line's blocks are split into CARRY_LANES runs of
+// consecutive blocks, one work-item each (one work-item per column left the
+// GPU nearly idle): each run's total from zero state, the totals folded
+// across runs in local memory, then each run walked again from its exact
+// incoming state. Work-group: 32 lines x CARRY_LANES runs.
+#define CARRY_LANES 8
+#if CH == 1
+#define CARRY_BATCH 8
+#else
+#define CARRY_BATCH 4
+#endif
+
+// Walks blocks b = first, first + dir, ... (n of them) through
+// s <- sum(k0..k3) + PL * s, in batches whose loads are all issued before
+// any is used. With STORE, each block's incoming state is written over its
+// sums first. (The batch loops have constant bounds, so compilers unroll
+// them without a pragma, which a macro could not carry portably.)
+#define CSUM(k) SUMS_AT(k, b, x, lines)
+#define CARRY_WALK(k0, first, dir, n, sr, si, tr, ti, STORE)                    \
+    for (int j0 = 0; j0 < (n); j0 += CARRY_BATCH) {                             \
+        W e[4][CARRY_BATCH];                                                    \
+        for (int j = 0; j < CARRY_BATCH; j++) {                                 \
+            int b = (first) + (dir) * min(j0 + j, (n) - 1);                     \
+            e[0][j] = CSUM(k0); e[1][j] = CSUM(k0 + 1);                         \
+            e[2][j] = CSUM(k0 + 2); e[3][j] = CSUM(k0 + 3);                     \
+        }                                                                       \
+        for (int j = 0; j < CARRY_BATCH; j++) {                                 \
+            if (j0 + j < (n)) {                                                 \
+                int b = (first) + (dir) * (j0 + j);                             \
+                if (STORE) {                                                    \
+                    CSUM(k0) = sr; CSUM(k0 + 1) = si;                           \
+                    CSUM(k0 + 2) = tr; CSUM(k0 + 3) = ti;                       \
+                }                                                               \
+                CMAD(PL, e[0][j], e[1][j], e[2][j], e[3][j], sr, si, tr, ti);   \
+                sr = e[0][j]; si = e[1][j]; tr = e[2][j]; ti = e[3][j];          \
+            }                                                                   \
+        }                                                                       \
+    }
+
+// Line x starts at in[x * stride] and ends at in[x * stride + span]:
+// stride 1, span (height - 1) * width for columns; stride width, span
+// width - 1 for rows.
+__kernel __attribute__((reqd_work_group_size(32, CARRY_LANES, 1)))
+void gaussian_blk_carry(__global const W* in, __global W* sums, int lines, int stride, int span,
+                         int nblocks, float4 SA, float4 PL)
+{
+    __local W tot[CARRY_LANES][4][32];
+    __local float4 pw[CARRY_LANES];  // PL^(blocks in the run)
+    int lx = get_local_id(0), lane = get_local_id(1);
+    int x = get_global_id(0);
+    int run = (nblocks + CARRY_LANES - 1) / CARRY_LANES;
+    int b0 = lane * run;
+    int n = (x < lines) ? clamp(nblocks - b0, 0, run) : 0;
+    __global const W* line = in + min(x, lines - 1) * stride;
+    W c = line[0];
+    if (lx == 0) {
+        float4 q = (float4)(1.0f, 0.0f, 1.0f, 0.0f);
+        int m = clamp(nblocks - b0, 0, run);
+        for (int k = 0; k < m; k++)
+            q = (float4)(q.x * PL.x - q.y * PL.y, q.x * PL.y + q.y * PL.x,
+                         q.z * PL.z - q.w * PL.w, q.z * PL.w + q.w * PL.z);
+        pw[lane] = q;
+    }
+
+    // Causal, forwards. The first sample's deviation is 0, so the causal
+    // steady state before the line is 0.
+    W sr = 0.0f, si = 0.0f, tr = 0.0f, ti = 0.0f;
+    CARRY_WALK(0, b0, 1, n, sr, si, tr, ti, 0)
+    tot[lane][0][lx] = sr; tot[lane][1][lx] = si; tot[lane][2][lx] = tr; tot[lane][3][lx] = ti;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    sr = si = tr = ti = 0.0f;
+    for (int k = 0; k < lane; k++) {
+        W ar = tot[k][0][lx], ai = tot[k][1][lx], br = tot[k][2][lx], bi = tot[k][3][lx];
+        float4 q = pw[k];
+        CMAD(q, ar, ai, br, bi, sr, si, tr, ti);
+        sr = ar; si = ai; tr = br; ti = bi;
+    }
+    CARRY_WALK(0, b0, 1, n, sr, si, tr, ti, 1)
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    // Anticausal, backwards, from the replicate steady state at the last
+    // (padded) sample.
+    int last = b0 + n - 1;
+    sr = si = tr = ti = 0.0f;
+    CARRY_WALK(4, last, -1, n, sr, si, tr, ti, 0)
+    tot[lane][0][lx] = sr; tot[lane][1][lx] = si; tot[lane][2][lx] = tr; tot[lane][3][lx] = ti;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    W xl = line[span] - c;
+    sr = xl * SA.x; si = xl * SA.y; tr = xl * SA.z; ti = xl * SA.w;
+    for (int k = CARRY_LANES - 1; k > lane; k--) {
+        W ar = tot[k][0][lx], ai = tot[k][1][lx], br = tot[k][2][lx], bi = tot[k][3][lx];
+        float4 q = pw[k];
+        CMAD(q, ar, ai, br, bi, sr, si, tr, ti);
+        sr = ar; si = ai; tr = br; ti = bi;
+    }
+    CARRY_WALK(4, last, -1, n, sr, si, tr, ti, 1)
+}
+#undef CARRY_WALK
+#undef CSUM
+
 #endif

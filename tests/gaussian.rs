@@ -46,6 +46,9 @@ const SIZES: &[(usize, usize)] = &[
     // warps; past 16 blocks of 32 rows: its carry pass takes several batches.
     (1031, 3),
     (3, 1031),
+    // Past iir_rowblk's 4096-sample gray row tile (1031 already spans three
+    // 512-pixel colour tiles).
+    (4099, 2),
 ];
 const CHANNELS: &[usize] = &[1, 3, 4];
 const BORDERS: &[Border] = &[Border::Replicate, Border::Mirror];

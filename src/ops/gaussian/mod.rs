@@ -116,6 +116,7 @@ pub static SPEC: OpSpec = OpSpec {
     variants: variants::VARIANTS,
     gpu_order: &[
         "iir_local",
+        "iir_rowblk",
         "iir_blocks",
         "iir_transpose_f4",
         "iir_transpose",
@@ -128,6 +129,7 @@ pub static SPEC: OpSpec = OpSpec {
         "fir_local",
         "iir_transpose_f4",
         "iir_blocks",
+        "iir_rowblk",
         "iir_local",
     ],
     prefer: Some(prefer),
@@ -141,6 +143,19 @@ pub(crate) fn row_local_geometry(width: usize, channels: usize) -> (usize, usize
     (width.div_ceil(seg).next_multiple_of(32), seg)
 }
 
+/// Work-group size and samples per work-item of `gaussian_rowblk_sums` /
+/// `_apply` (`iir_rowblk`) for working pixels of `channels` (1, else float4):
+/// a row tile is their product, 4096 gray or 512 colour pixels. Segments are
+/// as long as `iir_local`'s (the causal outputs are held in registers); the
+/// group sizes are first guesses, not measured.
+pub(crate) fn row_blk_geometry(channels: usize) -> (usize, usize) {
+    if channels == 1 {
+        (128, 32)
+    } else {
+        (64, 8)
+    }
+}
+
 /// Device passes. The working image is f32 with 1 channel (gray) or 4
 /// (RGB/RGBA); for f32 gray and RGBA input it is the user's buffer itself.
 #[cfg(feature = "opencl")]
@@ -148,8 +163,11 @@ pub(crate) mod device {
     use std::any::Any;
     use std::time::Duration;
 
-    use super::{coeffs::Deriche, reference, row_local_geometry, variants, GaussianParams, SPEC};
-    use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage};
+    use super::{
+        coeffs::Deriche, reference, row_blk_geometry, row_local_geometry, variants, GaussianParams,
+        SPEC,
+    };
+    use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage, Kernel};
     use crate::engine::{Dev, Engine};
     use crate::error::Result;
     use crate::image::{Image, Sample, SampleType};
@@ -245,7 +263,7 @@ pub(crate) mod device {
             kernel("gaussian_blk_apply")?,
         );
         let d = Deriche::new(sigma as f64);
-        let [pole, weight, _, sa] = d.kernel_args();
+        let [pole, weight, _, _] = d.kernel_args();
         // Eight working pixels per (block, column): the sections' states.
         let sums = DeviceImage::<f32>::new(dev, w, nb * 8, c)?;
         let out = DeviceImage::<f32>::new(dev, w, h, c)?;
@@ -263,21 +281,7 @@ pub(crate) mod device {
                 Arg::F32x4(pole),
             ],
         )?;
-        // 32 columns x CARRY_LANES (8) runs of blocks per work-group.
-        let e2 = dev.launch(
-            &k2,
-            &[w, 8],
-            &[32, 8],
-            &[
-                Arg::img(src),
-                Arg::img(&sums),
-                dims[0],
-                dims[1],
-                dims[2],
-                Arg::F32x4(sa),
-                Arg::F32x4(d.pole_power_args(blk)),
-            ],
-        )?;
+        let e2 = carry(dev, &k2, src, &sums, false, &d, blk)?;
         let e3 = dev.launch(
             &k3,
             &[w, nb],
@@ -338,6 +342,111 @@ pub(crate) mod device {
         let t = time(ev)?;
         log::debug!("gaussian row_local {w}x{h} wg {wg} seg {seg}: {t:?}");
         Ok((out, t))
+    }
+
+    /// `gaussian_blk_carry` along the columns or, with `rows`, the rows of
+    /// `src`, blocks of `blk` samples; `sums` has one column per line and 8
+    /// rows per block.
+    fn carry(
+        dev: &Dev,
+        k: &Kernel,
+        src: &DeviceImage<f32>,
+        sums: &DeviceImage<f32>,
+        rows: bool,
+        d: &Deriche,
+        blk: usize,
+    ) -> Result<ClEvent> {
+        let (w, h) = (src.width(), src.height());
+        // Where line x starts (x * stride) and how far on it ends (span).
+        let (lines, stride, span) = if rows {
+            (h, w, w - 1)
+        } else {
+            (w, 1, (h - 1) * w)
+        };
+        let [_, _, _, sa] = d.kernel_args();
+        // 32 lines x CARRY_LANES (8) runs of blocks per work-group.
+        dev.launch(
+            k,
+            &[lines, 8],
+            &[32, 8],
+            &[
+                Arg::img(src),
+                Arg::img(sums),
+                Arg::int(lines)?,
+                Arg::int(stride)?,
+                Arg::int(span)?,
+                Arg::int(sums.height() / 8)?,
+                Arg::F32x4(sa),
+                Arg::F32x4(d.pole_power_args(blk)),
+            ],
+        )
+    }
+
+    /// One block-parallel recursive pass along rows without transposes
+    /// (`iir_rowblk`): rows cut into tiles of `wg * seg` samples, each tile
+    /// staged in local memory and scanned across its work-group as in
+    /// `iir_local`, the tiles joined by the column passes' carry.
+    fn row_blocks_pass(
+        engine: &Engine,
+        dev: &Dev,
+        spec: &VariantSpec,
+        src: &DeviceImage<f32>,
+        sigma: f32,
+        p: &GaussianParams,
+    ) -> Result<(DeviceImage<f32>, Duration)> {
+        let (w, h, c) = (src.width(), src.height(), src.channels());
+        let (wg, seg) = row_blk_geometry(c);
+        let tile = wg * seg;
+        let nb = w.div_ceil(tile);
+        let shape = w_shape(src, p);
+        let opts = format!("-DT_IS_FLOAT=1 -DROW_SEG={seg} -DROW_WG={wg}");
+        let kernel = |name: &str| engine.kernel(dev, SPEC.name, spec, &shape, &opts, name);
+        let (k1, k2, k3) = (
+            kernel("gaussian_rowblk_sums")?,
+            kernel("gaussian_blk_carry")?,
+            kernel("gaussian_rowblk_apply")?,
+        );
+        let d = Deriche::new(sigma as f64);
+        let [pole, weight, _, _] = d.kernel_args();
+        let ps = Arg::F32x4(d.pole_power_args(seg));
+        // Eight working pixels per (tile, row), rows adjacent (SUMS_AT).
+        let sums = DeviceImage::<f32>::new(dev, h, nb * 8, c)?;
+        let out = DeviceImage::<f32>::new(dev, w, h, c)?;
+        let dims = [Arg::int(w)?, Arg::int(h)?, Arg::int(nb)?];
+        let e1 = dev.launch(
+            &k1,
+            &[wg * nb, h],
+            &[wg, 1],
+            &[
+                Arg::img(src),
+                Arg::img(&sums),
+                dims[0],
+                dims[1],
+                dims[2],
+                Arg::F32x4(pole),
+                ps,
+            ],
+        )?;
+        let e2 = carry(dev, &k2, src, &sums, true, &d, tile)?;
+        let e3 = dev.launch(
+            &k3,
+            &[wg * nb, h],
+            &[wg, 1],
+            &[
+                Arg::img(src),
+                Arg::img(&sums),
+                Arg::img(&out),
+                dims[0],
+                dims[1],
+                dims[2],
+                Arg::F32x4(pole),
+                Arg::F32x4(weight),
+                ps,
+            ],
+        )?;
+        let (t1, t2, t3) = (time(e1)?, time(e2)?, time(e3)?);
+        log::debug!("gaussian rowblk {w}x{h} tile {tile}: sums {t1:?} carry {t2:?} apply {t3:?}");
+        Ok((out, t1 + t2 + t3))
     }
 
     fn transpose(
@@ -454,6 +563,14 @@ pub(crate) mod device {
                 }
                 if p.sigma_x > 0.0 {
                     step(&mut |s| row_local_pass(engine, dev, spec, s, p.sigma_x, p))?;
+                }
+            }
+            "iir_rowblk" => {
+                if p.sigma_y > 0.0 {
+                    step(&mut |s| col_blocks_pass(engine, dev, spec, s, p.sigma_y, p))?;
+                }
+                if p.sigma_x > 0.0 {
+                    step(&mut |s| row_blocks_pass(engine, dev, spec, s, p.sigma_x, p))?;
                 }
             }
             "iir_blocks" => {

@@ -1,6 +1,7 @@
 //! OpenCL variants of `gaussian`. Multi-pass variants are made of stage
 //! kernels in `cl/gaussian.cl` (`gaussian_iir_rows`, `gaussian_iir_cols`,
-//! `gaussian_iir_cols4`, `gaussian_fir_rows`, `gaussian_fir_cols`) plus the
+//! `gaussian_iir_cols4`, `gaussian_blk_*`, `gaussian_row_local`,
+//! `gaussian_rowblk_*`, `gaussian_fir_rows`, `gaussian_fir_cols`) plus the
 //! transpose op's `local_x4` kernel; see `docs/KERNELS.md`.
 
 use super::{Border, GaussianParams, IIR_MIN_SIGMA};
@@ -92,6 +93,14 @@ fn local_rows(s: &Shape) -> Result<(), String> {
     Ok(())
 }
 
+/// iir_rowblk: a row tile (one segment per work-item, at the odd stride)
+/// plus the scan's four states per work-item; the column pass needs none.
+/// 13 KiB for colour, 18.5 KiB for gray.
+fn local_row_tiles(s: &Shape) -> usize {
+    let (wg, seg) = super::row_blk_geometry(working_channels(s));
+    (wg * (seg + 1) + 4 * wg) * working_pixel(s)
+}
+
 fn working_channels(s: &Shape) -> usize {
     if s.channels == 1 {
         1
@@ -158,6 +167,18 @@ pub static VARIANTS: &[VariantSpec] = &[
         local_bytes: local_rows_local,
         supports: local_rows,
         tolerance: 1e-3,
+    },
+    VariantSpec {
+        name: "iir_rowblk",
+        summary: "block-parallel rgV with blocks in registers, then rows cut into tiles staged \
+                  in local memory, scanned within a tile and carried between tiles: no \
+                  transposes at any width",
+        file: "gaussian.cl",
+        options: "",
+        local: [64, 1],
+        local_bytes: local_row_tiles,
+        supports: iir,
+        tolerance: IIR_TOLERANCE,
     },
     VariantSpec {
         name: "fir_local",
