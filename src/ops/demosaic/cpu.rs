@@ -35,8 +35,10 @@ const PAD: usize = 3;
 /// The apron in half-rows (quads): offsets -3..=3 from parity 0 or 1 reach
 /// half-row indices -2..=2.
 const QPAD: usize = 2;
-/// Quads per chunk of a quad row (the linear methods).
-const CHUNK: usize = 64;
+/// Quads per chunk of a quad row (the linear methods): a multiple of 8;
+/// large enough to amortise finding a chunk's 50-odd input rows, small
+/// enough that the chunk's input and outputs (about 16 KiB) stay in L1.
+const CHUNK: usize = 192;
 
 /// The raw samples as rows of `u8` or `u16` (packed frames are unpacked first).
 enum Rows<'a> {
@@ -822,7 +824,7 @@ fn store_n<U: Out, const CH: usize>(
 
 #[cfg(test)]
 mod tests {
-    use super::{demosaic_with, Isa, Out};
+    use super::{demosaic_with, Isa, Out, CHUNK};
     use crate::image::{Image, Sample};
     use crate::ops::demosaic::{reference, DemosaicParams, Method, Pattern, Raw};
 
@@ -843,7 +845,8 @@ mod tests {
             state ^= state << 17;
             state
         };
-        for (w, h) in [(2, 2), (6, 4), (34, 70), (2 * 64 + 22, 10), (2 * 3 * 64, 6)] {
+        let c = 2 * CHUNK;
+        for (w, h) in [(2, 2), (6, 4), (34, 70), (c + 22, 10), (3 * c, 6)] {
             let u8s = Image::from_fn(w, h, 1, |_, _, _| next() as u8).unwrap();
             let u16s = Image::from_fn(w, h, 1, |_, _, _| (next() % 1024) as u16).unwrap();
             for (raw, bits) in [(Raw::U8(&u8s), None), (Raw::U16(&u16s), Some(10))] {
