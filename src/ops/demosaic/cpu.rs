@@ -1,21 +1,21 @@
 //! The rayon demosaic: the image is cut into bands of rows, one task each.
 //!
-//! The linear methods (bilinear, mhc) level a band's CFA rows (plus a
-//! mirrored apron) to f32 once, split into their even and odd columns. A
-//! pixel's neighbour at offset (dx, dy) is then, for every pixel of one
-//! parity in a row, the same half-row at the same index offset, so the
-//! four pixels of a 2x2 quad are each one fixed filter, the same for every
-//! quad of a quad row, and there is no per-pixel branch on the pattern.
-//! Each quad row is computed in chunks of [`CHUNK`] quads: all the colours
-//! of a chunk's four sites in one pass over the 5 (or 3) input rows, with
-//! the reference's arithmetic in the reference's order (so the results are
-//! the reference's), into a few KiB that stay in L1, which are then
-//! narrowed and interleaved into the two output rows. On x86-64 CPUs with
-//! AVX2 the band is compiled for AVX2 (8 lanes), and 8-bit outputs are
-//! narrowed and interleaved with byte shuffles.
+//! A band's CFA rows (plus a mirrored apron) are levelled to f32 once,
+//! split into their even and odd columns. A pixel's neighbour at offset
+//! (dx, dy) is then, for every pixel of one parity in a row, the same
+//! half-row at the same index offset, so each of the four sites of a 2x2
+//! quad has one fixed filter for the whole quad row, and there is no
+//! per-pixel branch on the pattern. Each quad row is computed in chunks of
+//! [`CHUNK`] quads: the missing colours of the chunk's four sites, each in
+//! one pass over its input rows with the reference's arithmetic in the
+//! reference's order (so the results are the reference's), into a few KiB
+//! that stay in L1, which are then narrowed and interleaved into the two
+//! output rows. The edge method first computes the band's green plane
+//! (rows -1..=len) the same way, chunk by chunk, then red and blue from it.
 //!
-//! The edge method is not linear; it computes the band's green plane first,
-//! then red and blue, pixel by pixel.
+//! On x86-64 CPUs with AVX2 the band is compiled for AVX2 (8 lanes, chosen
+//! at run time), and 8-bit outputs are narrowed and interleaved with byte
+//! shuffles.
 
 use std::any::TypeId;
 use std::borrow::Cow;
@@ -23,19 +23,17 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use super::reference::{edge_green, mirror};
+use super::reference::mirror;
 use super::{DemosaicParams, Levels, Method, Raw, B, G, R};
 use crate::error::Result;
 use crate::image::{Image, Sample};
 
 /// Output rows per rayon task (even, so every band starts on a pattern row).
 const BAND: usize = 32;
-/// Apron of levelled CFA around a band: the widest method reads 3 pixels out.
-const PAD: usize = 3;
 /// The apron in half-rows (quads): offsets -3..=3 from parity 0 or 1 reach
 /// half-row indices -2..=2.
 const QPAD: usize = 2;
-/// Quads per chunk of a quad row (the linear methods): a multiple of 8;
+/// Quads per chunk of a quad row: a multiple of 8;
 /// large enough to amortise finding a chunk's 50-odd input rows, small
 /// enough that the chunk's input and outputs (about 16 KiB) stay in L1.
 const CHUNK: usize = 192;
@@ -47,15 +45,8 @@ enum Rows<'a> {
 }
 
 impl Rows<'_> {
-    /// Levelled samples of row `y` (in range) into `dst[x]` for x in 0..w.
-    fn level(&self, y: usize, dst: &mut [f32], black: f32, s: [f32; 2]) {
-        match self {
-            Rows::U8(i) => level_row(i.row(y), dst, black, s),
-            Rows::U16(i) => level_row(i.row(y), dst, black, s),
-        }
-    }
-
-    /// As `level`, split into even and odd columns (`w / 2` each).
+    /// The levelled samples of row `y` (in range), split into the even and
+    /// odd columns (`w / 2` each).
     #[inline(always)]
     fn level_split(&self, y: usize, even: &mut [f32], odd: &mut [f32], black: f32, s: [f32; 2]) {
         match self {
@@ -71,13 +62,6 @@ fn level_split<T: Sample>(src: &[T], even: &mut [f32], odd: &mut [f32], black: f
     for ((e, o), q) in even.iter_mut().zip(odd.iter_mut()).zip(src.chunks_exact(2)) {
         *e = (q[0].to_f32() - black) * s[0];
         *o = (q[1].to_f32() - black) * s[1];
-    }
-}
-
-fn level_row<T: Sample>(src: &[T], dst: &mut [f32], black: f32, s: [f32; 2]) {
-    for (d, q) in dst.chunks_exact_mut(2).zip(src.chunks_exact(2)) {
-        d[0] = (q[0].to_f32() - black) * s[0];
-        d[1] = (q[1].to_f32() - black) * s[1];
     }
 }
 
@@ -227,7 +211,7 @@ fn run<U: Out>(
     };
     out.par_chunks_mut(BAND * w * p.channels)
         .enumerate()
-        .for_each_init(Vec::new, |scratch, (b, dst)| {
+        .for_each_init(Scratch::default, |scratch, (b, dst)| {
             let y0 = b * BAND;
             match isa {
                 Isa::Base => band.task::<U>(y0, dst, scratch, false),
@@ -316,27 +300,160 @@ fn mhc_rb<'a>(t: impl Fn(isize, isize) -> &'a [f32; CHUNK], o: &mut Slots) {
     }
 }
 
+// The edge method, in `reference::edge_green` and `reference::edge`'s
+// arithmetic. `f(dy, dx)` reads the levelled CFA, `g(dy, dx)` the green plane.
+
+/// Green at the chunk's red or blue sites of one parity.
+#[inline(always)]
+fn edge_green<'a>(f: impl Fn(isize, isize) -> &'a [f32; CHUNK], full: f32, o: &mut [f32; CHUNK]) {
+    let c = f(0, 0);
+    let (w, e, n, s) = (f(0, -1), f(0, 1), f(-1, 0), f(1, 0));
+    let (w2, e2, n2, s2) = (f(0, -2), f(0, 2), f(-2, 0), f(2, 0));
+    let (nw, ne, sw, se) = (f(-1, -1), f(-1, 1), f(1, -1), f(1, 1));
+    // Two along and one across: for dh x +-2 at y -+1, for dv y +-2 at x -+1.
+    let (ene, wsw, wnw, ese) = (f(-1, 2), f(1, -2), f(-1, -2), f(1, 2));
+    let (ssw, nne, nnw, sse) = (f(2, -1), f(-2, 1), f(-2, -1), f(2, 1));
+    let eps = 4e-6 * full;
+    for i in 0..CHUNK {
+        let (c, w, e, n, s) = (c[i], w[i], e[i], n[i], s[i]);
+        let lh = 2.0 * c - w2[i] - e2[i];
+        let lv = 2.0 * c - n2[i] - s2[i];
+        let gh = 0.5 * (w + e) + 0.25 * lh;
+        let gv = 0.5 * (n + s) + 0.25 * lv;
+        let (nw, ne, sw, se) = (nw[i], ne[i], sw[i], se[i]);
+        let dh = (w - e).abs()
+            + lh.abs()
+            + 0.5 * ((nw - ne).abs() + (sw - se).abs())
+            + 0.25
+                * ((n - ene[i]).abs()
+                    + (s - wsw[i]).abs()
+                    + (n - wnw[i]).abs()
+                    + (s - ese[i]).abs());
+        let dv = (n - s).abs()
+            + lv.abs()
+            + 0.5 * ((nw - sw).abs() + (ne - se).abs())
+            + 0.25
+                * ((w - ssw[i]).abs()
+                    + (e - nne[i]).abs()
+                    + (w - nnw[i]).abs()
+                    + (e - sse[i]).abs());
+        let wh = 1.0 / ((dh + eps) * (dh + eps));
+        let wv = 1.0 / ((dv + eps) * (dv + eps));
+        o[i] = (wh * gh + wv * gv) / (wh + wv);
+    }
+}
+
+/// A green site: green plus the mean colour difference of its horizontal
+/// and of its vertical neighbours.
+#[inline(always)]
+fn edge_at_green<'a>(
+    f: impl Fn(isize, isize) -> &'a [f32; CHUNK],
+    g: impl Fn(isize, isize) -> &'a [f32; CHUNK],
+    o: &mut Slots,
+) {
+    let c = g(0, 0);
+    let (fw, fe, fn_, fs) = (f(0, -1), f(0, 1), f(-1, 0), f(1, 0));
+    let (gw, ge, gn, gs) = (g(0, -1), g(0, 1), g(-1, 0), g(1, 0));
+    let [oh, ov] = o;
+    for i in 0..CHUNK {
+        oh[i] = c[i] + 0.5 * ((fw[i] - gw[i]) + (fe[i] - ge[i]));
+        ov[i] = c[i] + 0.5 * ((fn_[i] - gn[i]) + (fs[i] - gs[i]));
+    }
+}
+
+/// A red or blue site: the other colour is green plus the mean colour
+/// difference of the diagonal neighbours (green comes from the plane).
+#[inline(always)]
+fn edge_at_rb<'a>(
+    f: impl Fn(isize, isize) -> &'a [f32; CHUNK],
+    g: impl Fn(isize, isize) -> &'a [f32; CHUNK],
+    o: &mut Slots,
+) {
+    let c = g(0, 0);
+    let (fnw, fne, fsw, fse) = (f(-1, -1), f(-1, 1), f(1, -1), f(1, 1));
+    let (gnw, gne, gsw, gse) = (g(-1, -1), g(-1, 1), g(1, -1), g(1, 1));
+    let [_, oo] = o;
+    for i in 0..CHUNK {
+        let d = (fnw[i] - gnw[i]) + (fne[i] - gne[i]) + (fsw[i] - gsw[i]) + (fse[i] - gse[i]);
+        oo[i] = c[i] + 0.25 * d;
+    }
+}
+
+/// Each band's working rows, kept by each rayon thread from band to band.
+#[derive(Default)]
+struct Scratch {
+    /// The levelled CFA half-rows.
+    cfa: Vec<f32>,
+    /// The edge method's green half-rows.
+    green: Vec<f32>,
+}
+
+/// `v`'s first `n` elements, growing it if needed.
+fn grown(v: &mut Vec<f32>, n: usize) -> &mut [f32] {
+    if v.len() < n {
+        v.resize(n, 0.0);
+    }
+    &mut v[..n]
+}
+
+/// Rows split into their even and odd columns: `[row][parity][QPAD + i]`
+/// holds column `2 i + parity` of band row `row - top`, each half-row `hs`
+/// long (the apron mirrored, then whole chunks).
+#[derive(Clone, Copy)]
+struct Halves<'a> {
+    buf: &'a [f32],
+    hs: usize,
+    top: usize,
+}
+
+impl<'a> Halves<'a> {
+    /// Chunk `k` of band row `row` at column offset `col` (any integer: the
+    /// parity and quad offset of a neighbour of a site of column parity 0).
+    #[inline(always)]
+    fn at(self, row: isize, col: isize, k: usize) -> &'a [f32; CHUNK] {
+        let r = (row + self.top as isize) as usize;
+        let start = (2 * r + col.rem_euclid(2) as usize) * self.hs
+            + (QPAD + k * CHUNK).wrapping_add_signed(col.div_euclid(2));
+        self.buf[start..start + CHUNK].try_into().unwrap()
+    }
+
+    /// The whole half-row of parity `par` of band row `row`.
+    #[inline(always)]
+    fn half_row(self, row: isize, par: usize) -> &'a [f32] {
+        let r = (row + self.top as isize) as usize;
+        &self.buf[(2 * r + par) * self.hs..][..self.hs]
+    }
+}
+
+/// Mirrors a row's ends into the apron of its half-rows (`half` quads each,
+/// `w` pixels): quad `i` holds column `2 (i - QPAD) + parity`, and reflection
+/// keeps the parity.
+#[inline(always)]
+fn fill_apron(even: &mut [f32], odd: &mut [f32], half: usize, w: usize) {
+    for i in (0..QPAD).chain(QPAD + half..2 * QPAD + half) {
+        let col = 2 * i as i64 - 2 * QPAD as i64;
+        even[i] = even[QPAD + mirror(col, w) / 2];
+        odd[i] = odd[QPAD + mirror(col + 1, w) / 2];
+    }
+}
+
+/// Where a colour of a site comes from.
+#[derive(Clone, Copy)]
+enum From {
+    /// The site's own levelled sample.
+    Own,
+    /// The green plane (the edge method's red and blue sites).
+    Green,
+    /// One of the site's two [`Slots`].
+    Slot(usize),
+}
+
 impl Band<'_> {
     /// The levelling scales of row `y`'s even and odd columns.
     #[inline(always)]
     fn row_scales(&self, y: usize) -> [f32; 2] {
         let pat = self.p.pattern;
         [0, 1].map(|x| self.lv.scale[pat.colour(x, y)])
-    }
-
-    /// One band, output rows `y0..`, compiled for the crate's target.
-    #[inline(always)]
-    fn task<U: Out>(
-        &self,
-        y0: usize,
-        dst: &mut [MaybeUninit<U>],
-        scratch: &mut Vec<f32>,
-        avx2: bool,
-    ) {
-        match self.p.method {
-            Method::Edge => self.edge::<U>(y0, dst),
-            m => self.linear::<U>(m, y0, dst, scratch, avx2),
-        }
     }
 
     /// `task`, compiled for AVX2.
@@ -349,57 +466,34 @@ impl Band<'_> {
         &self,
         y0: usize,
         dst: &mut [MaybeUninit<U>],
-        scratch: &mut Vec<f32>,
+        scratch: &mut Scratch,
     ) {
         self.task::<U>(y0, dst, scratch, true)
     }
 
-    /// Levelled, mirrored CFA rows `y0 - PAD .. y1 + PAD`, each `w + 2 PAD`
-    /// wide (column x at index x + PAD).
-    fn levelled(&self, y0: usize, y1: usize) -> Vec<f32> {
-        let (w, h) = (self.w, self.h);
-        let stride = w + 2 * PAD;
-        let n = y1 - y0 + 2 * PAD;
-        let mut buf = vec![0f32; n * stride];
-        for (r, dst) in buf.chunks_exact_mut(stride).enumerate() {
-            let y = mirror(y0 as i64 + r as i64 - PAD as i64, h);
-            let s = self.row_scales(y);
-            self.rows.level(y, &mut dst[PAD..PAD + w], self.lv.black, s);
-            for k in 1..=PAD {
-                dst[PAD - k] = dst[PAD + mirror(-(k as i64), w)];
-                dst[PAD + w - 1 + k] = dst[PAD + mirror((w - 1 + k) as i64, w)];
-            }
-        }
-        buf
-    }
-
-    /// `avx2`: true only where the caller is compiled for AVX2 (and so the
-    /// CPU has it).
+    /// One band, output rows `y0..` (`y0` even). `avx2`: true only where
+    /// the caller is compiled for AVX2 (and so the CPU has it).
     #[inline(always)]
-    fn linear<U: Out>(
+    fn task<U: Out>(
         &self,
-        m: Method,
         y0: usize,
         dst: &mut [MaybeUninit<U>],
-        scratch: &mut Vec<f32>,
+        scratch: &mut Scratch,
         avx2: bool,
     ) {
-        let (w, ch) = (self.w, self.p.channels);
-        let y1 = (y0 + BAND).min(self.h);
+        let m = self.p.method;
+        let (w, h, ch) = (self.w, self.h, self.p.channels);
+        let len = (y0 + BAND).min(h) - y0;
         let r = m.radius();
         let half = w / 2;
         let chunks = half.div_ceil(CHUNK);
-        // Half-rows: [row][parity][QPAD + i] = levelled column 2(i - QPAD) + parity,
-        // long enough for whole chunks (a chunk reads one quad either side;
-        // what lies past the apron is computed but never stored).
+        // A chunk reads up to QPAD quads either side; what lies past the
+        // apron is computed but never stored.
         let hs = QPAD + chunks * CHUNK + QPAD;
-        let n = y1 - y0 + 2 * r;
-        if scratch.len() < n * 2 * hs {
-            scratch.resize(n * 2 * hs, 0.0);
-        }
-        let halves = &mut scratch[..n * 2 * hs];
-        for (k, pair) in halves.chunks_exact_mut(2 * hs).enumerate() {
-            let y = mirror(y0 as i64 + k as i64 - r as i64, self.h);
+        let n = len + 2 * r;
+        let cfa = grown(&mut scratch.cfa, n * 2 * hs);
+        for (j, pair) in cfa.chunks_exact_mut(2 * hs).enumerate() {
+            let y = mirror(y0 as i64 + j as i64 - r as i64, h);
             let (even, odd) = pair.split_at_mut(hs);
             let s = self.row_scales(y);
             self.rows.level_split(
@@ -409,68 +503,92 @@ impl Band<'_> {
                 self.lv.black,
                 s,
             );
-            // The apron: column 2(i - QPAD) + parity, mirrored into the row.
-            for i in (0..QPAD).chain(QPAD + half..2 * QPAD + half) {
-                for par in 0..2 {
-                    let m = mirror(2 * i as i64 - 2 * QPAD as i64 + par as i64, w);
-                    let v = if m.is_multiple_of(2) {
-                        even[QPAD + m / 2]
-                    } else {
-                        odd[QPAD + m / 2]
-                    };
-                    if par == 0 {
-                        even[i] = v;
-                    } else {
-                        odd[i] = v;
+            fill_apron(even, odd, half, w);
+        }
+        let cfa = Halves {
+            buf: cfa,
+            hs,
+            top: r,
+        };
+        let pat = self.p.pattern;
+        let colour = |px: usize, row: isize| pat.colour(px, row.rem_euclid(2) as usize);
+        let alpha = self.lv.alpha;
+        // The edge method's green plane, band rows -1..=len.
+        let green = if m == Method::Edge {
+            let gbuf = grown(&mut scratch.green, (len + 2) * 2 * hs);
+            for (j, pair) in gbuf.chunks_exact_mut(2 * hs).enumerate() {
+                let row = j as isize - 1;
+                if !(0..h as isize).contains(&(y0 as isize + row)) {
+                    continue;
+                }
+                let (even, odd) = pair.split_at_mut(hs);
+                for (px, g) in [&mut *even, &mut *odd].into_iter().enumerate() {
+                    if colour(px, row) == G {
+                        g.copy_from_slice(cfa.half_row(row, px));
+                        continue;
+                    }
+                    for k in 0..chunks {
+                        let o = (&mut g[QPAD + k * CHUNK..][..CHUNK]).try_into().unwrap();
+                        edge_green(|dy, dx| cfa.at(row + dy, px as isize + dx, k), alpha, o);
                     }
                 }
+                fill_apron(even, odd, half, w);
             }
-        }
-        let halves = &*halves;
-        let pat = self.p.pattern;
-        // Where each colour of each site comes from: the site's own sample
-        // (None) or one of its slots.
+            // Rows past the image's edge: the mirrored row's green, as the
+            // reference reads it.
+            for j in [0, len + 1] {
+                let y = y0 as i64 + j as i64 - 1;
+                if !(0..h as i64).contains(&y) {
+                    let from = mirror(y, h) - y0 + 1;
+                    gbuf.copy_within(from * 2 * hs..(from + 1) * 2 * hs, j * 2 * hs);
+                }
+            }
+            Halves {
+                buf: gbuf,
+                hs,
+                top: 1,
+            }
+        } else {
+            cfa
+        };
         let from = [0, 1].map(|py| {
             [0, 1].map(|px| {
                 let c = pat.colour(px, py);
                 [R, G, B].map(|k| match (k == c, c == G) {
-                    (true, _) => None,
-                    (false, true) => Some(usize::from(k != pat.colour(px + 1, py))),
-                    (false, false) => Some(usize::from(k != G)),
+                    (true, _) => From::Own,
+                    (false, true) => From::Slot(usize::from(k != pat.colour(px + 1, py))),
+                    (false, false) if k == G && m == Method::Edge => From::Green,
+                    (false, false) => From::Slot(usize::from(k != G)),
                 })
             })
         });
         let mut slots: [[Slots; 2]; 2] = [[[[0.0; CHUNK]; 2]; 2]; 2];
-        let alpha = self.lv.alpha;
         for (ry, rows) in dst.chunks_mut(2 * w * ch).enumerate() {
-            let ry = 2 * ry;
+            let ry = 2 * ry as isize;
             let (row0, row1) = rows.split_at_mut(w * ch);
             for k in 0..chunks {
-                // The half-row of site (px, py)'s neighbour (dx, dy), from
-                // this chunk's first quad on.
-                let tap = |py: usize, px: usize, dy: isize, dx: isize| -> &[f32; CHUNK] {
-                    let row = (ry + r + py) as isize + dy;
-                    let col = px as isize + dx;
-                    let start = (2 * row + col.rem_euclid(2)) as usize * hs
-                        + (QPAD + k * CHUNK).wrapping_add_signed(col.div_euclid(2));
-                    halves[start..start + CHUNK].try_into().unwrap()
-                };
                 for (py, sl) in slots.iter_mut().enumerate() {
+                    let row = ry + py as isize;
                     for (px, o) in sl.iter_mut().enumerate() {
-                        let t = |dy, dx| tap(py, px, dy, dx);
+                        let f = |dy, dx| cfa.at(row + dy, px as isize + dx, k);
+                        let g = |dy, dx| green.at(row + dy, px as isize + dx, k);
                         match (m, pat.colour(px, py) == G) {
-                            (Method::Bilinear, true) => bilinear_green(t, o),
-                            (Method::Bilinear, false) => bilinear_rb(t, o),
-                            (_, true) => mhc_green(t, o),
-                            (_, false) => mhc_rb(t, o),
+                            (Method::Bilinear, true) => bilinear_green(f, o),
+                            (Method::Bilinear, false) => bilinear_rb(f, o),
+                            (Method::Mhc, true) => mhc_green(f, o),
+                            (Method::Mhc, false) => mhc_rb(f, o),
+                            (Method::Edge, true) => edge_at_green(f, g, o),
+                            (Method::Edge, false) => edge_at_rb(f, g, o),
                         }
                     }
                 }
                 let src: Src = [0, 1].map(|py| {
+                    let row = ry + py as isize;
                     [R, G, B].map(|c| {
                         [0, 1].map(|px| match from[py][px][c] {
-                            None => tap(py, px, 0, 0),
-                            Some(s) => &slots[py][px][s],
+                            From::Own => cfa.at(row, px as isize, k),
+                            From::Green => green.at(row, px as isize, k),
+                            From::Slot(s) => &slots[py][px][s],
                         })
                     })
                 });
@@ -479,67 +597,6 @@ impl Band<'_> {
                 let rows = [&mut row0[span.clone()], &mut row1[span]];
                 store_chunk::<U>(rows, &src, q, ch, alpha, avx2);
             }
-        }
-    }
-
-    fn edge<U: Out>(&self, y0: usize, dst: &mut [MaybeUninit<U>]) {
-        let (w, ch) = (self.w, self.p.channels);
-        let y1 = (y0 + BAND).min(self.h);
-        let stride = w + 2 * PAD;
-        let f = self.levelled(y0, y1);
-        let at =
-            |x: i64, y: i64| f[((y + PAD as i64) as usize) * stride + (x + PAD as i64) as usize];
-        let pat = self.p.pattern;
-        let colour = |x: i64, y: i64| {
-            pat.colour(
-                x.rem_euclid(2) as usize,
-                (y0 as i64 + y).rem_euclid(2) as usize,
-            )
-        };
-        // Green for band rows -1..=len and columns -1..=w (band-relative y).
-        let gw = w + 2;
-        let gh = y1 - y0 + 2;
-        let mut green = vec![0f32; gw * gh];
-        for gy in 0..gh {
-            let y = gy as i64 - 1;
-            for gx in 0..gw {
-                let x = gx as i64 - 1;
-                green[gy * gw + gx] = if colour(x, y) == G {
-                    at(x, y)
-                } else {
-                    edge_green(&at, x, y, self.lv.alpha)
-                };
-            }
-        }
-        let gr = |x: i64, y: i64| green[((y + 1) as usize) * gw + (x + 1) as usize];
-        let mut chans = [
-            [vec![0f32; w / 2], vec![0f32; w / 2], vec![0f32; w / 2]],
-            Default::default(),
-        ];
-        chans[1] = chans[0].clone();
-        for ry in 0..y1 - y0 {
-            let y = ry as i64;
-            for (par, out) in chans.iter_mut().enumerate() {
-                let c = colour(par as i64, y);
-                let hc = colour(par as i64 + 1, y);
-                // `i` indexes three channel rows at once.
-                #[allow(clippy::needless_range_loop)]
-                for i in 0..w / 2 {
-                    let x = (2 * i + par) as i64;
-                    let d = |dx: i64, dy: i64| at(x + dx, y + dy) - gr(x + dx, y + dy);
-                    let g = gr(x, y);
-                    out[G][i] = g;
-                    if c == G {
-                        out[hc][i] = g + 0.5 * (d(-1, 0) + d(1, 0));
-                        out[R + B - hc][i] = g + 0.5 * (d(0, -1) + d(0, 1));
-                    } else {
-                        out[c][i] = at(x, y);
-                        out[R + B - c][i] = g + 0.25 * (d(-1, -1) + d(1, -1) + d(-1, 1) + d(1, 1));
-                    }
-                }
-            }
-            let row = &mut dst[ry * w * ch..(ry + 1) * w * ch];
-            store::<U>(row, &chans, ch, self.lv.alpha);
         }
     }
 }
@@ -789,50 +846,17 @@ mod x86 {
     }
 }
 
-/// Interleaves the even and odd columns' channels into one output row.
-fn store<U: Out>(row: &mut [MaybeUninit<U>], chans: &[[Vec<f32>; 3]; 2], ch: usize, alpha: f32) {
-    if ch == 4 {
-        store_n::<U, 4>(row, chans, alpha)
-    } else {
-        store_n::<U, 3>(row, chans, alpha)
-    }
-}
-
-fn store_n<U: Out, const CH: usize>(
-    row: &mut [MaybeUninit<U>],
-    chans: &[[Vec<f32>; 3]; 2],
-    alpha: f32,
-) {
-    let a = U::put(alpha);
-    // Narrow each channel row on its own (a contiguous loop the compiler
-    // vectorises), then interleave the narrowed samples.
-    let narrow: [[Vec<U>; 3]; 2] = chans
-        .each_ref()
-        .map(|c| c.each_ref().map(|v| v.iter().map(|&x| U::put(x)).collect()));
-    for (i, quad) in row.chunks_exact_mut(2 * CH).enumerate() {
-        for (par, n) in narrow.iter().enumerate() {
-            let px = &mut quad[par * CH..(par + 1) * CH];
-            px[0].write(n[0][i]);
-            px[1].write(n[1][i]);
-            px[2].write(n[2][i]);
-            if CH == 4 {
-                px[3].write(a);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::{demosaic_with, Isa, Out, CHUNK};
     use crate::image::{Image, Sample};
     use crate::ops::demosaic::{reference, DemosaicParams, Method, Pattern, Raw};
 
-    /// The linear methods compute the reference's arithmetic in its order,
-    /// so every instruction set gives exactly the reference's samples, over
+    /// Every method computes the reference's arithmetic in its order, so
+    /// every instruction set gives exactly the reference's samples, over
     /// several bands, partial chunks and both channel counts.
     #[test]
-    fn linear_methods_equal_the_reference_exactly() {
+    fn every_method_equals_the_reference_exactly() {
         let mut isas = vec![Isa::Base];
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
@@ -851,7 +875,7 @@ mod tests {
             let u16s = Image::from_fn(w, h, 1, |_, _, _| (next() % 1024) as u16).unwrap();
             for (raw, bits) in [(Raw::U8(&u8s), None), (Raw::U16(&u16s), Some(10))] {
                 for pattern in Pattern::ALL {
-                    for method in [Method::Bilinear, Method::Mhc] {
+                    for method in Method::ALL {
                         for channels in [3, 4] {
                             let p = DemosaicParams {
                                 pattern,
