@@ -242,61 +242,76 @@ type Slots = [[f32; CHUNK]; 2];
 
 // The sites' filters, in the reference's arithmetic (`reference::bilinear`
 // and `reference::mhc`: the same products and sums in the same order), so
-// every value is the reference's. `t(dy, dx)` is the neighbour at (dx, dy)
-// of each of the chunk's sites.
+// every value is the reference's. `t(dy, dx)` is the site's neighbour at
+// (dx, dy).
 
 #[inline(always)]
-fn bilinear_green<'a>(t: impl Fn(isize, isize) -> &'a [f32; CHUNK], o: &mut Slots) {
-    let (w, e, n, s) = (t(0, -1), t(0, 1), t(-1, 0), t(1, 0));
-    let [oh, ov] = o;
-    for i in 0..CHUNK {
-        oh[i] = 0.5 * (w[i] + e[i]);
-        ov[i] = 0.5 * (n[i] + s[i]);
-    }
+fn bilinear_green(t: impl Fn(isize, isize) -> f32) -> [f32; 2] {
+    [0.5 * (t(0, -1) + t(0, 1)), 0.5 * (t(-1, 0) + t(1, 0))]
 }
 
 #[inline(always)]
-fn bilinear_rb<'a>(t: impl Fn(isize, isize) -> &'a [f32; CHUNK], o: &mut Slots) {
-    let (w, e, n, s) = (t(0, -1), t(0, 1), t(-1, 0), t(1, 0));
-    let (nw, ne, sw, se) = (t(-1, -1), t(-1, 1), t(1, -1), t(1, 1));
-    let [og, oo] = o;
-    for i in 0..CHUNK {
-        og[i] = 0.25 * (((w[i] + e[i]) + n[i]) + s[i]);
-        oo[i] = 0.25 * (((nw[i] + ne[i]) + sw[i]) + se[i]);
-    }
+fn bilinear_rb(t: impl Fn(isize, isize) -> f32) -> [f32; 2] {
+    [
+        0.25 * (((t(0, -1) + t(0, 1)) + t(-1, 0)) + t(1, 0)),
+        0.25 * (((t(-1, -1) + t(-1, 1)) + t(1, -1)) + t(1, 1)),
+    ]
 }
 
 #[inline(always)]
-fn mhc_green<'a>(t: impl Fn(isize, isize) -> &'a [f32; CHUNK], o: &mut Slots) {
-    let c = t(0, 0);
-    let (w, e, n, s) = (t(0, -1), t(0, 1), t(-1, 0), t(1, 0));
-    let (w2, e2, n2, s2) = (t(0, -2), t(0, 2), t(-2, 0), t(2, 0));
-    let (nw, ne, sw, se) = (t(-1, -1), t(-1, 1), t(1, -1), t(1, 1));
-    let [oh, ov] = o;
-    for i in 0..CHUNK {
-        let c0 = c[i];
-        let diag = ((nw[i] + ne[i]) + sw[i]) + se[i];
-        let (h1, v1) = (w[i] + e[i], n[i] + s[i]);
-        let (h2, v2) = (w2[i] + e2[i], n2[i] + s2[i]);
-        oh[i] = (5.0 * c0 + 4.0 * h1 - h2 - diag + 0.5 * v2) * 0.125;
-        ov[i] = (5.0 * c0 + 4.0 * v1 - v2 - diag + 0.5 * h2) * 0.125;
-    }
+fn mhc_green(t: impl Fn(isize, isize) -> f32) -> [f32; 2] {
+    let c0 = t(0, 0);
+    let diag = ((t(-1, -1) + t(-1, 1)) + t(1, -1)) + t(1, 1);
+    let (h1, v1) = (t(0, -1) + t(0, 1), t(-1, 0) + t(1, 0));
+    let (h2, v2) = (t(0, -2) + t(0, 2), t(-2, 0) + t(2, 0));
+    [
+        (5.0 * c0 + 4.0 * h1 - h2 - diag + 0.5 * v2) * 0.125,
+        (5.0 * c0 + 4.0 * v1 - v2 - diag + 0.5 * h2) * 0.125,
+    ]
 }
 
 #[inline(always)]
-fn mhc_rb<'a>(t: impl Fn(isize, isize) -> &'a [f32; CHUNK], o: &mut Slots) {
-    let c = t(0, 0);
-    let (w, e, n, s) = (t(0, -1), t(0, 1), t(-1, 0), t(1, 0));
-    let (w2, e2, n2, s2) = (t(0, -2), t(0, 2), t(-2, 0), t(2, 0));
-    let (nw, ne, sw, se) = (t(-1, -1), t(-1, 1), t(1, -1), t(1, 1));
-    let [og, oo] = o;
+fn mhc_rb(t: impl Fn(isize, isize) -> f32) -> [f32; 2] {
+    let c0 = t(0, 0);
+    let ring2 = ((t(0, -2) + t(0, 2)) + t(-2, 0)) + t(2, 0);
+    let cross = ((t(0, -1) + t(0, 1)) + t(-1, 0)) + t(1, 0);
+    let diag = ((t(-1, -1) + t(-1, 1)) + t(1, -1)) + t(1, 1);
+    [
+        (4.0 * c0 + 2.0 * cross - ring2) * 0.125,
+        (6.0 * c0 + 2.0 * diag - 1.5 * ring2) * 0.125,
+    ]
+}
+
+/// A chunk's quads plus one either side.
+const WIDE: usize = CHUNK + 2;
+
+/// A chunk's input for the linear filters, `[2 + row][parity]`: the
+/// half-rows of the quad row's rows -2..=3, from the chunk's quad -1 on.
+type Wide<'a> = [[&'a [f32; WIDE]; 2]; 6];
+
+/// Both slots of the four sites of a chunk's quads, in one pass (so the
+/// sites share their loads and common sums). `MHC`: mhc, else bilinear;
+/// `GD`: the green sites are the quad's diagonal, (0, 0) and (1, 1).
+#[inline(always)]
+fn linear_quads<const MHC: bool, const GD: bool>(rows: &Wide, o: &mut [[Slots; 2]; 2]) {
     for i in 0..CHUNK {
-        let c0 = c[i];
-        let ring2 = ((w2[i] + e2[i]) + n2[i]) + s2[i];
-        let cross = ((w[i] + e[i]) + n[i]) + s[i];
-        let diag = ((nw[i] + ne[i]) + sw[i]) + se[i];
-        og[i] = (4.0 * c0 + 2.0 * cross - ring2) * 0.125;
-        oo[i] = (6.0 * c0 + 2.0 * diag - 1.5 * ring2) * 0.125;
+        for (py, o) in o.iter_mut().enumerate() {
+            for (px, o) in o.iter_mut().enumerate() {
+                let t = |dy: isize, dx: isize| {
+                    let col = px as isize + dx;
+                    let q = (i as isize + col.div_euclid(2) + 1) as usize;
+                    rows[(py as isize + dy + 2) as usize][col.rem_euclid(2) as usize][q]
+                };
+                let v = match (MHC, (px == py) == GD) {
+                    (true, true) => mhc_green(t),
+                    (true, false) => mhc_rb(t),
+                    (false, true) => bilinear_green(t),
+                    (false, false) => bilinear_rb(t),
+                };
+                o[0][i] = v[0];
+                o[1][i] = v[1];
+            }
+        }
     }
 }
 
@@ -415,6 +430,15 @@ impl<'a> Halves<'a> {
         let start = (2 * r + col.rem_euclid(2) as usize) * self.hs
             + (QPAD + k * CHUNK).wrapping_add_signed(col.div_euclid(2));
         self.buf[start..start + CHUNK].try_into().unwrap()
+    }
+
+    /// Chunk `k` of the half-row of parity `par` of band row `row`, with
+    /// one quad more either side.
+    #[inline(always)]
+    fn wide(self, row: isize, par: usize, k: usize) -> &'a [f32; WIDE] {
+        let r = (row + self.top as isize) as usize;
+        let start = (2 * r + par) * self.hs + QPAD + k * CHUNK - 1;
+        self.buf[start..start + WIDE].try_into().unwrap()
     }
 
     /// The whole half-row of parity `par` of band row `row`.
@@ -567,19 +591,30 @@ impl Band<'_> {
             let ry = 2 * ry as isize;
             let (row0, row1) = rows.split_at_mut(w * ch);
             for k in 0..chunks {
-                for (py, sl) in slots.iter_mut().enumerate() {
-                    let row = ry + py as isize;
-                    for (px, o) in sl.iter_mut().enumerate() {
-                        let f = |dy, dx| cfa.at(row + dy, px as isize + dx, k);
-                        let g = |dy, dx| green.at(row + dy, px as isize + dx, k);
-                        match (m, pat.colour(px, py) == G) {
-                            (Method::Bilinear, true) => bilinear_green(f, o),
-                            (Method::Bilinear, false) => bilinear_rb(f, o),
-                            (Method::Mhc, true) => mhc_green(f, o),
-                            (Method::Mhc, false) => mhc_rb(f, o),
-                            (Method::Edge, true) => edge_at_green(f, g, o),
-                            (Method::Edge, false) => edge_at_rb(f, g, o),
+                if m == Method::Edge {
+                    for (py, sl) in slots.iter_mut().enumerate() {
+                        let row = ry + py as isize;
+                        for (px, o) in sl.iter_mut().enumerate() {
+                            let f = |dy, dx| cfa.at(row + dy, px as isize + dx, k);
+                            let g = |dy, dx| green.at(row + dy, px as isize + dx, k);
+                            if pat.colour(px, py) == G {
+                                edge_at_green(f, g, o)
+                            } else {
+                                edge_at_rb(f, g, o)
+                            }
                         }
+                    }
+                } else {
+                    // Rows beyond the method's reach are never read.
+                    let wide: Wide = std::array::from_fn(|j| {
+                        let row = ry + (j as isize - 2).clamp(-(r as isize), 1 + r as isize);
+                        [0, 1].map(|par| cfa.wide(row, par, k))
+                    });
+                    match (m == Method::Mhc, pat.colour(0, 0) == G) {
+                        (true, true) => linear_quads::<true, true>(&wide, &mut slots),
+                        (true, false) => linear_quads::<true, false>(&wide, &mut slots),
+                        (false, true) => linear_quads::<false, true>(&wide, &mut slots),
+                        (false, false) => linear_quads::<false, false>(&wide, &mut slots),
                     }
                 }
                 let src: Src = [0, 1].map(|py| {
