@@ -945,6 +945,66 @@ mod tests {
         );
     }
 
+    /// The AVX2 byte stores narrow exactly as `put` (round half to even,
+    /// saturate, NaN to 0) and put every sample where the scalar stores do.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_u8_stores_equal_put() {
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut vals = vec![
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            1e30,
+            -1e30,
+        ];
+        for i in -4..=2 * 260 {
+            let x = i as f32 * 0.5;
+            vals.extend([x, x.next_up(), x.next_down()]);
+        }
+        let mut data = [[[[0f32; CHUNK]; 2]; 3]; 2];
+        let mut it = vals.iter().cycle();
+        for v in data.iter_mut().flatten().flatten().flatten() {
+            *v = *it.next().unwrap();
+        }
+        // Several passes, so every value meets every position.
+        for shift in 0..3 {
+            stores_equal_put::<3>(&data);
+            stores_equal_put::<4>(&data);
+            for v in data.iter_mut().flatten().flatten().flatten() {
+                *v = *it.nth(shift).unwrap();
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn stores_equal_put<const C: usize>(data: &[[[[f32; CHUNK]; 2]; 3]; 2]) {
+        use std::mem::MaybeUninit;
+        let src: super::Src = std::array::from_fn(|py| {
+            std::array::from_fn(|c| std::array::from_fn(|px| &data[py][c][px]))
+        });
+        let n = 2 * CHUNK * C;
+        let mut rows = [0, 1].map(|_| vec![MaybeUninit::new(7u8); n]);
+        let [r0, r1] = &mut rows;
+        // SAFETY: the CPU has AVX2 (checked by the caller).
+        unsafe { super::x86::store_u8::<C>([r0, r1], &src, CHUNK, 200) };
+        for (py, row) in rows.iter().enumerate() {
+            for (k, b) in row.iter().enumerate() {
+                // SAFETY: every byte was initialised by `MaybeUninit::new`.
+                let got = unsafe { b.assume_init() };
+                let (quad, px, c) = (k / (2 * C), k / C % 2, k % C);
+                let want = match c {
+                    3 => 200,
+                    _ => <u8 as Out>::put(data[py][c][px][quad]),
+                };
+                assert_eq!(got, want, "C={C} row {py} quad {quad} px {px} colour {c}");
+            }
+        }
+    }
+
     #[test]
     fn narrowing_equals_from_f32() {
         let mut v = vec![
