@@ -34,7 +34,7 @@ const BAND: usize = 32;
 /// half-row indices -2..=2.
 const QPAD: usize = 2;
 /// Quads per chunk of a quad row: a multiple of 8;
-/// large enough to amortise finding a chunk's 50-odd input rows, small
+/// large enough to amortise slicing out a chunk's input rows, small
 /// enough that the chunk's input and outputs (about 16 KiB) stay in L1.
 const CHUNK: usize = 192;
 
@@ -394,7 +394,8 @@ fn edge_at_rb<'a>(
     }
 }
 
-/// Each band's working rows, kept by each rayon thread from band to band.
+/// A band's working rows, kept from band to band by each rayon job
+/// (`for_each_init`), so they are allocated a few times per frame.
 #[derive(Default)]
 struct Scratch {
     /// The levelled CFA half-rows.
