@@ -48,13 +48,15 @@ __kernel void pipeline_store(__global const W* in, __global TOUT* out, int n, fl
 }
 #endif
 
-// Multiplies n floats by `scale` in place and saturates them to 0..hi
-// (hi = +inf: no saturation).
-__kernel void pipeline_fix(__global float* buf, int n, float scale, float hi)
+// Multiplies n floats by `scale` in place, saturates them to 0..hi
+// (hi = +inf: no saturation) and, with `round`, rounds half to even (as
+// the integer stores do).
+__kernel void pipeline_fix(__global float* buf, int n, float scale, float hi, int round)
 {
     int i = get_global_id(0);
     if (i < n) {
-        buf[i] = clamp(buf[i] * scale, 0.0f, hi);
+        float v = clamp(buf[i] * scale, 0.0f, hi);
+        buf[i] = round ? rint(v) : v;
     }
 }
 

@@ -69,7 +69,16 @@ fn check(engine: &Engine, spec: &str, input: DynImage, steps: f64) {
             );
         }
     }
-    let (want, _) = run_stages(&Engine::cpu(), &ops, input).unwrap();
+    // The CPU engine runs no forced OpenCL variant: the same stages without.
+    let plain: Vec<_> = ops
+        .iter()
+        .cloned()
+        .map(|mut o| {
+            o.variant = None;
+            o
+        })
+        .collect();
+    let (want, _) = run_stages(&Engine::cpu(), &plain, input).unwrap();
     let diff = max_diff(&got, &want);
     let tol = if got.sample_type() == clfilter::SampleType::F32 {
         steps * 1e-3
@@ -131,7 +140,24 @@ fn chained_pipelines_match_the_host_path() {
                 img.clone(),
                 2.0 * 257.0,
             );
-            check(&engine, "minmax,normalize=sub=10:factor=2", img, 1.0);
+            check(
+                &engine,
+                "minmax,normalize=sub=10:factor=2",
+                img.clone(),
+                1.0,
+            );
+            // A stage's variant applies to its own table only (the range's
+            // minmax keeps the engine's choice).
+            check(&engine, "convert=f32,normalize=out=u8:variant=x4", img, 1.0);
+            // Narrowing then widening keeps the narrow type's steps.
+            let wide = DynImage::U16(random_image::<u16>(&mut rng, w, h, c));
+            check(&engine, "convert=u8,convert=u16", wide.clone(), 0.0);
+            check(
+                &engine,
+                "gaussian=sigma=2,convert=u8,convert=f32",
+                wide,
+                4.0, // one u8 step (1/255) of double rounding on the host: u16, then u8
+            );
             let f = DynImage::F32(random_image::<f32>(&mut rng, w, h, c));
             check(&engine, "gaussian=sigma=1.2,convert=u8", f, 2.0);
         }
@@ -472,5 +498,36 @@ fn synthetic_sources_run_without_input() {
         assert_eq!((s.frames, sink.1.len()), (5, 5));
         // Frames are random, not blank, and the first buffers differ.
         assert_ne!(sink.0[0], sink.0[1]);
+    }
+}
+
+/// Fails on the frame given.
+struct FailAt(usize);
+
+impl FrameSink for FailAt {
+    fn frame(&mut self, f: &OutFrame<'_>) -> clfilter::Result<()> {
+        if f.index == self.0 {
+            return Err(Error::InvalidInput("the sink is full".into()));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failing_sink_ends_the_stream_with_its_error() {
+    use clfilter::pipeline::stream::{run_source, Source};
+    let fmt: RawFormat = "bayer_rggb8".parse().unwrap();
+    let ops = pipeline::format::parse_with_format("demosaic", Some(&fmt)).unwrap();
+    for engine in opencl_engine().into_iter().chain([Engine::cpu()]) {
+        let src: Source<std::io::Empty> = Source::Synthetic { frames: 50 };
+        let e = run_source(
+            &engine,
+            &ops,
+            &StreamOptions::new(16, 8, fmt),
+            src,
+            &mut FailAt(1),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("the sink is full"), "{e}");
     }
 }

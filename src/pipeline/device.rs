@@ -115,7 +115,17 @@ impl Work {
     /// logical values (all but `transpose` and `convert`; the Gaussian is
     /// linear, but blurring unsaturated values would differ from the host).
     fn materialize(&mut self, engine: &Engine, dev: &Dev) -> Result<Duration> {
-        if self.scale == 1.0 && !self.unsaturated {
+        self.fix(engine, dev, false)
+    }
+
+    /// [`Work::materialize`], then rounds to whole steps of `ty` (when an
+    /// integer type widens, the host path rounded at the narrower type).
+    fn quantize(&mut self, engine: &Engine, dev: &Dev) -> Result<Duration> {
+        self.fix(engine, dev, true)
+    }
+
+    fn fix(&mut self, engine: &Engine, dev: &Dev, round: bool) -> Result<Duration> {
+        if self.scale == 1.0 && !self.unsaturated && !round {
             return Ok(Duration::ZERO);
         }
         let hi = if self.unsaturated {
@@ -134,6 +144,7 @@ impl Work {
                 Arg::int(n)?,
                 Arg::F32(self.scale),
                 Arg::F32(hi),
+                Arg::int(round as usize)?,
             ],
         )?;
         self.scale = 1.0;
@@ -418,8 +429,17 @@ fn own_report(
 }
 
 /// Per-channel extremes of a working image, in logical units and channels.
-fn minmax_of(engine: &Engine, dev: &Dev, stage: &Op, w: &mut Work) -> Result<(MinMax, RunReport)> {
+/// `stage` is the minmax stage itself (its `variant=` applies), or `None`
+/// for the minmax a colormap or normalize stage runs for its range.
+fn minmax_of(
+    engine: &Engine,
+    dev: &Dev,
+    stage: Option<&Op>,
+    w: &mut Work,
+) -> Result<(MinMax, RunReport)> {
     let spec_op = &crate::ops::minmax::SPEC;
+    let plain = Op::new(OpKind::MinMax);
+    let stage = stage.unwrap_or(&plain);
     let mt = w.materialize(engine, dev)?;
     let (logical, working) = (
         w.logical_shape(OpParams::None),
@@ -543,7 +563,16 @@ pub(crate) fn run_chain(
             }
             OpKind::Convert { out } => {
                 let mut w = cur.take().expect("loaded above");
-                if w.unsaturated && *out == SampleType::F32 {
+                let finer = *out == SampleType::F32 || out.full_scale() > w.ty.full_scale();
+                if w.ty != SampleType::F32 && finer {
+                    // From an integer type to finer steps: the host path held
+                    // whole steps of the integer type; so must this.
+                    let start = Instant::now();
+                    let kt = w.quantize(engine, dev)?;
+                    outcome
+                        .reports
+                        .push(own_report(engine, "pipeline", "quantize", start, kt));
+                } else if w.unsaturated && *out == SampleType::F32 {
                     // f32 keeps any value: saturate to the old type first.
                     let start = Instant::now();
                     let kt = w.materialize(engine, dev)?;
@@ -590,7 +619,7 @@ pub(crate) fn run_chain(
             }
             OpKind::MinMax => {
                 let mut w = cur.take().expect("loaded above");
-                let (m, rep) = minmax_of(engine, dev, op, &mut w)?;
+                let (m, rep) = minmax_of(engine, dev, Some(op), &mut w)?;
                 outcome.reports.push(rep);
                 outcome.lines.push(format_minmax(&m, w.ty));
                 outcome.minmax = Some(m);
@@ -605,7 +634,7 @@ pub(crate) fn run_chain(
                     )));
                 }
                 let range = if p.needs_minmax() {
-                    let (m, rep) = minmax_of(engine, dev, op, &mut w)?;
+                    let (m, rep) = minmax_of(engine, dev, None, &mut w)?;
                     outcome.reports.push(rep);
                     p.range(Some(&m))?
                 } else {
@@ -647,7 +676,7 @@ pub(crate) fn run_chain(
                 let mut w = cur.take().expect("loaded above");
                 let out_ty = out.unwrap_or(w.ty);
                 let k = if params.sub.is_none() && params.factor.is_none() {
-                    let (m, rep) = minmax_of(engine, dev, op, &mut w)?;
+                    let (m, rep) = minmax_of(engine, dev, None, &mut w)?;
                     outcome.reports.push(rep);
                     Coefficients::stretch(&m, w.ty, out_ty)?
                 } else {

@@ -341,9 +341,23 @@ pub fn run_source<R: Read + Send>(
     host_run(engine, ops, opts, in_bytes, input, sink)
 }
 
-/// Decodes one frame's bytes into the pipeline's input image.
-fn decode(opts: &StreamOptions, bytes: &[u8]) -> Result<DynImage> {
-    Ok(opts.format.decode(bytes, opts.width, opts.height)?.to_dyn())
+/// Runs one frame's bytes through the host path. A first `demosaic` reads
+/// the decoded frame directly (`format::run_stage_raw`), so packed 12-bit
+/// frames keep their 12-bit white level, as on the device.
+fn host_pipeline(
+    engine: &Engine,
+    ops: &[Op],
+    opts: &StreamOptions,
+    bytes: &[u8],
+) -> Result<(DynImage, Vec<super::StageOutcome>)> {
+    let frame = opts.format.decode(bytes, opts.width, opts.height)?;
+    let Some((first, rest)) = ops.split_first() else {
+        return Ok((frame.into_dyn(), Vec::new()));
+    };
+    let (img, outcome) = super::format::run_stage_raw(engine, first, frame)?;
+    let (img, mut outcomes) = run_stages(engine, rest, img)?;
+    outcomes.insert(0, outcome);
+    Ok((img, outcomes))
 }
 
 /// Runs one frame through the host path and hands it to the sink.
@@ -355,7 +369,7 @@ fn host_frame(
     bytes: &[u8],
     sink: &mut dyn FrameSink,
 ) -> Result<Vec<String>> {
-    let (img, outcomes) = run_stages(engine, ops, decode(opts, bytes)?)?;
+    let (img, outcomes) = host_pipeline(engine, ops, opts, bytes)?;
     let (ow, oh, oc) = img.shape();
     let sample = img.sample_type();
     let bytes = img.to_ne_bytes();
@@ -398,6 +412,9 @@ fn host_run<R: Read + Send>(
     let mut clock = Clock::new();
     let mut stages = Vec::new();
     let end = std::thread::scope(|s| {
+        // Owned here, so an early return drops them and the reader, blocked
+        // on one of them, ends before the scope joins it.
+        let (free_tx, full_rx) = (free_tx, full_rx);
         s.spawn(move || {
             reader_loop(input, in_bytes, opts, 2, free_rx, full_tx, |b| {
                 Ok(&mut b[..])
@@ -440,7 +457,7 @@ mod device {
     use std::sync::mpsc;
 
     use super::{
-        decode, output_shape, reader_loop, Clock, FrameSink, OutFrame, Read_, Source,
+        host_pipeline, output_shape, reader_loop, Clock, FrameSink, OutFrame, Read_, Source,
         StreamOptions, StreamStats,
     };
     use crate::backend::opencl::{
@@ -453,7 +470,6 @@ mod device {
     use crate::image::SampleType;
     use crate::ops::demosaic::device::DeviceRaw;
     use crate::pipeline::device::{run_chain, store_into, Input};
-    use crate::pipeline::run_stages;
     use crate::pipeline::Op;
 
     /// The device output of one slot, typed by the pipeline's result.
@@ -555,7 +571,9 @@ mod device {
             slots.push(Slot {
                 input: alloc_raw(dev, opts, in_bytes)?,
                 output,
-                computed: None,
+                // Buffers may come from the pool, freed by kernels still
+                // queued on the device: the first upload waits for them.
+                computed: Some(dev.marker()?),
                 downloaded: None,
             });
         }
@@ -579,6 +597,9 @@ mod device {
         let mut fallback_frames = 0usize;
 
         let outcome: Result<()> = std::thread::scope(|s| {
+            // Owned here, so an early return (a sink or host-path error)
+            // drops them and unblocks the reader before the scope joins it.
+            let (full_rx, in_free_tx) = (full_rx, in_free_tx);
             s.spawn(move || {
                 reader_loop(
                     input,
@@ -730,9 +751,9 @@ mod device {
                     }
                     // Host path: the frame's bytes are still in `stage`.
                     fallback_frames += 1;
-                    let img = decode(opts, stage.bytes()?)?;
+                    let result = host_pipeline(engine, ops, opts, stage.bytes()?);
                     let _ = in_free_tx.send(stage);
-                    let (img, _) = run_stages(engine, ops, img)?;
+                    let (img, _) = result?;
                     done_tx
                         .send(Done::Host(index, img))
                         .map_err(|_| Error::arg("the frame writer stopped"))?;
@@ -742,7 +763,11 @@ mod device {
             let w = writer
                 .join()
                 .unwrap_or_else(|_| Err(Error::arg("the frame writer panicked")));
-            run.and(w)
+            // The writer's own error (the sink's) explains a "writer stopped".
+            match w {
+                Err(e) => Err(e),
+                Ok(()) => run,
+            }
         });
         outcome?;
         let (elapsed, first_frame, fps) = clock.finish();

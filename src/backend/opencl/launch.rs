@@ -77,10 +77,15 @@ thread_local! {
 /// the host between them. Streams use this after their first frame; every
 /// transfer and read-back stays ordered by the queue and by events.
 pub(crate) fn untimed<R>(f: impl FnOnce() -> R) -> R {
-    let before = UNTIMED.with(|u| u.replace(true));
-    let r = f();
-    UNTIMED.with(|u| u.set(before));
-    r
+    /// Restores the flag even if `f` panics.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            UNTIMED.with(|u| u.set(self.0));
+        }
+    }
+    let _restore = Restore(UNTIMED.with(|u| u.replace(true)));
+    f()
 }
 
 /// A completed-or-pending command. Dropping it never blocks; clones share

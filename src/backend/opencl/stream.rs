@@ -67,12 +67,17 @@ impl ClDevice {
     }
 
     /// An event that completes when everything queued so far on the
-    /// device's queue has finished.
+    /// device's queue has finished. The queue is flushed, because the event
+    /// goes into other queues' wait lists, and OpenCL requires the commands
+    /// behind such an event to have been submitted (some implementations
+    /// hold commands until a flush).
     pub(crate) fn marker(&self) -> Result<ClEvent> {
         // SAFETY: an empty wait list.
-        unsafe { self.queue.enqueue_marker_with_wait_list(&[]) }
+        let ev = unsafe { self.queue.enqueue_marker_with_wait_list(&[]) }
             .map(ClEvent::new)
-            .map_err(|e| cl_err("clEnqueueMarkerWithWaitList", e))
+            .map_err(|e| cl_err("clEnqueueMarkerWithWaitList", e))?;
+        self.queue.flush().map_err(|e| cl_err("clFlush", e))?;
+        Ok(ev)
     }
 }
 
@@ -246,9 +251,12 @@ impl HostStage {
 
     /// Waits for the transfer in flight, if any.
     fn settle(&mut self) -> Result<()> {
-        if let Some(ev) = self.pending.take() {
+        // Forgotten only once the wait succeeded: a failed wait leaves the
+        // DMA possibly in flight, and the memory must stay untouched.
+        if let Some(ev) = &self.pending {
             ev.wait()?;
         }
+        self.pending = None;
         Ok(())
     }
 
