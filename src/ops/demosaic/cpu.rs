@@ -6,7 +6,7 @@
 //! half-row at the same index offset, so each of the four sites of a 2x2
 //! quad has one fixed filter for the whole quad row, and there is no
 //! per-pixel branch on the pattern. Each quad row is computed in chunks of
-//! [`CHUNK`] quads: the missing colours of the chunk's four sites, each in
+//! `CHUNK` quads: the missing colours of the chunk's four sites, each in
 //! one pass over its input rows with the reference's arithmetic in the
 //! reference's order (so the results are the reference's), into a few KiB
 //! that stay in L1, which are then narrowed and interleaved into the two
