@@ -360,6 +360,17 @@ fn host_pipeline(
     Ok((img, outcomes))
 }
 
+/// Each stage with the variants it ran (`gaussian=sigma=2 (fir_local)`).
+fn stage_names(outcomes: &[super::StageOutcome]) -> Vec<String> {
+    outcomes
+        .iter()
+        .map(|o| {
+            let v: Vec<&str> = o.reports.iter().map(|r| r.variant.as_str()).collect();
+            format!("{} ({})", o.op, v.join(", "))
+        })
+        .collect()
+}
+
 /// Runs one frame through the host path and hands it to the sink.
 fn host_frame(
     engine: &Engine,
@@ -381,13 +392,7 @@ fn host_frame(
         sample,
         bytes: &bytes,
     })?;
-    Ok(outcomes
-        .iter()
-        .map(|o| {
-            let v: Vec<&str> = o.reports.iter().map(|r| r.variant.as_str()).collect();
-            format!("{} ({})", o.op, v.join(", "))
-        })
-        .collect())
+    Ok(stage_names(&outcomes))
 }
 
 /// The host path: frames read ahead on a thread, each run with the engine's
@@ -818,13 +823,7 @@ mod device {
             // The first frame is timed (its report names the variants);
             // after it the kernels are queued without waiting for each.
             let outcomes = if first { chain()? } else { untimed(chain)? };
-            names = outcomes
-                .iter()
-                .map(|o| {
-                    let v: Vec<&str> = o.reports.iter().map(|r| r.variant.as_str()).collect();
-                    format!("{} ({})", o.op, v.join(", "))
-                })
-                .collect();
+            names = super::stage_names(&outcomes);
         }
         let done = dev.marker()?;
         let mut out_stage = out_free

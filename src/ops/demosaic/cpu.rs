@@ -139,7 +139,7 @@ fn demosaic_with<U: Sample>(
     // Every band writes all of its samples, so the output is never cleared
     // first (that would be a pass over memory).
     let mut out = Vec::<U>::with_capacity(n);
-    advise_huge_pages(out.spare_capacity_mut());
+    crate::backend::cpu::advise_huge_pages(out.spare_capacity_mut());
     let any = &mut out as &mut dyn std::any::Any;
     if let Some(o) = any.downcast_mut::<Vec<u8>>() {
         run(raw, p, lv, &mut o.spare_capacity_mut()[..n], isa)?;
@@ -158,31 +158,6 @@ fn demosaic_with<U: Sample>(
     unsafe { out.set_len(n) };
     Image::from_vec(w, h, p.channels, out)
 }
-
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
-fn advise_huge_pages<T>(buf: &mut [T]) {
-    const HUGE: usize = 2 << 20;
-    let start = buf.as_mut_ptr() as usize;
-    let end = start + std::mem::size_of_val(buf);
-    let (a, b) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-    if b >= a + 2 * HUGE {
-        // SAFETY: [a, b) lies inside `buf`, which we own; MADV_HUGEPAGE is
-        // advice about backing pages and never changes the memory's contents.
-        // Failure (no THP support) only means the advice is not taken.
-        unsafe {
-            libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
-        }
-    }
-}
-
-#[cfg(not(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
-fn advise_huge_pages<T>(_: &mut [T]) {}
 
 fn run<U: Out>(
     raw: &Raw<'_>,

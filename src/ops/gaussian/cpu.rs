@@ -114,7 +114,7 @@ fn run<T: Sample, const C: usize>(
     // up front would cost a pass over memory.
     let n = w * h * C;
     let mut out = Vec::<T>::with_capacity(n);
-    advise_huge_pages(out.spare_capacity_mut());
+    crate::backend::cpu::advise_huge_pages(out.spare_capacity_mut());
     let band = plan.band_rows(rayon::current_num_threads()) * row_len;
     out.spare_capacity_mut()[..n]
         .par_chunks_mut(band)
@@ -192,31 +192,6 @@ unsafe fn assume_init<T: Sample>(s: &mut [MaybeUninit<T>]) -> &mut [T] {
     // that the values are initialised.
     unsafe { &mut *(s as *mut [MaybeUninit<T>] as *mut [T]) }
 }
-
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
-fn advise_huge_pages<T>(buf: &mut [T]) {
-    const HUGE: usize = 2 << 20;
-    let start = buf.as_mut_ptr() as usize;
-    let end = start + std::mem::size_of_val(buf);
-    let (a, b) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-    if b >= a + 2 * HUGE {
-        // SAFETY: [a, b) lies inside `buf`, which we own; MADV_HUGEPAGE is
-        // advice about backing pages and never changes the memory's contents.
-        // Failure (no THP support) only means the advice is not taken.
-        unsafe {
-            libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
-        }
-    }
-}
-
-#[cfg(not(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
-fn advise_huge_pages<T>(_: &mut [T]) {}
 
 /// Read-only rows of samples, `stride` apart.
 #[derive(Clone, Copy)]
