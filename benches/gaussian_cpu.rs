@@ -1,7 +1,9 @@
 //! Criterion benches for the rayon Gaussian (`ops::gaussian::cpu`): 3840x2160
 //! gray and RGBA f32 at sigma 2, 8 and 32, and u8 RGB at sigma 2, replicate
-//! borders. Each iteration is one whole call (allocation of the result
-//! included). `CLFILTER_GAUSSIAN_BORDER=mirror` times mirror borders instead.
+//! borders. Each `sigma=S` iteration is one whole call (allocation of the
+//! result included); `sigma=S/into` blurs into a destination kept across
+//! iterations (`cpu::gaussian_into`), as a frame loop would.
+//! `CLFILTER_GAUSSIAN_BORDER=mirror` times mirror borders instead.
 
 use std::time::Duration;
 
@@ -38,6 +40,10 @@ fn bench_case<T: Sample>(c: &mut Criterion, label: &str, channels: usize, sigmas
         };
         g.bench_function(format!("sigma={sigma}"), |b| {
             b.iter(|| drop(cpu::gaussian(&img, &p).expect("gaussian")))
+        });
+        let mut dst = img.clone();
+        g.bench_function(format!("sigma={sigma}/into"), |b| {
+            b.iter(|| cpu::gaussian_into(&img, &p, &mut dst).expect("gaussian_into"))
         });
     }
     g.finish();

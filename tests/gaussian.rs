@@ -1236,3 +1236,41 @@ fn forcing_a_variant_on_the_cpu_engine_is_unsupported() {
         Err(Error::UnknownVariant { .. })
     ));
 }
+
+#[test]
+fn into_a_kept_destination_matches_every_path() {
+    // Every path's gaussian_into gives its gaussian's result, into a packed
+    // destination with stale contents and into a padded one; a destination
+    // of another size is an InvalidArgument and is left untouched.
+    let cl = opencl_engine();
+    let mut rng = Rng::new(77);
+    let img: Image<u16> = random_nonzero(&mut rng, 23, 17, 3);
+    let p = params(2.5, 1.5, Border::Replicate);
+    for path in paths(cl.as_ref()) {
+        let ctx = &path.label;
+        let want = match path.engine.gaussian_report(&img, &p) {
+            Ok((out, _)) => out,
+            // A forced variant that cannot run this request.
+            Err(Error::Unsupported { .. }) => continue,
+            Err(e) => panic!("{ctx}: {e}"),
+        };
+        let mut dst = Image::<u16>::from_fn(23, 17, 3, |x, y, c| (x * y + c) as u16).unwrap();
+        let report = path.engine.gaussian_into(&img, &p, &mut dst).unwrap();
+        if let Some(v) = path.expect {
+            assert_eq!(report.variant, v, "{ctx}");
+        }
+        assert_eq!(dst, want, "{ctx}: packed");
+        let mut padded = Image::from_vec_with_stride(23, 17, 3, 80, vec![1u16; 17 * 80]).unwrap();
+        path.engine.gaussian_into(&img, &p, &mut padded).unwrap();
+        assert!(padded.rows().eq(want.rows()), "{ctx}: padded");
+        let mut bad = Image::<u16>::from_fn(23, 16, 3, |_, _, _| 5).unwrap();
+        assert!(
+            matches!(
+                path.engine.gaussian_into(&img, &p, &mut bad),
+                Err(Error::InvalidArgument(_))
+            ),
+            "{ctx}: wrong size"
+        );
+        assert!(bad.rows().flatten().all(|v| *v == 5), "{ctx}: untouched");
+    }
+}

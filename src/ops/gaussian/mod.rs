@@ -662,35 +662,88 @@ impl Engine {
         p.validate()?;
         if p.min_nonzero_sigma().is_none() {
             let start = std::time::Instant::now();
-            return Ok((
-                img.clone(),
-                RunReport {
-                    op: SPEC.name,
-                    variant: "copy".into(),
-                    backend: crate::backend::cpu::describe(),
-                    elapsed: start.elapsed(),
-                    kernel_time: None,
-                    fallbacks: Vec::new(),
-                },
-            ));
+            let out = img.clone();
+            return Ok((out, copy_report(start)));
         }
-        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE)
-            .with_params(OpParams::Gaussian(*p));
         self.dispatch(
             &SPEC,
-            &shape,
-            |dev: &Dev, spec| {
-                #[cfg(feature = "opencl")]
-                {
-                    device::run(self, dev, spec, img, p)
-                }
-                #[cfg(not(feature = "opencl"))]
-                {
-                    let _ = spec;
-                    match *dev {}
-                }
-            },
+            &gaussian_shape(img, p),
+            |dev: &Dev, spec| self.gaussian_on(dev, spec, img, p),
             || cpu::gaussian(img, p),
         )
+    }
+
+    /// [`Engine::gaussian`] into `dst`, which must have the input's size
+    /// and channels (else [`Error::InvalidArgument`](crate::Error), and
+    /// `dst` is left as it was); all its samples are overwritten. On the
+    /// CPU path nothing is allocated when `dst`'s rows are packed, so a loop
+    /// that keeps `dst` from frame to frame saves an allocation per call and
+    /// the clearing of its fresh pages. A device result is downloaded and
+    /// copied in. Returns what ran.
+    pub fn gaussian_into<T: Sample>(
+        &self,
+        img: &Image<T>,
+        p: &GaussianParams,
+        dst: &mut Image<T>,
+    ) -> Result<RunReport> {
+        p.validate()?;
+        if p.min_nonzero_sigma().is_none() {
+            let start = std::time::Instant::now();
+            cpu::gaussian_into(img, p, dst)?;
+            return Ok(copy_report(start));
+        }
+        cpu::check_into(img, dst)?;
+        let (out, report) = self.dispatch(
+            &SPEC,
+            &gaussian_shape(img, p),
+            |dev: &Dev, spec| {
+                self.gaussian_on(dev, spec, img, p)
+                    .map(|(out, t)| (Some(out), t))
+            },
+            || cpu::gaussian_into(img, p, dst).map(|()| None),
+        )?;
+        if let Some(out) = out {
+            for (y, row) in out.rows().enumerate() {
+                dst.row_mut(y).copy_from_slice(row);
+            }
+        }
+        Ok(report)
+    }
+
+    /// One device variant's run of the blur, and its kernel time.
+    #[cfg_attr(not(feature = "opencl"), allow(unused_variables))]
+    fn gaussian_on<T: Sample>(
+        &self,
+        dev: &Dev,
+        spec: &'static crate::ops::VariantSpec,
+        img: &Image<T>,
+        p: &GaussianParams,
+    ) -> Result<(Image<T>, std::time::Duration)> {
+        #[cfg(feature = "opencl")]
+        {
+            device::run(self, dev, spec, img, p)
+        }
+        #[cfg(not(feature = "opencl"))]
+        {
+            match *dev {}
+        }
+    }
+}
+
+/// The dispatch key of a blur of `img`.
+fn gaussian_shape<T: Sample>(img: &Image<T>, p: &GaussianParams) -> Shape {
+    Shape::new(img.width(), img.height(), img.channels(), T::TYPE)
+        .with_params(OpParams::Gaussian(*p))
+}
+
+/// The report of a blur with both sigmas 0: a copy on the host.
+fn copy_report(start: std::time::Instant) -> RunReport {
+    RunReport {
+        op: SPEC.name,
+        variant: "copy".into(),
+        backend: crate::backend::cpu::describe(),
+        elapsed: start.elapsed(),
+        kernel_time: None,
+        fallbacks: Vec::new(),
     }
 }
