@@ -985,6 +985,11 @@ fn bad_sigmas_are_invalid_arguments_everywhere() {
                             other.map(|_| ())
                         ),
                     }
+                    let mut dst = img32.clone();
+                    match path.engine.gaussian_into(&img32, &p, &mut dst) {
+                        Err(Error::InvalidArgument(_)) => {}
+                        other => panic!("{ctx} (into): expected InvalidArgument, got {other:?}"),
+                    }
                 }
             }
         }
