@@ -651,3 +651,236 @@ void gaussian_blk_carry(__global const W* in, __global W* sums, int lines, int s
 #undef CSUM
 
 #endif
+
+#ifdef T2_TILE
+// iir_tiles: both directions from two reads of the image, after Nehab et
+// al. (2011), "GPU-efficient recursive filtering and summed-area tables":
+// square tiles of T2_TILE x T2_TILE, one work-group of T2_TILE work-items
+// per tile, the tile staged at a padded stride in local memory.
+//
+//  1. gaussian_t2_sums: the tile's columns filtered from zero state (held in
+//     registers), their block sums (as gaussian_blk_sums), then the tile's
+//     rows of that zero-state result summed from zero state (as the row
+//     tiles of iir_rowblk), relative to each row's first raw sample.
+//  2. gaussian_blk_carry over the column sums: exact column states.
+//  3. gaussian_t2_fix: the exact column states change the column-filtered
+//     tile by a field that is separable (a pole power down the column times
+//     the column's state), so their effect on the row sums is a small
+//     product: per tile, tk[k][s] = sum over columns of the row-sum weight k
+//     times state s, then per row the column weights f_s(m). The row sums
+//     become those of the exact column-filtered image, relative to its
+//     first sample in the row, and each row's first and last exactly
+//     column-filtered values go into `edges`.
+//  4. gaussian_blk_carry over the row sums (lines: `edges`): exact row states.
+//  5. gaussian_t2_apply: each tile filtered down its columns from their
+//     exact states and along its rows from theirs, written once.
+//
+// The last tile of a row is padded with copies of the row's last column
+// (so by linearity its corrections use that column's states), the last tile
+// of a column with the column's last row, as the other block passes do.
+// Gray only: a float4 tile would not fit local memory at this size.
+#define TL T2_TILE
+#define TSP (TL + 1)
+
+// Zero-state sums of one row of the tile, tile[m * TSP + j] - r over j, into
+// s (SUMS_AT order). P is the row poles.
+void t2_row_sums(__local const float* row, float r, float4 P, float* s)
+{
+    float w0r = 0.0f, w0i = 0.0f, w1r = 0.0f, w1i = 0.0f;
+    float v0r = 0.0f, v0i = 0.0f, v1r = 0.0f, v1i = 0.0f;
+    for (int j = 0; j < TL; j++)
+        CAUSAL_STEP(row[j] - r);
+    for (int j = TL - 1; j >= 0; j--)
+        ANTI_STEP(row[j] - r);
+    s[0] = w0r; s[1] = w0i; s[2] = w1r; s[3] = w1i;
+    s[4] = v0r; s[5] = v0i; s[6] = v1r; s[7] = v1i;
+}
+
+// Column x of the tile whose first row is y0 (rows past the image repeat
+// its last row), as deviations from the column's first sample c, staged at
+// tile[m * TSP + lx] and filtered down there from the states s (SUMS_AT
+// order; on return the causal state after the tile and the anticausal state
+// it hands up); each value plus c replaces its sample. Only the causal
+// outputs are held in registers.
+void t2_col(__global const float* in, int x, int y0, int width, int height, float c,
+            float4 P, float4 A, float* s, __local float* tile, int lx)
+{
+    float ys[TL];
+#pragma unroll
+    for (int m = 0; m < TL; m++)
+        tile[m * TSP + lx] = in[min(y0 + m, height - 1) * width + x] - c;
+    float w0r = s[0], w0i = s[1], w1r = s[2], w1i = s[3];
+    float v0r = s[4], v0i = s[5], v1r = s[6], v1i = s[7];
+#pragma unroll
+    for (int m = 0; m < TL; m++) {
+        CAUSAL_STEP(tile[m * TSP + lx]);
+        ys[m] = A.x * w0r - A.y * w0i + A.z * w1r - A.w * w1i;
+    }
+#pragma unroll
+    for (int m = TL - 1; m >= 0; m--) {
+        float v = tile[m * TSP + lx];
+        tile[m * TSP + lx] = ys[m] + (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + c;
+        ANTI_STEP(v);
+    }
+    s[0] = w0r; s[1] = w0i; s[2] = w1r; s[3] = w1i;
+    s[4] = v0r; s[5] = v0i; s[6] = v1r; s[7] = v1i;
+}
+
+// Pass 1. Launch: (ntx * TL, nty) work-items in groups of (TL, 1).
+__kernel __attribute__((reqd_work_group_size(TL, 1, 1)))
+void gaussian_t2_sums(__global const float* in, __global float* colsums, __global float* rowsums,
+                      __global float* edges, int width, int height, int ntx, int nty,
+                      float4 Pc, float4 Ac, float4 Pr)
+{
+    __local float tile[TL * TSP];
+    int lx = get_local_id(0), tx = get_group_id(0), ty = get_group_id(1);
+    int x0 = tx * TL, y0 = ty * TL;
+    int x = min(x0 + lx, width - 1);
+    {
+        float s[8];
+        for (int k = 0; k < 8; k++)
+            s[k] = 0.0f;
+        t2_col(in, x, y0, width, height, in[x], Pc, Ac, s, tile, lx);
+        __global float* sums = colsums;
+        int nblocks = nty;
+        if (x0 + lx < width)
+            for (int k = 0; k < 8; k++)
+                SUMS_AT(k, ty, x, width) = s[k];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int y = y0 + lx;
+    if (y < height) {
+        __local const float* row = tile + lx * TSP;
+        float s[8];
+        t2_row_sums(row, in[y * width], Pr, s);
+        __global float* sums = rowsums;
+        int nblocks = ntx;
+        for (int k = 0; k < 8; k++)
+            SUMS_AT(k, tx, y, height) = s[k];
+        if (tx == 0)
+            edges[2 * y] = row[0];
+        if (tx == ntx - 1)
+            edges[2 * y + 1] = row[width - 1 - x0];
+    }
+}
+
+// Pass 3 (after the column carry). `colsums` holds exact column states,
+// `edges` pass 1's zero-state first and last values per row; `exact`
+// receives the exact ones. `tab` is Deriche::tile_tables: sum weights
+// sw[k][j], state weights f[s][m], sums of a constant 1. Launch as pass 1.
+__kernel __attribute__((reqd_work_group_size(TL, 1, 1)))
+void gaussian_t2_fix(__global const float* in, __global const float* colsums,
+                     __global float* rowsums, __global const float* edges,
+                     __global float* exact, __global const float* tab, int width, int height,
+                     int ntx, int nty)
+{
+    // Padded: the fix-up's eight work-items per weight read eight states of
+    // one column at once, which a stride of TL would put in one bank.
+    __local float st[8][TL + 1];
+    __local float tk[8][8];
+    __global const float* sw = tab;
+    __global const float* fw = tab + 8 * TL;
+    __global const float* one = tab + 16 * TL;
+    int lx = get_local_id(0), tx = get_group_id(0), ty = get_group_id(1);
+    int x0 = tx * TL, y0 = ty * TL;
+    {
+        __global const float* sums = colsums;
+        int nblocks = nty, x = min(x0 + lx, width - 1);
+        for (int s = 0; s < 8; s++)
+            st[s][lx] = SUMS_AT(s, ty, x, width);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // tk[k][s]: the tile's row sum k of state s's column weights.
+    for (int i = lx; i < 64; i += TL) {
+        int k = i / 8, s = i % 8;
+        float acc = 0.0f;
+#pragma unroll 16
+        for (int j = 0; j < TL; j++)
+            acc += sw[k * TL + j] * st[s][j];
+        tk[k][s] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int y = y0 + lx;
+    if (y >= height)
+        return;
+    float f[8];
+    for (int s = 0; s < 8; s++)
+        f[s] = fw[s * TL + lx];
+    // Exact first and last values of the row (columns 0 and width - 1).
+    float first = edges[2 * y], last = edges[2 * y + 1];
+    {
+        __global const float* sums = colsums;
+        int nblocks = nty;
+        for (int s = 0; s < 8; s++) {
+            first += f[s] * SUMS_AT(s, ty, 0, width);
+            last += f[s] * SUMS_AT(s, ty, width - 1, width);
+        }
+    }
+    if (tx == 0) {
+        exact[2 * y] = first;
+        exact[2 * y + 1] = last;
+    }
+    // Pass 1 summed (zero-state column result - raw first sample); now
+    // (exact column result - exact first value).
+    float shift = in[y * width] - first;
+    __global float* sums = rowsums;
+    int nblocks = ntx;
+    for (int k = 0; k < 8; k++) {
+        float corr = shift * one[k];
+        for (int s = 0; s < 8; s++)
+            corr += f[s] * tk[k][s];
+        SUMS_AT(k, tx, y, height) += corr;
+    }
+}
+
+// Pass 5: `colsums` and `rowsums` hold exact incoming states, `exact` each
+// row's exact first value (the rows' reference). Launch as pass 1.
+__kernel __attribute__((reqd_work_group_size(TL, 1, 1)))
+void gaussian_t2_apply(__global const float* in, __global const float* colsums,
+                       __global const float* rowsums, __global const float* exact,
+                       __global float* out, int width, int height, int ntx, int nty,
+                       float4 Pc, float4 Ac, float4 Pr, float4 Ar)
+{
+    __local float tile[TL * TSP];
+    int lx = get_local_id(0), tx = get_group_id(0), ty = get_group_id(1);
+    int x0 = tx * TL, y0 = ty * TL;
+    int x = min(x0 + lx, width - 1);
+    {
+        __global const float* sums = colsums;
+        int nblocks = nty;
+        float s[8];
+        for (int k = 0; k < 8; k++)
+            s[k] = SUMS_AT(k, ty, x, width);
+        t2_col(in, x, y0, width, height, in[x], Pc, Ac, s, tile, lx);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int y = y0 + lx;
+    if (y < height) {
+        float4 P = Pr, A = Ar;
+        __local float* row = tile + lx * TSP;
+        float r = exact[2 * y];
+        __global const float* sums = rowsums;
+        int nblocks = ntx, b = tx;
+        float w0r = SUMS_AT(0, b, y, height), w0i = SUMS_AT(1, b, y, height);
+        float w1r = SUMS_AT(2, b, y, height), w1i = SUMS_AT(3, b, y, height);
+        float v0r = SUMS_AT(4, b, y, height), v0i = SUMS_AT(5, b, y, height);
+        float v1r = SUMS_AT(6, b, y, height), v1i = SUMS_AT(7, b, y, height);
+        float ys[TL];
+        for (int j = 0; j < TL; j++) {
+            CAUSAL_STEP(row[j] - r);
+            ys[j] = A.x * w0r - A.y * w0i + A.z * w1r - A.w * w1i;
+        }
+        for (int j = TL - 1; j >= 0; j--) {
+            float v = row[j] - r;
+            row[j] = ys[j] + (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + r;
+            ANTI_STEP(v);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (x0 + lx < width)
+        for (int m = 0; m < TL && y0 + m < height; m++)
+            out[(y0 + m) * width + x0 + lx] = tile[m * TSP + lx];
+}
+#undef TL
+#undef TSP
+#endif

@@ -49,6 +49,9 @@ const SIZES: &[(usize, usize)] = &[
     // Past iir_rowblk's 4096-sample gray row tile (1031 already spans three
     // 512-pixel colour tiles).
     (4099, 2),
+    // Several of iir_tiles' 64x64 tiles both ways, the last ones partial:
+    // both carries and the fix-up between them.
+    (131, 97),
 ];
 const CHANNELS: &[usize] = &[1, 3, 4];
 const BORDERS: &[Border] = &[Border::Replicate, Border::Mirror];

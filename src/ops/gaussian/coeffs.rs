@@ -139,6 +139,51 @@ impl Deriche {
         [a.0 as f32, a.1 as f32, b.0 as f32, b.1 as f32]
     }
 
+    /// Tables for `iir_tiles`' fix-up pass (`gaussian_t2_fix`) over tiles of
+    /// `n` samples, in the block sums' order of states `k` (w0 re, w0 im,
+    /// w1 re, w1 im, v0 re, v0 im, v1 re, v1 im; w causal, v anticausal):
+    /// - `8 * n` sum weights, `[k * n + j]`: what sample `j` adds to the
+    ///   tile's zero-state sum `k` (causal: `p^(n-1-j)`, anticausal:
+    ///   `p^(j+1)`, the real or imaginary part),
+    /// - `8 * n` state weights, `[k * n + m]`: what incoming state `k` adds
+    ///   to the output at sample `m` (`Re(a p^(m+1) state)` causal,
+    ///   `Re(a p^(n-1-m) state)` anticausal, as a real weight on the state's
+    ///   real or imaginary part),
+    /// - 8 sums of the sum weights (the sums of a constant 1).
+    ///
+    /// Computed in f64, rounded once.
+    pub fn tile_tables(&self, n: usize) -> Vec<f32> {
+        let one = C64::new(1.0, 0.0);
+        let power = |p: C64, e: usize| (0..e).fold(one, |q, _| q.mul(p));
+        let mut sum_w = vec![0.0f64; 8 * n];
+        let mut state_w = vec![0.0f64; 8 * n];
+        for (sec, s) in self.sections.iter().enumerate() {
+            for j in 0..n {
+                let (c, a) = (power(s.pole, n - 1 - j), power(s.pole, j + 1));
+                sum_w[(2 * sec) * n + j] = c.re;
+                sum_w[(2 * sec + 1) * n + j] = c.im;
+                sum_w[(4 + 2 * sec) * n + j] = a.re;
+                sum_w[(4 + 2 * sec + 1) * n + j] = a.im;
+                let (gc, ga) = (
+                    s.weight.mul(power(s.pole, j + 1)),
+                    s.weight.mul(power(s.pole, n - 1 - j)),
+                );
+                state_w[(2 * sec) * n + j] = gc.re;
+                state_w[(2 * sec + 1) * n + j] = -gc.im;
+                state_w[(4 + 2 * sec) * n + j] = ga.re;
+                state_w[(4 + 2 * sec + 1) * n + j] = -ga.im;
+            }
+        }
+        let ones = (0..8).map(|k| sum_w[k * n..(k + 1) * n].iter().sum::<f64>());
+        sum_w
+            .iter()
+            .chain(&state_w)
+            .copied()
+            .chain(ones)
+            .map(|v| v as f32)
+            .collect()
+    }
+
     /// Filters one line in place, replicate borders, in f64 (used by tests and
     /// by the CPU path's per-line fallback). `tmp` must have `line.len()` entries.
     pub fn filter_line_f64(&self, line: &mut [f64], tmp: &mut [f64]) {

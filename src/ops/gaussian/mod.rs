@@ -115,6 +115,7 @@ pub static SPEC: OpSpec = OpSpec {
     name: "gaussian",
     variants: variants::VARIANTS,
     gpu_order: &[
+        "iir_tiles",
         "iir_local",
         "iir_rowblk",
         "iir_blocks",
@@ -131,6 +132,7 @@ pub static SPEC: OpSpec = OpSpec {
         "iir_blocks",
         "iir_rowblk",
         "iir_local",
+        "iir_tiles",
     ],
     prefer: Some(prefer),
 };
@@ -142,6 +144,10 @@ pub(crate) fn row_local_geometry(width: usize, channels: usize) -> (usize, usize
     let seg = if channels == 1 { 32 } else { 8 };
     (width.div_ceil(seg).next_multiple_of(32), seg)
 }
+
+/// Side of `iir_tiles`' square tiles (`T2_TILE`): a tile's column is held
+/// in registers twice, as `iir_local`'s column blocks are.
+pub(crate) const T2_TILE: usize = 64;
 
 /// Work-group size and samples per work-item of `gaussian_rowblk_sums` /
 /// `_apply` (`iir_rowblk`) for working pixels of `channels` (1, else float4):
@@ -165,7 +171,7 @@ pub(crate) mod device {
 
     use super::{
         coeffs::Deriche, reference, row_blk_geometry, row_local_geometry, variants, GaussianParams,
-        SPEC,
+        SPEC, T2_TILE,
     };
     use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage, Kernel};
     use crate::engine::{Dev, Engine};
@@ -449,6 +455,122 @@ pub(crate) mod device {
         Ok((out, t1 + t2 + t3))
     }
 
+    /// `gaussian_t2_fix`'s table: the rows' sum weights, the columns' state
+    /// weights, the rows' sums of a constant 1 (see [`Deriche::tile_tables`]).
+    fn fix_tables(cols: &Deriche, rows: &Deriche) -> Vec<f32> {
+        let n = 8 * T2_TILE;
+        let (c, r) = (cols.tile_tables(T2_TILE), rows.tile_tables(T2_TILE));
+        [&r[..n], &c[n..2 * n], &r[2 * n..]].concat()
+    }
+
+    /// `iir_tiles`: both directions in square tiles from two reads of the
+    /// image, the tiles joined by the carries of both directions (the
+    /// `gaussian_t2_*` kernels in cl/gaussian.cl say how). Gray, both
+    /// sigmas non-zero.
+    fn tiles_pass(
+        engine: &Engine,
+        dev: &Dev,
+        spec: &VariantSpec,
+        src: &DeviceImage<f32>,
+        p: &GaussianParams,
+    ) -> Result<(DeviceImage<f32>, Duration)> {
+        let (w, h) = (src.width(), src.height());
+        let (ntx, nty) = (w.div_ceil(T2_TILE), h.div_ceil(T2_TILE));
+        let shape = w_shape(src, p);
+        let opts = format!("-DT_IS_FLOAT=1 -DCOL_BLK={T2_TILE} -DT2_TILE={T2_TILE}");
+        let kernel = |name: &str| engine.kernel(dev, SPEC.name, spec, &shape, &opts, name);
+        let (k_sums, k_carry, k_fix, k_apply) = (
+            kernel("gaussian_t2_sums")?,
+            kernel("gaussian_blk_carry")?,
+            kernel("gaussian_t2_fix")?,
+            kernel("gaussian_t2_apply")?,
+        );
+        let (dc, dr) = (
+            Deriche::new(p.sigma_y as f64),
+            Deriche::new(p.sigma_x as f64),
+        );
+        let [pc, ac, _, _] = dc.kernel_args();
+        let [pr, ar, _, _] = dr.kernel_args();
+        // Eight states per (tile row, column) and per (tile column, row);
+        // each row's first and last column-filtered values.
+        let colsums = DeviceImage::<f32>::new(dev, w, nty * 8, 1)?;
+        let rowsums = DeviceImage::<f32>::new(dev, h, ntx * 8, 1)?;
+        let edges = DeviceImage::<f32>::new(dev, 2, h, 1)?;
+        let exact = DeviceImage::<f32>::new(dev, 2, h, 1)?;
+        let out = DeviceImage::<f32>::new(dev, w, h, 1)?;
+        let dims = [Arg::int(w)?, Arg::int(h)?, Arg::int(ntx)?, Arg::int(nty)?];
+        let (global, local) = ([ntx * T2_TILE, nty], [T2_TILE, 1]);
+        let e1 = dev.launch(
+            &k_sums,
+            &global,
+            &local,
+            &[
+                Arg::img(src),
+                Arg::img(&colsums),
+                Arg::img(&rowsums),
+                Arg::img(&edges),
+                dims[0],
+                dims[1],
+                dims[2],
+                dims[3],
+                Arg::F32x4(pc),
+                Arg::F32x4(ac),
+                Arg::F32x4(pr),
+            ],
+        )?;
+        let e2 = carry(dev, &k_carry, src, &colsums, false, &dc, T2_TILE)?;
+        let tables = DeviceBuffer::from_slice(dev, &fix_tables(&dc, &dr))?;
+        let e3 = dev.launch(
+            &k_fix,
+            &global,
+            &local,
+            &[
+                Arg::img(src),
+                Arg::img(&colsums),
+                Arg::img(&rowsums),
+                Arg::img(&edges),
+                Arg::img(&exact),
+                Arg::buf(&tables),
+                dims[0],
+                dims[1],
+                dims[2],
+                dims[3],
+            ],
+        )?;
+        // The rows' lines are `exact`'s rows: first and last value.
+        let e4 = carry(dev, &k_carry, &exact, &rowsums, true, &dr, T2_TILE)?;
+        let e5 = dev.launch(
+            &k_apply,
+            &global,
+            &local,
+            &[
+                Arg::img(src),
+                Arg::img(&colsums),
+                Arg::img(&rowsums),
+                Arg::img(&exact),
+                Arg::img(&out),
+                dims[0],
+                dims[1],
+                dims[2],
+                dims[3],
+                Arg::F32x4(pc),
+                Arg::F32x4(ac),
+                Arg::F32x4(pr),
+                Arg::F32x4(ar),
+            ],
+        )?;
+        let t = [time(e1)?, time(e2)?, time(e3)?, time(e4)?, time(e5)?];
+        log::debug!(
+            "gaussian tiles {w}x{h}: sums {:?} col carry {:?} fix {:?} row carry {:?} apply {:?}",
+            t[0],
+            t[1],
+            t[2],
+            t[3],
+            t[4]
+        );
+        Ok((out, t.iter().sum()))
+    }
+
     fn transpose(
         engine: &Engine,
         dev: &Dev,
@@ -563,6 +685,17 @@ pub(crate) mod device {
                 }
                 if p.sigma_x > 0.0 {
                     step(&mut |s| row_local_pass(engine, dev, spec, s, p.sigma_x, p))?;
+                }
+            }
+            "iir_tiles" if p.sigma_x > 0.0 && p.sigma_y > 0.0 => {
+                step(&mut |s| tiles_pass(engine, dev, spec, s, p))?;
+            }
+            "iir_tiles" => {
+                if p.sigma_y > 0.0 {
+                    step(&mut |s| col_blocks_pass(engine, dev, spec, s, p.sigma_y, p))?;
+                }
+                if p.sigma_x > 0.0 {
+                    step(&mut |s| row_blocks_pass(engine, dev, spec, s, p.sigma_x, p))?;
                 }
             }
             "iir_rowblk" => {

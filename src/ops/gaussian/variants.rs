@@ -101,6 +101,22 @@ fn local_row_tiles(s: &Shape) -> usize {
     (wg * (seg + 1) + 4 * wg) * working_pixel(s)
 }
 
+/// iir_tiles: gray only (a float4 tile would not fit local memory).
+fn gray_tiles(s: &Shape) -> Result<(), String> {
+    iir(s)?;
+    if s.channels != 1 {
+        return Err("iir_tiles stages gray tiles only".into());
+    }
+    Ok(())
+}
+
+/// iir_tiles: one square tile at a padded stride (the fix-up pass needs
+/// less).
+fn local_tiles(_: &Shape) -> usize {
+    let t = super::T2_TILE;
+    t * (t + 1) * 4
+}
+
 fn working_channels(s: &Shape) -> usize {
     if s.channels == 1 {
         1
@@ -178,6 +194,17 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [64, 1],
         local_bytes: local_row_tiles,
         supports: iir,
+        tolerance: IIR_TOLERANCE,
+    },
+    VariantSpec {
+        name: "iir_tiles",
+        summary: "square tiles read twice: column and row block sums from one read, both \
+                  carries, then each tile filtered down and across (gray)",
+        file: "gaussian.cl",
+        options: "",
+        local: [64, 1],
+        local_bytes: local_tiles,
+        supports: gray_tiles,
         tolerance: IIR_TOLERANCE,
     },
     VariantSpec {
