@@ -100,14 +100,27 @@ impl GaussianParams {
 /// at sigma 8 the FIR loses (1.6 against 1.03 ms); its cost grows with the
 /// radius, so the crossover is near sigma 4. Gray rows go to `iir_local`
 /// (0.53 against 1.23 ms at sigma 2), which the static order already tries
-/// first. docs/PERFORMANCE.md has the runs.
+/// first. Large gray images go to `iir_tiles`, which reads the image three
+/// times where `iir_local` moves it five: on an H200 it took 0.513-0.515 ms
+/// against 0.537-0.539 at 8192x8192, but lost at 3840x2160 (0.098 against
+/// 0.092) and 1920x1080 (0.060 against 0.046), where its passes over the
+/// tiles' sums weigh more; the switch at 32 MP lies between the measured
+/// sizes. docs/PERFORMANCE.md has the runs; `filterctl tune` replaces these
+/// guesses per device.
 fn prefer(s: &Shape, kind: crate::backend::DeviceKind) -> Option<&'static str> {
     let OpParams::Gaussian(p) = s.params else {
         return None;
     };
+    if kind == crate::backend::DeviceKind::Cpu {
+        return None;
+    }
     let colour = s.channels > 1;
     let small = p.sigma_x.max(p.sigma_y) <= 4.0;
-    (kind != crate::backend::DeviceKind::Cpu && colour && small).then_some("fir_local")
+    if colour {
+        small.then_some("fir_local")
+    } else {
+        (s.width * s.height >= 32 << 20).then_some("iir_tiles")
+    }
 }
 
 /// The operation's description.
@@ -115,8 +128,8 @@ pub static SPEC: OpSpec = OpSpec {
     name: "gaussian",
     variants: variants::VARIANTS,
     gpu_order: &[
-        "iir_tiles",
         "iir_local",
+        "iir_tiles",
         "iir_rowblk",
         "iir_blocks",
         "iir_transpose_f4",
@@ -492,14 +505,16 @@ pub(crate) mod device {
         let [pc, ac, _, _] = dc.kernel_args();
         let [pr, ar, _, _] = dr.kernel_args();
         // Eight states per (tile row, column) and per (tile column, row);
-        // each row's first and last column-filtered values.
+        // per row its first and last column-filtered values, zero-state
+        // (`edges`, with the raw first sample) and exact (`exact`).
         let colsums = DeviceImage::<f32>::new(dev, w, nty * 8, 1)?;
         let rowsums = DeviceImage::<f32>::new(dev, h, ntx * 8, 1)?;
-        let edges = DeviceImage::<f32>::new(dev, 2, h, 1)?;
+        let edges = DeviceImage::<f32>::new(dev, 3, h, 1)?;
         let exact = DeviceImage::<f32>::new(dev, 2, h, 1)?;
         let out = DeviceImage::<f32>::new(dev, w, h, 1)?;
         let dims = [Arg::int(w)?, Arg::int(h)?, Arg::int(ntx)?, Arg::int(nty)?];
         let (global, local) = ([ntx * T2_TILE, nty], [T2_TILE, 1]);
+        let tables = DeviceBuffer::from_slice(dev, &fix_tables(&dc, &dr))?;
         let e1 = dev.launch(
             &k_sums,
             &global,
@@ -519,7 +534,6 @@ pub(crate) mod device {
             ],
         )?;
         let e2 = carry(dev, &k_carry, src, &colsums, false, &dc, T2_TILE)?;
-        let tables = DeviceBuffer::from_slice(dev, &fix_tables(&dc, &dr))?;
         let e3 = dev.launch(
             &k_fix,
             &global,
