@@ -681,6 +681,9 @@ void gaussian_blk_carry(__global const W* in, __global W* sums, int lines, int s
 // Gray only: a float4 tile would not fit local memory at this size.
 #define TL T2_TILE
 #define TSP (TL + 1)
+// Where Deriche::tile_biquads' coefficients start in the tables (`tab`):
+// the columns', then the rows'.
+#define T2_BQ_AT (16 * TL + 8)
 
 // Zero-state sums of one row of the tile, row[j] - r over j, into s
 // (SUMS_AT order). P is the row poles. (As dot products with a weight table
@@ -697,41 +700,141 @@ void t2_row_sums(__local const float* row, float r, float4 P, float* s)
     s[4] = v0r; s[5] = v0i; s[6] = v1r; s[7] = v1i;
 }
 
-// Column x of the tile whose first row is y0 (rows past the image repeat
-// its last row), as deviations from the column's first sample c, staged at
-// tile[m * TSP + lx] and filtered down there from the states s (SUMS_AT
-// order; on return the causal state after the tile and the anticausal state
-// it hands up); each value plus c replaces its sample. Only the causal
-// outputs are held in registers.
-void t2_col(__global const float* in, int x, int y0, int width, int height, float c,
-            float4 P, float4 A, float* s, __local float* tile, int lx)
+// One line of the tile, TL samples at p[m * stride], read as deviations
+// p - rin and written back as the filtered deviations plus rout, from the
+// states s (SUMS_AT order: the causal state before the line's first sample,
+// the anticausal state at its last), which on return hold the states at the
+// other ends (the causal state after the last sample, the anticausal state
+// handed on before the first). Only the causal outputs are held in
+// registers. Complex sections, as everywhere else:
+void t2_line_cx(__local float* p, int stride, float rin, float rout, float4 P, float4 A,
+                float* s)
 {
     float ys[TL];
-#pragma unroll
-    for (int m = 0; m < TL; m++)
-        tile[m * TSP + lx] = in[min(y0 + m, height - 1) * width + x] - c;
     float w0r = s[0], w0i = s[1], w1r = s[2], w1i = s[3];
     float v0r = s[4], v0i = s[5], v1r = s[6], v1i = s[7];
 #pragma unroll
     for (int m = 0; m < TL; m++) {
-        CAUSAL_STEP(tile[m * TSP + lx]);
+        CAUSAL_STEP(p[m * stride] - rin);
         ys[m] = A.x * w0r - A.y * w0i + A.z * w1r - A.w * w1i;
     }
 #pragma unroll
     for (int m = TL - 1; m >= 0; m--) {
-        float v = tile[m * TSP + lx];
-        tile[m * TSP + lx] = ys[m] + (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + c;
+        float v = p[m * stride] - rin;
+        p[m * stride] = ys[m] + (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + rout;
         ANTI_STEP(v);
     }
     s[0] = w0r; s[1] = w0i; s[2] = w1r; s[3] = w1i;
     s[4] = v0r; s[5] = v0i; s[6] = v1r; s[7] = v1i;
 }
 
+// The same line with each section as a real biquad (Deriche::tile_biquads
+// gives the coefficients `q` and says why): causal y[m] = n0 x[m] +
+// n1 x[m-1] + d1 y[m-1] + d2 y[m-2], anticausal q[m] = m0 x[m+1] +
+// m1 x[m+2] + d1 q[m+1] + d2 q[m+2], a third fewer operations than the
+// complex sections. Each section's first two outputs come from its complex
+// state, and its complex state at the far end from its last two outputs
+// and the last sample (the 2x2 inverse `inv`). That inverse grows like
+// sigma, which is why only sigma up to BIQUAD_MAX_SIGMA runs this way.
+#define BQ_D1 0
+#define BQ_D2 2
+#define BQ_N0 4
+#define BQ_N1 6
+#define BQ_M0 8
+#define BQ_M1 10
+#define BQ_B 12
+#define BQ_INV 16
+#define BQ_CR 24
+#define BQ_LEN 26
+#define BQ_STEP(d1, d2, f0, f1, y1, y2, x0, x1) ((d1) * (y1) + ((d2) * (y2) + ((f1) * (x1) + (f0) * (x0))))
+void t2_line_bq(__local float* p, int stride, float rin, float rout, float4 A,
+                __global const float* q, float* s)
+{
+    float ys[TL];
+    float d1a = q[BQ_D1], d1b = q[BQ_D1 + 1], d2a = q[BQ_D2], d2b = q[BQ_D2 + 1];
+    float4 B = vload4(0, q + BQ_B);
+    // Causal: ya, yb the sections' last outputs, ya1, yb1 the ones before,
+    // x1 the last sample.
+    {
+        float n0a = q[BQ_N0], n0b = q[BQ_N0 + 1], n1a = q[BQ_N1], n1b = q[BQ_N1 + 1];
+        float x1 = p[0] - rin;
+        float ya1 = A.x * s[0] - A.y * s[1], yb1 = A.z * s[2] - A.w * s[3];
+        float ya = B.x * s[0] - B.y * s[1] + n0a * x1, yb = B.z * s[2] - B.w * s[3] + n0b * x1;
+        ys[0] = ya + yb;
+#pragma unroll
+        for (int m = 1; m < TL; m++) {
+            float x = p[m * stride] - rin;
+            float na = BQ_STEP(d1a, d2a, n0a, n1a, ya, ya1, x, x1);
+            float nb = BQ_STEP(d1b, d2b, n0b, n1b, yb, yb1, x, x1);
+            ya1 = ya; ya = na; yb1 = yb; yb = nb; x1 = x;
+            ys[m] = na + nb;
+        }
+        float ea = ya1 + q[BQ_CR] * x1, eb = yb1 + q[BQ_CR + 1] * x1;
+        s[0] = q[BQ_INV] * ya + q[BQ_INV + 1] * ea;
+        s[1] = q[BQ_INV + 2] * ya + q[BQ_INV + 3] * ea;
+        s[2] = q[BQ_INV + 4] * yb + q[BQ_INV + 5] * eb;
+        s[3] = q[BQ_INV + 6] * yb + q[BQ_INV + 7] * eb;
+    }
+    // Anticausal: qa1, qb1 the outputs at m + 1, qa2, qb2 at m + 2; x1, x2
+    // the samples there.
+    {
+        float m0a = q[BQ_M0], m0b = q[BQ_M0 + 1], m1a = q[BQ_M1], m1b = q[BQ_M1 + 1];
+        float x2 = p[(TL - 1) * stride] - rin;
+        float qa2 = A.x * s[4] - A.y * s[5], qb2 = A.z * s[6] - A.w * s[7];
+        float qa1 = B.x * s[4] - B.y * s[5] + B.x * x2, qb1 = B.z * s[6] - B.w * s[7] + B.z * x2;
+        p[(TL - 1) * stride] = ys[TL - 1] + qa2 + qb2 + rout;
+        float x1 = p[(TL - 2) * stride] - rin;
+        p[(TL - 2) * stride] = ys[TL - 2] + qa1 + qb1 + rout;
+#pragma unroll
+        for (int m = TL - 3; m >= 0; m--) {
+            float x = p[m * stride] - rin;
+            float na = BQ_STEP(d1a, d2a, m0a, m1a, qa1, qa2, x1, x2);
+            float nb = BQ_STEP(d1b, d2b, m0b, m1b, qb1, qb2, x1, x2);
+            p[m * stride] = ys[m] + na + nb + rout;
+            qa2 = qa1; qa1 = na; qb2 = qb1; qb1 = nb; x2 = x1; x1 = x;
+        }
+        // One step past the first sample gives the state handed on.
+        float na = BQ_STEP(d1a, d2a, m0a, m1a, qa1, qa2, x1, x2);
+        float nb = BQ_STEP(d1b, d2b, m0b, m1b, qb1, qb2, x1, x2);
+        float ea = qa1 + A.x * x1, eb = qb1 + A.z * x1;
+        s[4] = q[BQ_INV] * na + q[BQ_INV + 1] * ea;
+        s[5] = q[BQ_INV + 2] * na + q[BQ_INV + 3] * ea;
+        s[6] = q[BQ_INV + 4] * nb + q[BQ_INV + 5] * eb;
+        s[7] = q[BQ_INV + 6] * nb + q[BQ_INV + 7] * eb;
+    }
+}
+
+// The line forms the build chose: T2_BQC for the columns, T2_BQR for the
+// rows (sigma up to BIQUAD_MAX_SIGMA in that direction).
+#ifdef T2_BQC
+#define T2_LINE_C(p, stride, rin, rout, P, A, q, s) t2_line_bq(p, stride, rin, rout, A, q, s)
+#else
+#define T2_LINE_C(p, stride, rin, rout, P, A, q, s) t2_line_cx(p, stride, rin, rout, P, A, s)
+#endif
+#ifdef T2_BQR
+#define T2_LINE_R(p, stride, rin, rout, P, A, q, s) t2_line_bq(p, stride, rin, rout, A, q, s)
+#else
+#define T2_LINE_R(p, stride, rin, rout, P, A, q, s) t2_line_cx(p, stride, rin, rout, P, A, s)
+#endif
+
+// Column x of the tile whose first row is y0 (rows past the image repeat
+// its last row), as deviations from the column's first sample c, staged at
+// tile[m * TSP + lx] and filtered down there from the states s (as
+// t2_line_cx); each value plus c replaces its sample.
+void t2_col(__global const float* in, int x, int y0, int width, int height, float c,
+            float4 P, float4 A, __global const float* q, float* s, __local float* tile, int lx)
+{
+#pragma unroll
+    for (int m = 0; m < TL; m++)
+        tile[m * TSP + lx] = in[min(y0 + m, height - 1) * width + x] - c;
+    T2_LINE_C(tile + lx, TSP, 0.0f, c, P, A, q, s);
+}
+
 // Pass 1. Launch: (ntx * TL, nty) work-items in groups of (TL, 1).
 __kernel __attribute__((reqd_work_group_size(TL, 1, 1)))
 void gaussian_t2_sums(__global const float* in, __global float* colsums, __global float* rowsums,
-                      __global float* edges, int width, int height, int ntx, int nty,
-                      float4 Pc, float4 Ac, float4 Pr)
+                      __global float* edges, __global const float* tab, int width,
+                      int height, int ntx, int nty, float4 Pc, float4 Ac, float4 Pr)
 {
     __local float tile[TL * TSP];
     int lx = get_local_id(0), tx = get_group_id(0), ty = get_group_id(1);
@@ -741,7 +844,7 @@ void gaussian_t2_sums(__global const float* in, __global float* colsums, __globa
         float s[8];
         for (int k = 0; k < 8; k++)
             s[k] = 0.0f;
-        t2_col(in, x, y0, width, height, in[x], Pc, Ac, s, tile, lx);
+        t2_col(in, x, y0, width, height, in[x], Pc, Ac, tab + T2_BQ_AT, s, tile, lx);
         __global float* sums = colsums;
         int nblocks = nty;
         if (x0 + lx < width)
@@ -842,8 +945,9 @@ void gaussian_t2_fix(__global const float* in, __global const float* colsums,
 __kernel __attribute__((reqd_work_group_size(TL, 1, 1)))
 void gaussian_t2_apply(__global const float* in, __global const float* colsums,
                        __global const float* rowsums, __global const float* exact,
-                       __global float* out, int width, int height, int ntx, int nty,
-                       float4 Pc, float4 Ac, float4 Pr, float4 Ar)
+                       __global const float* tab, __global float* out, int width,
+                       int height, int ntx, int nty, float4 Pc, float4 Ac, float4 Pr,
+                       float4 Ar)
 {
     __local float tile[TL * TSP];
     int lx = get_local_id(0), tx = get_group_id(0), ty = get_group_id(1);
@@ -855,30 +959,18 @@ void gaussian_t2_apply(__global const float* in, __global const float* colsums,
         float s[8];
         for (int k = 0; k < 8; k++)
             s[k] = SUMS_AT(k, ty, x, width);
-        t2_col(in, x, y0, width, height, in[x], Pc, Ac, s, tile, lx);
+        t2_col(in, x, y0, width, height, in[x], Pc, Ac, tab + T2_BQ_AT, s, tile, lx);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     int y = y0 + lx;
     if (y < height) {
-        float4 P = Pr, A = Ar;
-        __local float* row = tile + lx * TSP;
         float r = exact[2 * y];
         __global const float* sums = rowsums;
-        int nblocks = ntx, b = tx;
-        float w0r = SUMS_AT(0, b, y, height), w0i = SUMS_AT(1, b, y, height);
-        float w1r = SUMS_AT(2, b, y, height), w1i = SUMS_AT(3, b, y, height);
-        float v0r = SUMS_AT(4, b, y, height), v0i = SUMS_AT(5, b, y, height);
-        float v1r = SUMS_AT(6, b, y, height), v1i = SUMS_AT(7, b, y, height);
-        float ys[TL];
-        for (int j = 0; j < TL; j++) {
-            CAUSAL_STEP(row[j] - r);
-            ys[j] = A.x * w0r - A.y * w0i + A.z * w1r - A.w * w1i;
-        }
-        for (int j = TL - 1; j >= 0; j--) {
-            float v = row[j] - r;
-            row[j] = ys[j] + (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + r;
-            ANTI_STEP(v);
-        }
+        int nblocks = ntx;
+        float s[8];
+        for (int k = 0; k < 8; k++)
+            s[k] = SUMS_AT(k, tx, y, height);
+        T2_LINE_R(tile + lx * TSP, 1, r, r, Pr, Ar, tab + T2_BQ_AT + BQ_LEN, s);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (x0 + lx < width)

@@ -942,6 +942,55 @@ fn strong_blur_is_stable() {
     finish("strong_blur_is_stable", start, failures);
 }
 
+/// Around `BIQUAD_MAX_SIGMA` (64), where the rayon path and `iir_tiles`
+/// switch between real biquads and complex sections (per direction), on
+/// gray images of several 64x64 tiles both ways: every path within its
+/// bound of the exact blur and within `AGREE_BOUND` of `Engine::cpu()`.
+/// (These sizes are past `REFERENCE_BUDGET` for `reference::gaussian`.)
+#[test]
+fn biquad_limit_meets_the_bound() {
+    let cl = opencl_engine();
+    let paths = paths(cl.as_ref());
+    let mut failures = Vec::new();
+    for &(w, h) in &[(200, 150), (131, 197)] {
+        let mut rng = Rng::from_parts(&[65, w as u64, h as u64]);
+        let img = random_nonzero::<f32>(&mut rng, w, h, 1);
+        let scale = max_abs(&img);
+        for &(sx, sy) in &[(64.0, 64.0), (64.0, 65.0), (65.0, 64.0), (2.0, 64.0)] {
+            let p = params(sx, sy, Border::Replicate);
+            let want = fast_reference(&img, &p);
+            let ctx = format!("f32 {w}x{h}x1 sigma ({sx}, {sy})");
+            let mut cpu = None;
+            for path in &paths {
+                let Some((out, variant)) = path.run(&img, &p, &ctx) else {
+                    continue;
+                };
+                let (err, at) = error_vs(&out, &want, scale);
+                eprintln!("{ctx}: {} (ran {variant}): error {err:.2e}", path.label);
+                if err > bound(&variant) {
+                    failures.push(format!(
+                        "{ctx}: {} (ran {variant}): error {err:.3e} at {at}",
+                        path.label
+                    ));
+                }
+                match &cpu {
+                    None => cpu = Some(out),
+                    Some(c) => {
+                        let (d, at) = disagreement(&out, c, scale);
+                        if d > AGREE_BOUND {
+                            failures.push(format!(
+                                "{ctx}: {} (ran {variant}) vs Engine::cpu(): {d:.3e} at {at}",
+                                path.label
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 // ---------------------------------------------------- 5: bad parameters
 
 #[test]

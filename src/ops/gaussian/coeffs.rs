@@ -21,6 +21,15 @@
 const ALPHA: [(f64, f64); 2] = [(0.84, 1.8675), (-0.34015, -0.1299)];
 const LAMBDA: [(f64, f64); 2] = [(1.783, 0.6318), (1.723, 1.997)];
 
+/// Largest sigma whose recursions run as real biquads (the rayon path's
+/// lines, `iir_tiles`' tile lines); above it the complex sections keep f32
+/// rounding small. (See `Deriche::tile_biquads` and the rayon path's
+/// `Biquad` for the measured rounding.)
+pub const BIQUAD_MAX_SIGMA: f64 = 64.0;
+
+/// Length of [`Deriche::tile_biquads`]' table.
+pub const TILE_BIQUAD_LEN: usize = 26;
+
 /// A complex number (re, im) in f64.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct C64 {
@@ -182,6 +191,54 @@ impl Deriche {
             .chain(ones)
             .map(|v| v as f32)
             .collect()
+    }
+
+    /// The sections as real biquads for `iir_tiles`' tile lines
+    /// (`t2_line_bq` in cl/gaussian.cl), [`TILE_BIQUAD_LEN`] values, each
+    /// field as (section 0, section 1):
+    /// - `d1 = 2 Re p`, `d2 = -|p|^2`: the feedback of both directions;
+    /// - `n0 = Re a`, `n1 = -Re(conj(p) a)`: the causal feed-forward, for
+    ///   outputs `Re(a w[n])` of `w[n] = x[n] + p w[n-1]`;
+    /// - `m0 = Re(p a)`, `m1 = -|p|^2 Re a`: the anticausal feed-forward,
+    ///   for outputs `Re(a v[n])` of `v[n] = p (x[n+1] + v[n+1])`;
+    /// - `b = p a` as (re0, im0, re1, im1): a line's second output from a
+    ///   complex state;
+    /// - per section the inverse of `[[Re a, -Im a], [Re c, -Im c]]` with
+    ///   `c = a / p`, row-major: a complex state back from two successive
+    ///   outputs (`Re(a w[n]) = y[n]`, `Re(c w[n]) = y[n-1] + Re(c) x[n]`);
+    /// - `Re c`.
+    ///
+    /// The inverse's size grows like sigma (the two rows differ by the
+    /// poles' angle, about 0.63 / sigma), and f32 rounding in the outputs
+    /// with it, so the kernels use these only up to [`BIQUAD_MAX_SIGMA`].
+    pub fn tile_biquads(&self) -> [f32; TILE_BIQUAD_LEN] {
+        let [s0, s1] = self.sections;
+        let per = |f: &dyn Fn(&Section) -> f64| [f(&s0), f(&s1)];
+        let norm = |p: C64| p.re * p.re + p.im * p.im;
+        let c = |s: &Section| s.weight.div(s.pole);
+        let inv = |s: &Section| {
+            let (a, c) = (s.weight, c(s));
+            let det = a.im * c.re - a.re * c.im;
+            [-c.im / det, a.im / det, -c.re / det, a.re / det]
+        };
+        let b = |s: &Section| s.pole.mul(s.weight);
+        let conj = |p: C64| C64::new(p.re, -p.im);
+        let v: Vec<f64> = [
+            per(&|s| 2.0 * s.pole.re),
+            per(&|s| -norm(s.pole)),
+            per(&|s| s.weight.re),
+            per(&|s| -conj(s.pole).mul(s.weight).re),
+            per(&|s| b(s).re),
+            per(&|s| -norm(s.pole) * s.weight.re),
+        ]
+        .concat()
+        .into_iter()
+        .chain([b(&s0).re, b(&s0).im, b(&s1).re, b(&s1).im])
+        .chain(inv(&s0))
+        .chain(inv(&s1))
+        .chain(per(&|s| c(s).re))
+        .collect();
+        std::array::from_fn(|i| v[i] as f32)
     }
 
     /// Filters one line in place, replicate borders, in f64 (used by tests and

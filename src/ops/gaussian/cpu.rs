@@ -45,7 +45,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::coeffs::Deriche;
+use super::coeffs::{Deriche, BIQUAD_MAX_SIGMA};
 use super::reference::{source_index, taps};
 use super::{Border, GaussianParams, IIR_MIN_SIGMA};
 use crate::error::{Error, Result};
@@ -349,10 +349,6 @@ fn cdiv(a: Cx, b: Cx) -> Cx {
     let d = b.0 * b.0 + b.1 * b.1;
     ((a.0 * b.0 + a.1 * b.1) / d, (a.1 * b.0 - a.0 * b.1) / d)
 }
-
-/// Largest sigma run as real biquads (see [`Biquad`]); above it the
-/// complex sections keep f32 rounding small.
-const BIQUAD_MAX_SIGMA: f64 = 64.0;
 
 /// Rows of `m` floats that hold one direction's states of `m` columns.
 const STATE_ROWS: usize = 6;

@@ -183,8 +183,8 @@ pub(crate) mod device {
     use std::time::Duration;
 
     use super::{
-        coeffs::Deriche, reference, row_blk_geometry, row_local_geometry, variants, GaussianParams,
-        SPEC, T2_TILE,
+        coeffs::{Deriche, BIQUAD_MAX_SIGMA},
+        reference, row_blk_geometry, row_local_geometry, variants, GaussianParams, SPEC, T2_TILE,
     };
     use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage, Kernel};
     use crate::engine::{Dev, Engine};
@@ -473,7 +473,8 @@ pub(crate) mod device {
     fn fix_tables(cols: &Deriche, rows: &Deriche) -> Vec<f32> {
         let n = 8 * T2_TILE;
         let (c, r) = (cols.tile_tables(T2_TILE), rows.tile_tables(T2_TILE));
-        [&r[..n], &c[n..2 * n], &r[2 * n..]].concat()
+        let (cq, rq) = (cols.tile_biquads(), rows.tile_biquads());
+        [&r[..n], &c[n..2 * n], &r[2 * n..], &cq, &rq].concat()
     }
 
     /// `iir_tiles`: both directions in square tiles from two reads of the
@@ -490,7 +491,19 @@ pub(crate) mod device {
         let (w, h) = (src.width(), src.height());
         let (ntx, nty) = (w.div_ceil(T2_TILE), h.div_ceil(T2_TILE));
         let shape = w_shape(src, p);
-        let opts = format!("-DT_IS_FLOAT=1 -DCOL_BLK={T2_TILE} -DT2_TILE={T2_TILE}");
+        // Each direction's tile lines as biquads where its sigma allows.
+        let bq = |sigma: f32, flag: &str| {
+            if sigma as f64 <= BIQUAD_MAX_SIGMA {
+                format!(" -D{flag}=1")
+            } else {
+                String::new()
+            }
+        };
+        let opts = format!(
+            "-DT_IS_FLOAT=1 -DCOL_BLK={T2_TILE} -DT2_TILE={T2_TILE}{}{}",
+            bq(p.sigma_y, "T2_BQC"),
+            bq(p.sigma_x, "T2_BQR")
+        );
         let kernel = |name: &str| engine.kernel(dev, SPEC.name, spec, &shape, &opts, name);
         let (k_sums, k_carry, k_fix, k_apply) = (
             kernel("gaussian_t2_sums")?,
@@ -524,6 +537,7 @@ pub(crate) mod device {
                 Arg::img(&colsums),
                 Arg::img(&rowsums),
                 Arg::img(&edges),
+                Arg::buf(&tables),
                 dims[0],
                 dims[1],
                 dims[2],
@@ -562,6 +576,7 @@ pub(crate) mod device {
                 Arg::img(&colsums),
                 Arg::img(&rowsums),
                 Arg::img(&exact),
+                Arg::buf(&tables),
                 Arg::img(&out),
                 dims[0],
                 dims[1],
