@@ -956,7 +956,14 @@ fn biquad_limit_meets_the_bound() {
         let mut rng = Rng::from_parts(&[65, w as u64, h as u64]);
         let img = random_nonzero::<f32>(&mut rng, w, h, 1);
         let scale = max_abs(&img);
-        for &(sx, sy) in &[(64.0, 64.0), (64.0, 65.0), (65.0, 64.0), (2.0, 64.0)] {
+        for &(sx, sy) in &[
+            (64.0, 64.0),
+            (64.0, 65.0),
+            (65.0, 64.0),
+            (2.0, 64.0),
+            (1000.0, 1000.0),
+            (2.0, 1000.0),
+        ] {
             let p = params(sx, sy, Border::Replicate);
             let want = fast_reference(&img, &p);
             let ctx = format!("f32 {w}x{h}x1 sigma ({sx}, {sy})");

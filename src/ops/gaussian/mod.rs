@@ -100,13 +100,13 @@ impl GaussianParams {
 /// at sigma 8 the FIR loses (1.6 against 1.03 ms); its cost grows with the
 /// radius, so the crossover is near sigma 4. Gray rows go to `iir_local`
 /// (0.53 against 1.23 ms at sigma 2), which the static order already tries
-/// first. Large gray images go to `iir_tiles`, which reads the image three
-/// times where `iir_local` moves it five: on an H200 it took 0.513-0.515 ms
-/// against 0.537-0.539 at 8192x8192, but lost at 3840x2160 (0.098 against
-/// 0.092) and 1920x1080 (0.060 against 0.046), where its passes over the
-/// tiles' sums weigh more; the switch at 32 MP lies between the measured
-/// sizes. docs/PERFORMANCE.md has the runs; `filterctl tune` replaces these
-/// guesses per device.
+/// first. Gray images of 4 MP and more go to `iir_tiles`, which reads the
+/// image twice and writes it once where `iir_local` moves it five times: on
+/// an H200 at sigma 8 it took 0.455 against 0.537 ms at 8192x8192, 0.070
+/// against 0.074 at 3200x1800 (5.8 MP), tied at 2560x1440 (3.7 MP, 0.062)
+/// and lost at 1920x1080 (0.057 against 0.049), where its passes over the
+/// tiles' sums weigh more. docs/PERFORMANCE.md has the runs; `filterctl
+/// tune` replaces these guesses per device.
 fn prefer(s: &Shape, kind: crate::backend::DeviceKind) -> Option<&'static str> {
     let OpParams::Gaussian(p) = s.params else {
         return None;
@@ -119,7 +119,7 @@ fn prefer(s: &Shape, kind: crate::backend::DeviceKind) -> Option<&'static str> {
     if colour {
         small.then_some("fir_local")
     } else {
-        (s.width * s.height >= 32 << 20).then_some("iir_tiles")
+        (s.width * s.height >= 4 << 20).then_some("iir_tiles")
     }
 }
 
@@ -528,65 +528,32 @@ pub(crate) mod device {
         let dims = [Arg::int(w)?, Arg::int(h)?, Arg::int(ntx)?, Arg::int(nty)?];
         let (global, local) = ([ntx * T2_TILE, nty], [T2_TILE, 1]);
         let tables = DeviceBuffer::from_slice(dev, &fix_tables(&dc, &dr))?;
-        let e1 = dev.launch(
+        // The three tile passes take (in, colsums, rowsums, their own
+        // buffers, the sizes, their coefficients).
+        let tile_pass = |k: &Kernel, bufs: &[Arg], coefs: &[[f32; 4]]| {
+            let mut args = vec![Arg::img(src), Arg::img(&colsums), Arg::img(&rowsums)];
+            args.extend_from_slice(bufs);
+            args.extend(dims);
+            args.extend(coefs.iter().map(|&c| Arg::F32x4(c)));
+            dev.launch(k, &global, &local, &args)
+        };
+        let e1 = tile_pass(
             &k_sums,
-            &global,
-            &local,
-            &[
-                Arg::img(src),
-                Arg::img(&colsums),
-                Arg::img(&rowsums),
-                Arg::img(&edges),
-                Arg::buf(&tables),
-                dims[0],
-                dims[1],
-                dims[2],
-                dims[3],
-                Arg::F32x4(pc),
-                Arg::F32x4(ac),
-                Arg::F32x4(pr),
-            ],
+            &[Arg::img(&edges), Arg::buf(&tables)],
+            &[pc, ac, pr],
         )?;
         let e2 = carry(dev, &k_carry, src, &colsums, false, &dc, T2_TILE)?;
-        let e3 = dev.launch(
+        let e3 = tile_pass(
             &k_fix,
-            &global,
-            &local,
-            &[
-                Arg::img(src),
-                Arg::img(&colsums),
-                Arg::img(&rowsums),
-                Arg::img(&edges),
-                Arg::img(&exact),
-                Arg::buf(&tables),
-                dims[0],
-                dims[1],
-                dims[2],
-                dims[3],
-            ],
+            &[Arg::img(&edges), Arg::img(&exact), Arg::buf(&tables)],
+            &[],
         )?;
         // The rows' lines are `exact`'s rows: first and last value.
         let e4 = carry(dev, &k_carry, &exact, &rowsums, true, &dr, T2_TILE)?;
-        let e5 = dev.launch(
+        let e5 = tile_pass(
             &k_apply,
-            &global,
-            &local,
-            &[
-                Arg::img(src),
-                Arg::img(&colsums),
-                Arg::img(&rowsums),
-                Arg::img(&exact),
-                Arg::buf(&tables),
-                Arg::img(&out),
-                dims[0],
-                dims[1],
-                dims[2],
-                dims[3],
-                Arg::F32x4(pc),
-                Arg::F32x4(ac),
-                Arg::F32x4(pr),
-                Arg::F32x4(ar),
-            ],
+            &[Arg::img(&exact), Arg::buf(&tables), Arg::img(&out)],
+            &[pc, ac, pr, ar],
         )?;
         let t = [time(e1)?, time(e2)?, time(e3)?, time(e4)?, time(e5)?];
         log::debug!(
