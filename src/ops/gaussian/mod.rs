@@ -102,11 +102,12 @@ impl GaussianParams {
 /// (0.53 against 1.23 ms at sigma 2), which the static order already tries
 /// first. Gray images of 4 MP and more go to `iir_tiles`, which reads the
 /// image twice and writes it once where `iir_local` moves it five times: on
-/// an H200 at sigma 8 it took 0.455 against 0.537 ms at 8192x8192, 0.070
-/// against 0.074 at 3200x1800 (5.8 MP), tied at 2560x1440 (3.7 MP, 0.062)
-/// and lost at 1920x1080 (0.057 against 0.049), where its passes over the
-/// tiles' sums weigh more. docs/PERFORMANCE.md has the runs; `filterctl
-/// tune` replaces these guesses per device.
+/// an H200 at sigma 8 it took 0.440 against 0.542 ms at 8192x8192 and 0.087
+/// against 0.092 at 3840x2160, won at 3200x1800 (5.8 MP, 0.070 against
+/// 0.074 in an earlier build), tied at 2560x1440 (3.7 MP) and lost at
+/// 1920x1080 (0.052 against 0.045), where its passes over the tiles' sums
+/// weigh more. docs/PERFORMANCE.md has the runs; `filterctl tune` replaces
+/// these guesses per device.
 fn prefer(s: &Shape, kind: crate::backend::DeviceKind) -> Option<&'static str> {
     let OpParams::Gaussian(p) = s.params else {
         return None;
