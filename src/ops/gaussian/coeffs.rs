@@ -301,6 +301,80 @@ mod tests {
             .collect()
     }
 
+    /// `tile_biquads` against the complex sections over one 64-sample tile
+    /// from random states, as `t2_line_bq` uses it (in f64, so only the
+    /// coefficients' f32 rounding remains): both directions' outputs, and
+    /// the complex states recovered at the far ends.
+    #[test]
+    fn tile_biquads_match_the_complex_sections() {
+        for (i, sigma) in [1.0, 8.0, 64.0].into_iter().enumerate() {
+            let d = Deriche::new(sigma);
+            let q: Vec<f64> = d.tile_biquads().iter().map(|&v| v as f64).collect();
+            let x: Vec<f64> = random_line(64, 11 + i as u64)
+                .iter()
+                .map(|v| 2.0 * v - 1.0)
+                .collect();
+            let r = random_line(8, 5 + i as u64);
+            for (k, s) in d.sections.iter().enumerate() {
+                let (p, a) = (s.pole, s.weight);
+                let (w0, v0) = (
+                    C64::new(r[4 * k], r[4 * k + 1]),
+                    C64::new(r[4 * k + 2], r[4 * k + 3]),
+                );
+                let (d1, d2) = (q[k], q[2 + k]);
+                let (n0, n1, m0, m1) = (q[4 + k], q[6 + k], q[8 + k], q[10 + k]);
+                let b = C64::new(q[12 + 2 * k], q[13 + 2 * k]);
+                let inv = &q[16 + 4 * k..20 + 4 * k];
+                let cr = q[24 + k];
+                let re = |c: C64, w: C64| c.re * w.re - c.im * w.im;
+                let tol = 1e-6 * sigma.max(1.0);
+                // Causal: Re(a w[m]) after w[m] = x[m] + p w[m-1].
+                let mut w = w0;
+                let (mut y1, mut y) = (re(a, w0), re(b, w0) + n0 * x[0]);
+                for m in 0..64 {
+                    w = p.mul(w);
+                    w.re += x[m];
+                    if m > 0 {
+                        (y1, y) = (y, d1 * y + d2 * y1 + n0 * x[m] + n1 * x[m - 1]);
+                    }
+                    assert!((y - re(a, w)).abs() < tol, "sigma {sigma} causal {m}: {y}");
+                }
+                let e = y1 + cr * x[63];
+                let back = C64::new(inv[0] * y + inv[1] * e, inv[2] * y + inv[3] * e);
+                let scale = w.re.abs() + w.im.abs();
+                assert!((back.re - w.re).abs() + (back.im - w.im).abs() < tol * scale);
+                // Anticausal: Re(a v[m]), v[m-1] = p (x[m] + v[m]).
+                let mut v = v0;
+                let (mut q2, mut q1) = (re(a, v0), re(b, v0) + b.re * x[63]);
+                for m in (0..64).rev() {
+                    let want = re(a, v);
+                    let got = match m {
+                        63 => q2,
+                        62 => q1,
+                        _ => {
+                            let n = d1 * q1 + d2 * q2 + m0 * x[m + 1] + m1 * x[m + 2];
+                            (q2, q1) = (q1, n);
+                            n
+                        }
+                    };
+                    assert!(
+                        (got - want).abs() < tol,
+                        "sigma {sigma} anticausal {m}: {got}"
+                    );
+                    v = p.mul(C64::new(v.re + x[m], v.im));
+                }
+                let q_before = d1 * q1 + d2 * q2 + m0 * x[0] + m1 * x[1];
+                let e = q1 + a.re * x[0];
+                let back = C64::new(
+                    inv[0] * q_before + inv[1] * e,
+                    inv[2] * q_before + inv[3] * e,
+                );
+                let scale = v.re.abs() + v.im.abs();
+                assert!((back.re - v.re).abs() + (back.im - v.im).abs() < tol * scale);
+            }
+        }
+    }
+
     #[test]
     fn pole_powers_match_repeated_products() {
         let d = Deriche::new(3.7);
