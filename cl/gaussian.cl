@@ -675,11 +675,14 @@ void gaussian_blk_carry(__global const W* in, __global W* sums, int lines, int s
 //  5. gaussian_t2_apply: each tile filtered down its columns from their
 //     exact states and along its rows from theirs, written once.
 //
-// Passes 1 and 5 are bound by arithmetic, not memory, so up to sigma 64 in
-// a direction their tile lines there run as real biquads (t2_line_bq): on
-// an H200 at 8192x8192 this took pass 1 from 167 to 148 us and pass 5 from
-// 242 to 198. The carries and the fix-up keep the complex states, and pass
-// 1's row sums the complex recursion (they need no outputs, only states).
+// Passes 1 and 5 are bound by arithmetic, not memory, so their tile lines
+// run each section as a real second-order recursion: up to sigma 64 in a
+// direction as a biquad (t2_line_bq; on an H200 at 8192x8192 this took pass
+// 1 from 167 to 148 us and pass 5 from 242 to 198 against the complex
+// form), above that in delta form (t2_line_dq; at sigma 100 pass 1 from
+// 173 to 159 us, pass 5 from 240 to 219). The carries and the fix-up keep
+// the complex states, and pass 1's row sums the complex recursion (they
+// need no outputs, only states).
 //
 // The last tile of a row is padded with copies of the row's last column
 // (so by linearity its corrections use that column's states), the last tile
@@ -687,8 +690,8 @@ void gaussian_blk_carry(__global const W* in, __global W* sums, int lines, int s
 // Gray only: a float4 tile would not fit local memory at this size.
 #define TL T2_TILE
 #define TSP (TL + 1)
-// Where Deriche::tile_biquads' coefficients start in the tables (`tab`):
-// the columns', then the rows'.
+// Where the tile lines' coefficients (Deriche::tile_biquads or
+// tile_deltas) start in the tables (`tab`): the columns', then the rows'.
 #define T2_BQ_AT (16 * TL + 8)
 
 // Zero-state sums of one row of the tile, row[j] - r over j, into s
@@ -708,37 +711,16 @@ void t2_row_sums(__local const float* row, float r, float4 P, float* s)
 
 // One line of the tile, TL samples at p[m * stride], read as deviations
 // p - rin and written back as the filtered deviations plus rout, from the
-// states s (SUMS_AT order: the causal state before the line's first sample,
-// the anticausal state at its last), which on return hold the states at the
-// other ends (the causal state after the last sample, the anticausal state
-// handed on before the first). Only the causal outputs are held in
-// registers. Complex sections, as everywhere else:
-void t2_line_cx(__local float* p, int stride, float rin, float rout, float4 P, float4 A,
-                float* s)
-{
-    float ys[TL];
-    float w0r = s[0], w0i = s[1], w1r = s[2], w1i = s[3];
-    float v0r = s[4], v0i = s[5], v1r = s[6], v1i = s[7];
-#pragma unroll
-    for (int m = 0; m < TL; m++) {
-        CAUSAL_STEP(p[m * stride] - rin);
-        ys[m] = A.x * w0r - A.y * w0i + A.z * w1r - A.w * w1i;
-    }
-#pragma unroll
-    for (int m = TL - 1; m >= 0; m--) {
-        float v = p[m * stride] - rin;
-        p[m * stride] = ys[m] + (A.x * v0r - A.y * v0i + A.z * v1r - A.w * v1i) + rout;
-        ANTI_STEP(v);
-    }
-    s[0] = w0r; s[1] = w0i; s[2] = w1r; s[3] = w1i;
-    s[4] = v0r; s[5] = v0i; s[6] = v1r; s[7] = v1i;
-}
-
-// The same line with each section as a real biquad (Deriche::tile_biquads
-// gives the coefficients `q` and says why): causal y[m] = n0 x[m] +
+// states s (SUMS_AT order, complex: the causal state before the line's
+// first sample, the anticausal state at its last), which on return hold the
+// states at the other ends (the causal state after the last sample, the
+// anticausal state handed on before the first). Only the causal outputs are
+// held in registers. Up to BIQUAD_MAX_SIGMA each section runs as a real
+// biquad (Deriche::tile_biquads gives the coefficients `q` and says why;
+// the complex recursion the other passes use costs a half more per
+// sample): causal y[m] = n0 x[m] +
 // n1 x[m-1] + d1 y[m-1] + d2 y[m-2], anticausal q[m] = m0 x[m+1] +
-// m1 x[m+2] + d1 q[m+1] + d2 q[m+2], a third fewer operations than the
-// complex sections. Each section's first two outputs come from its complex
+// m1 x[m+2] + d1 q[m+1] + d2 q[m+2]. Each section's first two outputs come from its complex
 // state, and its complex state at the far end from its last two outputs
 // and the last sample (the 2x2 inverse `inv`). Above BIQUAD_MAX_SIGMA this
 // form's f32 rounding grows too fast: the inverse grows like sigma, and the
@@ -813,37 +795,110 @@ void t2_line_bq(__local float* p, int stride, float rin, float rout, float4 A,
     }
 }
 
-// The line forms the build chose: T2_BQC for the columns, T2_BQR for the
-// rows (sigma up to BIQUAD_MAX_SIGMA in that direction).
-#ifdef T2_BQC
-#define T2_LINE_C(p, stride, rin, rout, P, A, q, s) t2_line_bq(p, stride, rin, rout, A, q, s)
+// The same line in delta form, for sigma above BIQUAD_MAX_SIGMA
+// (Deriche::tile_deltas gives `q` in the biquads' layout and says why):
+// each section runs on its output y and the output's step e = y - y_prev,
+// causal e[m] = e1 y[m-1] + g e[m-1] + n0 x[m] + n1 x[m-1], y[m] = y[m-1] +
+// e[m], anticausal the same upwards with m0, m1. Five operations per step
+// and section against the complex form's six to seven, with its rounding
+// (the feedback carries the small steps, not the signal). A section's first
+// output and step come from its complex state, and the complex state at the
+// far end from the last output and step (the 2x2 inverse `inv`).
+#define DQ_E1 0
+#define DQ_G 2
+#define DQ_BA 12
+#define DQ_STEP(e1, g, f0, f1, y, e, x0, x1) ((e1) * (y) + ((g) * (e) + ((f1) * (x1) + (f0) * (x0))))
+void t2_line_dq(__local float* p, int stride, float rin, float rout, float4 A,
+                __global const float* q, float* s)
+{
+    float ys[TL];
+    float e1a = q[DQ_E1], e1b = q[DQ_E1 + 1], ga = q[DQ_G], gb = q[DQ_G + 1];
+    float4 D = vload4(0, q + DQ_BA);
+    // Causal: ya, yb the sections' last outputs, ea, eb their steps, x1 the
+    // last sample.
+    {
+        float n0a = q[BQ_N0], n0b = q[BQ_N0 + 1], n1a = q[BQ_N1], n1b = q[BQ_N1 + 1];
+        float x1 = p[0] - rin;
+        float ea = D.x * s[0] - D.y * s[1] + n0a * x1, eb = D.z * s[2] - D.w * s[3] + n0b * x1;
+        float ya = A.x * s[0] - A.y * s[1] + ea, yb = A.z * s[2] - A.w * s[3] + eb;
+        ys[0] = ya + yb;
+#pragma unroll
+        for (int m = 1; m < TL; m++) {
+            float x = p[m * stride] - rin;
+            ea = DQ_STEP(e1a, ga, n0a, n1a, ya, ea, x, x1);
+            eb = DQ_STEP(e1b, gb, n0b, n1b, yb, eb, x, x1);
+            ya += ea; yb += eb; x1 = x;
+            ys[m] = ya + yb;
+        }
+        float da = ea - q[BQ_CR] * x1, db = eb - q[BQ_CR + 1] * x1;
+        s[0] = q[BQ_INV] * ya + q[BQ_INV + 1] * da;
+        s[1] = q[BQ_INV + 2] * ya + q[BQ_INV + 3] * da;
+        s[2] = q[BQ_INV + 4] * yb + q[BQ_INV + 5] * db;
+        s[3] = q[BQ_INV + 6] * yb + q[BQ_INV + 7] * db;
+    }
+    // Anticausal: qa, qb the outputs at m + 1, ea, eb their steps; x1, x2
+    // the samples at m + 1 and m + 2.
+    {
+        float m0a = q[BQ_M0], m0b = q[BQ_M0 + 1], m1a = q[BQ_M1], m1b = q[BQ_M1 + 1];
+        float x2 = p[(TL - 1) * stride] - rin;
+        float qa = A.x * s[4] - A.y * s[5], qb = A.z * s[6] - A.w * s[7];
+        p[(TL - 1) * stride] = ys[TL - 1] + qa + qb + rout;
+        float ea = D.x * s[4] - D.y * s[5] + m0a * x2, eb = D.z * s[6] - D.w * s[7] + m0b * x2;
+        qa += ea; qb += eb;
+        float x1 = p[(TL - 2) * stride] - rin;
+        p[(TL - 2) * stride] = ys[TL - 2] + qa + qb + rout;
+#pragma unroll
+        for (int m = TL - 3; m >= 0; m--) {
+            float x = p[m * stride] - rin;
+            ea = DQ_STEP(e1a, ga, m0a, m1a, qa, ea, x1, x2);
+            eb = DQ_STEP(e1b, gb, m0b, m1b, qb, eb, x1, x2);
+            qa += ea; qb += eb;
+            p[m * stride] = ys[m] + qa + qb + rout;
+            x2 = x1; x1 = x;
+        }
+        // One step past the first sample gives the state handed on.
+        ea = DQ_STEP(e1a, ga, m0a, m1a, qa, ea, x1, x2);
+        eb = DQ_STEP(e1b, gb, m0b, m1b, qb, eb, x1, x2);
+        qa += ea; qb += eb;
+        float da = ea - A.x * x1, db = eb - A.z * x1;
+        s[4] = q[BQ_INV] * qa + q[BQ_INV + 1] * da;
+        s[5] = q[BQ_INV + 2] * qa + q[BQ_INV + 3] * da;
+        s[6] = q[BQ_INV + 4] * qb + q[BQ_INV + 5] * db;
+        s[7] = q[BQ_INV + 6] * qb + q[BQ_INV + 7] * db;
+    }
+}
+
+// The line forms the build chose per direction: T2_BQC (columns) and
+// T2_BQR (rows) are 1 for biquads, 2 for the delta form.
+#if T2_BQC == 2
+#define T2_LINE_C t2_line_dq
 #else
-#define T2_LINE_C(p, stride, rin, rout, P, A, q, s) t2_line_cx(p, stride, rin, rout, P, A, s)
+#define T2_LINE_C t2_line_bq
 #endif
-#ifdef T2_BQR
-#define T2_LINE_R(p, stride, rin, rout, P, A, q, s) t2_line_bq(p, stride, rin, rout, A, q, s)
+#if T2_BQR == 2
+#define T2_LINE_R t2_line_dq
 #else
-#define T2_LINE_R(p, stride, rin, rout, P, A, q, s) t2_line_cx(p, stride, rin, rout, P, A, s)
+#define T2_LINE_R t2_line_bq
 #endif
 
 // Column x of the tile whose first row is y0 (rows past the image repeat
 // its last row), as deviations from the column's first sample c, staged at
 // tile[m * TSP + lx] and filtered down there from the states s (as
-// t2_line_cx); each value plus c replaces its sample.
+// t2_line_bq); each value plus c replaces its sample.
 void t2_col(__global const float* in, int x, int y0, int width, int height, float c,
-            float4 P, float4 A, __global const float* q, float* s, __local float* tile, int lx)
+            float4 A, __global const float* q, float* s, __local float* tile, int lx)
 {
 #pragma unroll
     for (int m = 0; m < TL; m++)
         tile[m * TSP + lx] = in[min(y0 + m, height - 1) * width + x] - c;
-    T2_LINE_C(tile + lx, TSP, 0.0f, c, P, A, q, s);
+    T2_LINE_C(tile + lx, TSP, 0.0f, c, A, q, s);
 }
 
 // Pass 1. Launch: (ntx * TL, nty) work-items in groups of (TL, 1).
 __kernel __attribute__((reqd_work_group_size(TL, 1, 1)))
 void gaussian_t2_sums(__global const float* in, __global float* colsums, __global float* rowsums,
                       __global float* edges, __global const float* tab, int width,
-                      int height, int ntx, int nty, float4 Pc, float4 Ac, float4 Pr)
+                      int height, int ntx, int nty, float4 Ac, float4 Pr)
 {
     __local float tile[TL * TSP];
     int lx = get_local_id(0), tx = get_group_id(0), ty = get_group_id(1);
@@ -853,7 +908,7 @@ void gaussian_t2_sums(__global const float* in, __global float* colsums, __globa
         float s[8];
         for (int k = 0; k < 8; k++)
             s[k] = 0.0f;
-        t2_col(in, x, y0, width, height, in[x], Pc, Ac, tab + T2_BQ_AT, s, tile, lx);
+        t2_col(in, x, y0, width, height, in[x], Ac, tab + T2_BQ_AT, s, tile, lx);
         __global float* sums = colsums;
         int nblocks = nty;
         if (x0 + lx < width)
@@ -963,8 +1018,7 @@ __kernel __attribute__((reqd_work_group_size(TL, 1, 1)))
 void gaussian_t2_apply(__global const float* in, __global const float* colsums,
                        __global const float* rowsums, __global const float* exact,
                        __global const float* tab, __global float* out, int width,
-                       int height, int ntx, int nty, float4 Pc, float4 Ac, float4 Pr,
-                       float4 Ar)
+                       int height, int ntx, int nty, float4 Ac, float4 Ar)
 {
     __local float tile[TL * TSP];
     int lx = get_local_id(0), tx = get_group_id(0), ty = get_group_id(1);
@@ -976,7 +1030,7 @@ void gaussian_t2_apply(__global const float* in, __global const float* colsums,
         float s[8];
         for (int k = 0; k < 8; k++)
             s[k] = SUMS_AT(k, ty, x, width);
-        t2_col(in, x, y0, width, height, in[x], Pc, Ac, tab + T2_BQ_AT, s, tile, lx);
+        t2_col(in, x, y0, width, height, in[x], Ac, tab + T2_BQ_AT, s, tile, lx);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     int y = y0 + lx;
@@ -987,7 +1041,7 @@ void gaussian_t2_apply(__global const float* in, __global const float* colsums,
         float s[8];
         for (int k = 0; k < 8; k++)
             s[k] = SUMS_AT(k, tx, y, height);
-        T2_LINE_R(tile + lx * TSP, 1, r, r, Pr, Ar, tab + T2_BQ_AT + BQ_LEN, s);
+        T2_LINE_R(tile + lx * TSP, 1, r, r, Ar, tab + T2_BQ_AT + BQ_LEN, s);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (x0 + lx < width)

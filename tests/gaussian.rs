@@ -942,9 +942,10 @@ fn strong_blur_is_stable() {
     finish("strong_blur_is_stable", start, failures);
 }
 
-/// Around `BIQUAD_MAX_SIGMA` (64), where the rayon path and `iir_tiles`
-/// switch between real biquads and complex sections (per direction), on
-/// gray images of several 64x64 tiles both ways: every path within its
+/// Around `BIQUAD_MAX_SIGMA` (64), where the rayon path switches between
+/// real biquads and complex sections and `iir_tiles` between biquads and
+/// the delta form (per direction), and far above it, on gray images of
+/// several 64x64 tiles both ways: every path within its
 /// bound of the exact blur and within `AGREE_BOUND` of `Engine::cpu()`.
 /// (These sizes are past `REFERENCE_BUDGET` for `reference::gaussian`.)
 #[test]
@@ -963,6 +964,7 @@ fn biquad_limit_meets_the_bound() {
             (2.0, 64.0),
             (1000.0, 1000.0),
             (2.0, 1000.0),
+            (10000.0, 65.0),
         ] {
             let p = params(sx, sy, Border::Replicate);
             let want = fast_reference(&img, &p);

@@ -22,12 +22,13 @@ const ALPHA: [(f64, f64); 2] = [(0.84, 1.8675), (-0.34015, -0.1299)];
 const LAMBDA: [(f64, f64); 2] = [(1.783, 0.6318), (1.723, 1.997)];
 
 /// Largest sigma whose recursions run as real biquads (the rayon path's
-/// lines, `iir_tiles`' tile lines); above it the complex sections keep f32
-/// rounding small. (See `Deriche::tile_biquads` and the rayon path's
-/// `Biquad` for the measured rounding.)
+/// lines, `iir_tiles`' tile lines); above it the rayon path runs complex
+/// sections and `iir_tiles` the delta form ([`Deriche::tile_deltas`]),
+/// which keep f32 rounding small. (See `Deriche::tile_biquads` and the
+/// rayon path's `Biquad` for the measured rounding.)
 pub const BIQUAD_MAX_SIGMA: f64 = 64.0;
 
-/// Length of [`Deriche::tile_biquads`]' table.
+/// Length of [`Deriche::tile_biquads`]' and [`Deriche::tile_deltas`]' tables.
 pub const TILE_BIQUAD_LEN: usize = 26;
 
 /// A complex number (re, im) in f64.
@@ -241,6 +242,66 @@ impl Deriche {
         std::array::from_fn(|i| v[i] as f32)
     }
 
+    /// The sections in delta form for `iir_tiles`' tile lines above
+    /// [`BIQUAD_MAX_SIGMA`] (`t2_line_dq` in cl/gaussian.cl). Each biquad
+    /// `y[n] = d1 y[n-1] + d2 y[n-2] + ..` is run on its output and the
+    /// output's step `e[n] = y[n] - y[n-1]`:
+    /// `e[n] = e1 y[n-1] + g e[n-1] + n0 x[n] + n1 x[n-1]`, `y[n] = y[n-1] +
+    /// e[n]`, with `e1 = d1 + d2 - 1 = -|1 - p|^2` and `g = -d2 = |p|^2`
+    /// (anticausal the same upwards with `m0`, `m1`). Near the double pole
+    /// at 1 the biquad's feedback carries the whole signal, so its rounding
+    /// grows like sigma^2; here the feedback carries the steps, small
+    /// coefficients times the signal, and the rounding grows like sigma, as
+    /// in the complex form, for five operations per step against its six to
+    /// seven. [`TILE_BIQUAD_LEN`] values, each field as (section 0,
+    /// section 1):
+    /// - `e1`, `g`;
+    /// - `n0`, `n1`, `m0`, `m1` as in [`Deriche::tile_biquads`];
+    /// - `b - a = a (p - 1)` as (re0, im0, re1, im1): a line's first step
+    ///   from a complex state;
+    /// - per section the inverse of `[[Re a, -Im a], [Re d, -Im d]]` with
+    ///   `d = a - c`, `c = a / p`, row-major: a complex state back from an
+    ///   output and its step (`Re(a w[n]) = y[n]`, `Re(d w[n]) = e[n] -
+    ///   Re(c) x[n]`);
+    /// - `Re c`.
+    ///
+    /// The inverse stays near `1 / |a|` in both rows' units: the step row
+    /// is a factor `|1 - p|` smaller, as the steps are.
+    pub fn tile_deltas(&self) -> [f32; TILE_BIQUAD_LEN] {
+        let [s0, s1] = self.sections;
+        let per = |f: &dyn Fn(&Section) -> f64| [f(&s0), f(&s1)];
+        let norm = |p: C64| p.re * p.re + p.im * p.im;
+        let one_minus = |p: C64| C64::new(1.0 - p.re, -p.im);
+        let c = |s: &Section| s.weight.div(s.pole);
+        let d = |s: &Section| {
+            let c = c(s);
+            C64::new(s.weight.re - c.re, s.weight.im - c.im)
+        };
+        let inv = |s: &Section| {
+            let (a, d) = (s.weight, d(s));
+            let det = a.im * d.re - a.re * d.im;
+            [-d.im / det, a.im / det, -d.re / det, a.re / det]
+        };
+        let step = |s: &Section| s.weight.mul(C64::new(s.pole.re - 1.0, s.pole.im));
+        let conj = |p: C64| C64::new(p.re, -p.im);
+        let v: Vec<f64> = [
+            per(&|s| -norm(one_minus(s.pole))),
+            per(&|s| norm(s.pole)),
+            per(&|s| s.weight.re),
+            per(&|s| -conj(s.pole).mul(s.weight).re),
+            per(&|s| s.pole.mul(s.weight).re),
+            per(&|s| -norm(s.pole) * s.weight.re),
+        ]
+        .concat()
+        .into_iter()
+        .chain([step(&s0).re, step(&s0).im, step(&s1).re, step(&s1).im])
+        .chain(inv(&s0))
+        .chain(inv(&s1))
+        .chain(per(&|s| c(s).re))
+        .collect();
+        std::array::from_fn(|i| v[i] as f32)
+    }
+
     /// Filters one line in place, replicate borders, in f64 (used by tests and
     /// by the CPU path's per-line fallback). `tmp` must have `line.len()` entries.
     pub fn filter_line_f64(&self, line: &mut [f64], tmp: &mut [f64]) {
@@ -372,6 +433,150 @@ mod tests {
                 let scale = v.re.abs() + v.im.abs();
                 assert!((back.re - v.re).abs() + (back.im - v.im).abs() < tol * scale);
             }
+        }
+    }
+
+    /// One section's causal line in `t2_line_dq`'s delta form, in `F`
+    /// (f32 as the kernels run it, f64 to check the table): outputs
+    /// `Re(a w[m])` from the incoming complex state `w` and the samples `x`,
+    /// and the state after the last sample, recovered through the inverse.
+    fn delta_causal<F>(q: &[f32], k: usize, a: C64, w: C64, x: &[F]) -> (Vec<F>, [F; 2])
+    where
+        F: Copy
+            + From<f32>
+            + std::ops::Add<Output = F>
+            + std::ops::Sub<Output = F>
+            + std::ops::Mul<Output = F>,
+    {
+        let f = |v: f32| F::from(v);
+        let c = |v: f64| F::from(v as f32);
+        let (e1, g, n0, n1) = (f(q[k]), f(q[2 + k]), f(q[4 + k]), f(q[6 + k]));
+        let (br, bi) = (f(q[12 + 2 * k]), f(q[13 + 2 * k]));
+        let (wr, wi) = (c(w.re), c(w.im));
+        let mut e = br * wr - bi * wi + n0 * x[0];
+        let mut y = c(a.re) * wr - c(a.im) * wi + e;
+        let mut ys = vec![y];
+        for m in 1..x.len() {
+            e = e1 * y + g * e + n0 * x[m] + n1 * x[m - 1];
+            y = y + e;
+            ys.push(y);
+        }
+        let inv = &q[16 + 4 * k..20 + 4 * k];
+        let ed = e - f(q[24 + k]) * x[x.len() - 1];
+        let back = [
+            f(inv[0]) * y + f(inv[1]) * ed,
+            f(inv[2]) * y + f(inv[3]) * ed,
+        ];
+        (ys, back)
+    }
+
+    /// `tile_deltas` against the complex sections over one 64-sample tile
+    /// from random states, in f64 as `tile_biquads_match_the_complex_
+    /// sections` does, now up to sigma 10000: both directions' outputs and
+    /// the states recovered at the far ends (measured: `|a| |dw|` at most
+    /// 2.1e-7).
+    #[test]
+    fn tile_deltas_match_the_complex_sections() {
+        for (i, sigma) in [1.0, 8.0, 65.0, 1000.0, 10000.0].into_iter().enumerate() {
+            let d = Deriche::new(sigma);
+            let q = d.tile_deltas();
+            let qf: Vec<f64> = q.iter().map(|&v| v as f64).collect();
+            let x: Vec<f64> = random_line(64, 21 + i as u64)
+                .iter()
+                .map(|v| 2.0 * v - 1.0)
+                .collect();
+            let r = random_line(8, 15 + i as u64);
+            for (k, s) in d.sections.iter().enumerate() {
+                let (p, a) = (s.pole, s.weight);
+                let (w0, v0) = (
+                    C64::new(r[4 * k], r[4 * k + 1]),
+                    C64::new(r[4 * k + 2], r[4 * k + 3]),
+                );
+                let re = |c: C64, w: C64| c.re * w.re - c.im * w.im;
+                let tol = 1e-6;
+                // A state error `dw` moves later outputs by at most
+                // `|a| |dw|`, which is what the recovered states are held to.
+                let a_abs = a.re.hypot(a.im);
+                // Causal: Re(a w[m]) after w[m] = x[m] + p w[m-1].
+                let (ys, back) = delta_causal::<f64>(&q, k, a, w0, &x);
+                let mut w = w0;
+                for (m, y) in ys.iter().enumerate() {
+                    w = p.mul(w);
+                    w.re += x[m];
+                    let want = re(a, w);
+                    assert!((y - want).abs() < tol, "sigma {sigma} causal {m}: {y}");
+                }
+                let err = (back[0] - w.re).abs() + (back[1] - w.im).abs();
+                assert!(err * a_abs < 5e-7, "sigma {sigma} causal state: {err:e}");
+                // Anticausal: Re(a v[m]), v[m-1] = p (x[m] + v[m]), run as
+                // t2_line_dq does: q[63] from the state, then steps.
+                let (e1, g, m0, m1) = (qf[k], qf[2 + k], qf[8 + k], qf[10 + k]);
+                let st = C64::new(qf[12 + 2 * k], qf[13 + 2 * k]);
+                let mut v = v0;
+                let mut qv = re(a, v0);
+                let mut e = re(st, v0) + m0 * x[63];
+                for m in (0..64).rev() {
+                    let want = re(a, v);
+                    if m < 63 {
+                        if m < 62 {
+                            e = e1 * qv + g * e + m0 * x[m + 1] + m1 * x[m + 2];
+                        }
+                        qv += e;
+                    }
+                    assert!(
+                        (qv - want).abs() < tol,
+                        "sigma {sigma} anticausal {m}: {qv}"
+                    );
+                    v = p.mul(C64::new(v.re + x[m], v.im));
+                }
+                e = e1 * qv + g * e + m0 * x[0] + m1 * x[1];
+                qv += e;
+                let inv = &qf[16 + 4 * k..20 + 4 * k];
+                let ed = e - a.re * x[0];
+                let back = C64::new(inv[0] * qv + inv[1] * ed, inv[2] * qv + inv[3] * ed);
+                let err = (back.re - v.re).abs() + (back.im - v.im).abs();
+                assert!(
+                    err * a_abs < 5e-7,
+                    "sigma {sigma} anticausal state: {err:e}"
+                );
+            }
+        }
+    }
+
+    /// Why the tile lines switch from biquads to the delta form above
+    /// BIQUAD_MAX_SIGMA: run in f32 over a line of 64 tiles, each
+    /// restarted from the state the previous one handed on, as `iir_tiles`
+    /// does, the delta form's causal outputs stay within 1e-6 of full scale
+    /// up to sigma 1000 and 1e-5 at 10000 (measured 1.3e-7, 3.1e-7 and
+    /// 7.4e-6 at sigma 100, 1000, 10000; the biquads reached 4e-5 at sigma
+    /// 1000 on PoCL's whole filter).
+    #[test]
+    fn delta_form_rounding_stays_small_at_large_sigma() {
+        for sigma in [100.0, 1000.0, 10000.0] {
+            let d = Deriche::new(sigma);
+            let q = d.tile_deltas();
+            let x: Vec<f64> = random_line(64 * 64, 3)
+                .iter()
+                .map(|v| 2.0 * v - 1.0)
+                .collect();
+            let s = d.sections[0];
+            let (p, a) = (s.pole, s.weight);
+            // The steady state for x[0] repeated, as a replicate border gives.
+            let mut w = s.causal_init.scale(x[0]);
+            let mut w_exact = w;
+            let mut worst = 0.0f64;
+            for tile in x.chunks(64) {
+                let xf: Vec<f32> = tile.iter().map(|&v| v as f32).collect();
+                let (ys, back) = delta_causal::<f32>(&q, 0, a, w, &xf);
+                for (y, &xm) in ys.iter().zip(tile) {
+                    w_exact = p.mul(w_exact);
+                    w_exact.re += xm;
+                    worst = worst.max((*y as f64 - (a.mul(w_exact)).re).abs());
+                }
+                w = C64::new(back[0] as f64, back[1] as f64);
+            }
+            let bound = if sigma <= 1000.0 { 1e-6 } else { 1e-5 };
+            assert!(worst < bound, "sigma {sigma}: {worst:e}");
         }
     }
 

@@ -470,12 +470,17 @@ pub(crate) mod device {
     }
 
     /// `gaussian_t2_fix`'s table: the rows' sum weights, the columns' state
-    /// weights, the rows' sums of a constant 1 (see [`Deriche::tile_tables`]).
+    /// weights, the rows' sums of a constant 1 (see [`Deriche::tile_tables`]),
+    /// then the columns' and the rows' tile-line coefficients (biquads or
+    /// delta form, as `tiles_pass` builds the kernels).
     fn fix_tables(cols: &Deriche, rows: &Deriche) -> Vec<f32> {
         let n = 8 * T2_TILE;
         let (c, r) = (cols.tile_tables(T2_TILE), rows.tile_tables(T2_TILE));
-        let (cq, rq) = (cols.tile_biquads(), rows.tile_biquads());
-        [&r[..n], &c[n..2 * n], &r[2 * n..], &cq, &rq].concat()
+        let line = |d: &Deriche| match d.sigma <= BIQUAD_MAX_SIGMA {
+            true => d.tile_biquads(),
+            false => d.tile_deltas(),
+        };
+        [&r[..n], &c[n..2 * n], &r[2 * n..], &line(cols), &line(rows)].concat()
     }
 
     /// `iir_tiles`: both directions in square tiles from two reads of the
@@ -492,13 +497,11 @@ pub(crate) mod device {
         let (w, h) = (src.width(), src.height());
         let (ntx, nty) = (w.div_ceil(T2_TILE), h.div_ceil(T2_TILE));
         let shape = w_shape(src, p);
-        // Each direction's tile lines as biquads where its sigma allows.
-        let bq = |sigma: f32, flag: &str| {
-            if sigma as f64 <= BIQUAD_MAX_SIGMA {
-                format!(" -D{flag}=1")
-            } else {
-                String::new()
-            }
+        // Each direction's tile lines as biquads where its sigma allows,
+        // in delta form above (`fix_tables` matches).
+        let bq = |sigma: f32, flag: &str| match sigma as f64 <= BIQUAD_MAX_SIGMA {
+            true => format!(" -D{flag}=1"),
+            false => format!(" -D{flag}=2"),
         };
         let opts = format!(
             "-DT_IS_FLOAT=1 -DCOL_BLK={T2_TILE} -DT2_TILE={T2_TILE}{}{}",
@@ -516,7 +519,7 @@ pub(crate) mod device {
             Deriche::new(p.sigma_y as f64),
             Deriche::new(p.sigma_x as f64),
         );
-        let [pc, ac, _, _] = dc.kernel_args();
+        let [_, ac, _, _] = dc.kernel_args();
         let [pr, ar, _, _] = dr.kernel_args();
         // Eight states per (tile row, column) and per (tile column, row);
         // per row its first and last column-filtered values, zero-state
@@ -538,11 +541,7 @@ pub(crate) mod device {
             args.extend(coefs.iter().map(|&c| Arg::F32x4(c)));
             dev.launch(k, &global, &local, &args)
         };
-        let e1 = tile_pass(
-            &k_sums,
-            &[Arg::img(&edges), Arg::buf(&tables)],
-            &[pc, ac, pr],
-        )?;
+        let e1 = tile_pass(&k_sums, &[Arg::img(&edges), Arg::buf(&tables)], &[ac, pr])?;
         let e2 = carry(dev, &k_carry, src, &colsums, false, &dc, T2_TILE)?;
         let e3 = tile_pass(
             &k_fix,
@@ -554,7 +553,7 @@ pub(crate) mod device {
         let e5 = tile_pass(
             &k_apply,
             &[Arg::img(&exact), Arg::buf(&tables), Arg::img(&out)],
-            &[pc, ac, pr, ar],
+            &[ac, ar],
         )?;
         let t = [time(e1)?, time(e2)?, time(e3)?, time(e4)?, time(e5)?];
         log::debug!(
