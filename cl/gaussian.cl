@@ -738,6 +738,18 @@ void t2_row_sums(__local const float* row, float r, float4 P, float* s)
 #define BQ_CR 24
 #define BQ_LEN 26
 #define BQ_STEP(d1, d2, f0, f1, y1, y2, x0, x1) ((d1) * (y1) + ((d2) * (y2) + ((f1) * (x1) + (f0) * (x0))))
+// A line's complex states for both sections (s[0..4], SUMS_AT order) back
+// from each section's last value (ya, yb) and its partner (ea, eb: the value
+// before, or the step, plus the sample term) through the 2x2 inverses at
+// q[BQ_INV].
+void t2_states_back(__global const float* q, float ya, float ea, float yb, float eb, float* s)
+{
+    s[0] = q[BQ_INV] * ya + q[BQ_INV + 1] * ea;
+    s[1] = q[BQ_INV + 2] * ya + q[BQ_INV + 3] * ea;
+    s[2] = q[BQ_INV + 4] * yb + q[BQ_INV + 5] * eb;
+    s[3] = q[BQ_INV + 6] * yb + q[BQ_INV + 7] * eb;
+}
+
 void t2_line_bq(__local float* p, int stride, float rin, float rout, float4 A,
                 __global const float* q, float* s)
 {
@@ -761,10 +773,7 @@ void t2_line_bq(__local float* p, int stride, float rin, float rout, float4 A,
             ys[m] = na + nb;
         }
         float ea = ya1 + q[BQ_CR] * x1, eb = yb1 + q[BQ_CR + 1] * x1;
-        s[0] = q[BQ_INV] * ya + q[BQ_INV + 1] * ea;
-        s[1] = q[BQ_INV + 2] * ya + q[BQ_INV + 3] * ea;
-        s[2] = q[BQ_INV + 4] * yb + q[BQ_INV + 5] * eb;
-        s[3] = q[BQ_INV + 6] * yb + q[BQ_INV + 7] * eb;
+        t2_states_back(q, ya, ea, yb, eb, s);
     }
     // Anticausal: qa1, qb1 the outputs at m + 1, qa2, qb2 at m + 2; x1, x2
     // the samples there.
@@ -788,10 +797,7 @@ void t2_line_bq(__local float* p, int stride, float rin, float rout, float4 A,
         float na = BQ_STEP(d1a, d2a, m0a, m1a, qa1, qa2, x1, x2);
         float nb = BQ_STEP(d1b, d2b, m0b, m1b, qb1, qb2, x1, x2);
         float ea = qa1 + A.x * x1, eb = qb1 + A.z * x1;
-        s[4] = q[BQ_INV] * na + q[BQ_INV + 1] * ea;
-        s[5] = q[BQ_INV + 2] * na + q[BQ_INV + 3] * ea;
-        s[6] = q[BQ_INV + 4] * nb + q[BQ_INV + 5] * eb;
-        s[7] = q[BQ_INV + 6] * nb + q[BQ_INV + 7] * eb;
+        t2_states_back(q, na, ea, nb, eb, s + 4);
     }
 }
 
@@ -831,10 +837,7 @@ void t2_line_dq(__local float* p, int stride, float rin, float rout, float4 A,
             ys[m] = ya + yb;
         }
         float da = ea - q[BQ_CR] * x1, db = eb - q[BQ_CR + 1] * x1;
-        s[0] = q[BQ_INV] * ya + q[BQ_INV + 1] * da;
-        s[1] = q[BQ_INV + 2] * ya + q[BQ_INV + 3] * da;
-        s[2] = q[BQ_INV + 4] * yb + q[BQ_INV + 5] * db;
-        s[3] = q[BQ_INV + 6] * yb + q[BQ_INV + 7] * db;
+        t2_states_back(q, ya, da, yb, db, s);
     }
     // Anticausal: qa, qb the outputs at m + 1, ea, eb their steps; x1, x2
     // the samples at m + 1 and m + 2.
@@ -861,10 +864,7 @@ void t2_line_dq(__local float* p, int stride, float rin, float rout, float4 A,
         eb = DQ_STEP(e1b, gb, m0b, m1b, qb, eb, x1, x2);
         qa += ea; qb += eb;
         float da = ea - A.x * x1, db = eb - A.z * x1;
-        s[4] = q[BQ_INV] * qa + q[BQ_INV + 1] * da;
-        s[5] = q[BQ_INV + 2] * qa + q[BQ_INV + 3] * da;
-        s[6] = q[BQ_INV + 4] * qb + q[BQ_INV + 5] * db;
-        s[7] = q[BQ_INV + 6] * qb + q[BQ_INV + 7] * db;
+        t2_states_back(q, qa, da, qb, db, s + 4);
     }
 }
 

@@ -213,33 +213,12 @@ impl Deriche {
     /// poles' angle, about 0.63 / sigma), and f32 rounding in the outputs
     /// with it, so the kernels use these only up to [`BIQUAD_MAX_SIGMA`].
     pub fn tile_biquads(&self) -> [f32; TILE_BIQUAD_LEN] {
-        let [s0, s1] = self.sections;
-        let per = |f: &dyn Fn(&Section) -> f64| [f(&s0), f(&s1)];
         let norm = |p: C64| p.re * p.re + p.im * p.im;
-        let c = |s: &Section| s.weight.div(s.pole);
-        let inv = |s: &Section| {
-            let (a, c) = (s.weight, c(s));
-            let det = a.im * c.re - a.re * c.im;
-            [-c.im / det, a.im / det, -c.re / det, a.re / det]
-        };
-        let b = |s: &Section| s.pole.mul(s.weight);
-        let conj = |p: C64| C64::new(p.re, -p.im);
-        let v: Vec<f64> = [
-            per(&|s| 2.0 * s.pole.re),
-            per(&|s| -norm(s.pole)),
-            per(&|s| s.weight.re),
-            per(&|s| -conj(s.pole).mul(s.weight).re),
-            per(&|s| b(s).re),
-            per(&|s| -norm(s.pole) * s.weight.re),
-        ]
-        .concat()
-        .into_iter()
-        .chain([b(&s0).re, b(&s0).im, b(&s1).re, b(&s1).im])
-        .chain(inv(&s0))
-        .chain(inv(&s1))
-        .chain(per(&|s| c(s).re))
-        .collect();
-        std::array::from_fn(|i| v[i] as f32)
+        self.line_table(
+            [&|s| 2.0 * s.pole.re, &|s| -norm(s.pole)],
+            &|s| s.pole.mul(s.weight),
+            &|s| s.weight.div(s.pole),
+        )
     }
 
     /// The sections in delta form for `iir_tiles`' tile lines above
@@ -268,25 +247,43 @@ impl Deriche {
     /// The inverse stays near `1 / |a|` in both rows' units: the step row
     /// is a factor `|1 - p|` smaller, as the steps are.
     pub fn tile_deltas(&self) -> [f32; TILE_BIQUAD_LEN] {
+        let norm = |p: C64| p.re * p.re + p.im * p.im;
+        self.line_table(
+            [&|s| -norm(C64::new(1.0 - s.pole.re, -s.pole.im)), &|s| {
+                norm(s.pole)
+            }],
+            &|s| s.weight.mul(C64::new(s.pole.re - 1.0, s.pole.im)),
+            &|s| {
+                let c = s.weight.div(s.pole);
+                C64::new(s.weight.re - c.re, s.weight.im - c.im)
+            },
+        )
+    }
+
+    /// The layout [`Deriche::tile_biquads`] and [`Deriche::tile_deltas`]
+    /// share, per section: the two `feedback` coefficients, the
+    /// feed-forward `n0`, `n1`, `m0`, `m1`, the complex coefficient `start`
+    /// that gives a line's first value after the complex state's own
+    /// output, the inverse of `[[Re a, -Im a], [Re r, -Im r]]` for the
+    /// second row `r = row(s)`, and `Re(a / p)`.
+    fn line_table(
+        &self,
+        feedback: [&dyn Fn(&Section) -> f64; 2],
+        start: &dyn Fn(&Section) -> C64,
+        row: &dyn Fn(&Section) -> C64,
+    ) -> [f32; TILE_BIQUAD_LEN] {
         let [s0, s1] = self.sections;
         let per = |f: &dyn Fn(&Section) -> f64| [f(&s0), f(&s1)];
         let norm = |p: C64| p.re * p.re + p.im * p.im;
-        let one_minus = |p: C64| C64::new(1.0 - p.re, -p.im);
-        let c = |s: &Section| s.weight.div(s.pole);
-        let d = |s: &Section| {
-            let c = c(s);
-            C64::new(s.weight.re - c.re, s.weight.im - c.im)
-        };
-        let inv = |s: &Section| {
-            let (a, d) = (s.weight, d(s));
-            let det = a.im * d.re - a.re * d.im;
-            [-d.im / det, a.im / det, -d.re / det, a.re / det]
-        };
-        let step = |s: &Section| s.weight.mul(C64::new(s.pole.re - 1.0, s.pole.im));
         let conj = |p: C64| C64::new(p.re, -p.im);
+        let inv = |s: &Section| {
+            let (a, r) = (s.weight, row(s));
+            let det = a.im * r.re - a.re * r.im;
+            [-r.im / det, a.im / det, -r.re / det, a.re / det]
+        };
         let v: Vec<f64> = [
-            per(&|s| -norm(one_minus(s.pole))),
-            per(&|s| norm(s.pole)),
+            per(feedback[0]),
+            per(feedback[1]),
             per(&|s| s.weight.re),
             per(&|s| -conj(s.pole).mul(s.weight).re),
             per(&|s| s.pole.mul(s.weight).re),
@@ -294,10 +291,10 @@ impl Deriche {
         ]
         .concat()
         .into_iter()
-        .chain([step(&s0).re, step(&s0).im, step(&s1).re, step(&s1).im])
+        .chain([start(&s0).re, start(&s0).im, start(&s1).re, start(&s1).im])
         .chain(inv(&s0))
         .chain(inv(&s1))
-        .chain(per(&|s| c(s).re))
+        .chain(per(&|s| s.weight.div(s.pole).re))
         .collect();
         std::array::from_fn(|i| v[i] as f32)
     }
