@@ -392,7 +392,7 @@ pub mod device {
     static COPY: VariantSpec = VariantSpec {
         name: "f4",
         summary: "float4 copy, the bandwidth yardstick",
-        file: "copy.cl",
+        files: &["copy.cl"],
         options: "",
         local: [256, 1],
         local_bytes: ops::no_local,

@@ -150,8 +150,9 @@ impl Engine {
     fn checksums(&self) -> HashMap<String, String> {
         let dir = self.cl_dir.as_deref().map(|p| p.as_path());
         let mut sources = String::new();
-        for (file, _) in crate::kernels::SOURCES {
-            match crate::kernels::one(file, dir) {
+        let embedded = crate::ops::all_sources();
+        for (file, _) in &embedded {
+            match crate::kernels::one(file, dir, &embedded) {
                 Ok(text) => {
                     sources.push_str(file);
                     sources.push('\n');
@@ -169,8 +170,8 @@ impl Engine {
                 let mut text = format!("{} {}\n", op.name, env!("CARGO_PKG_VERSION"));
                 for v in self.variants(op) {
                     text.push_str(&format!(
-                        "{} {} {} {:?}\n",
-                        v.name, v.file, v.options, v.local
+                        "{} {:?} {} {:?}\n",
+                        v.name, v.files, v.options, v.local
                     ));
                 }
                 text.push_str(&sources);
@@ -262,10 +263,14 @@ impl Engine {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The program text for a kernel file: `common.cl` plus the file, embedded
-    /// or read from the engine's kernel folder.
-    pub fn source(&self, file: &str) -> Result<String> {
-        crate::kernels::program_source(file, self.cl_dir.as_deref().map(|p| p.as_path()))
+    /// The program text for kernel files: `common.cl` plus the files,
+    /// embedded or read from the engine's kernel folder.
+    pub fn source(&self, files: &[&str]) -> Result<String> {
+        crate::kernels::program_source(
+            files,
+            self.cl_dir.as_deref().map(|p| p.as_path()),
+            &crate::ops::all_sources(),
+        )
     }
 
     /// Builds (or fetches from the caches) `spec`'s program with the shape's
@@ -280,7 +285,7 @@ impl Engine {
         extra: &str,
         kernel: &str,
     ) -> Result<backend::opencl::Kernel> {
-        let source = self.source(spec.file)?;
+        let source = self.source(spec.files)?;
         let options = format!(
             "-cl-std=CL1.2 -DT={} -DCH={} {} {}",
             shape.sample.cl_name(),

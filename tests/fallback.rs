@@ -48,16 +48,18 @@ fn transpose_ok(engine: &Engine, ctx: &str) -> clfilter::RunReport {
 }
 
 /// The kernel sources copied to a temporary folder, with `append` added to
-/// the end of `transpose.cl`.
+/// the end of `transpose/transpose.cl`.
 fn sources_with(append: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for (name, text) in clfilter::kernels::SOURCES {
+    for (name, text) in clfilter::ops::all_sources() {
         let mut text = text.to_string();
-        if *name == "transpose.cl" {
+        if name == "transpose/transpose.cl" {
             text.push('\n');
             text.push_str(append);
         }
-        std::fs::write(dir.path().join(name), text).unwrap();
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
     dir
 }

@@ -49,15 +49,17 @@ const WRONG_KERNEL: &str = "\n__kernel void transpose_wrong(__global const T* in
                             if (x < width && y < height)\n        \
                             STOREP(LOADP(in, y * width + x), out, y * width + x);\n}\n";
 
-/// The kernel sources in a temporary folder, with `append` added to `transpose.cl`.
+/// The kernel sources in a temporary folder, with `append` added to `transpose/transpose.cl`.
 fn sources_with(append: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for (name, text) in clfilter::kernels::SOURCES {
+    for (name, text) in clfilter::ops::all_sources() {
         let mut text = text.to_string();
-        if *name == "transpose.cl" {
+        if name == "transpose/transpose.cl" {
             text.push_str(append);
         }
-        std::fs::write(dir.path().join(name), text).unwrap();
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
     dir
 }

@@ -81,8 +81,10 @@ pub struct VariantSpec {
     pub name: &'static str,
     /// Why it exists, in one line (shown by `filterctl variants` and docs).
     pub summary: &'static str,
-    /// The `.cl` file in `cl/`.
-    pub file: &'static str,
+    /// The program's files under `cl/`, in order (`common.cl` goes first
+    /// by itself); each must be embedded by some operation's
+    /// [`OpSpec::sources`] or by [`crate::kernels::SHARED`].
+    pub files: &'static [&'static str],
     /// Extra build options (`-D` defines) for this variant.
     pub options: &'static str,
     /// Work-group shape; 1-D kernels use `[n, 1]`.
@@ -132,6 +134,8 @@ impl VariantSpec {
 pub struct OpSpec {
     /// The operation's name.
     pub name: &'static str,
+    /// Its embedded `cl/<op>/*.cl` files ([`crate::cl_source!`]).
+    pub sources: &'static [crate::kernels::Source],
     /// The OpenCL variants.
     pub variants: &'static [VariantSpec],
     /// Default order on GPUs and accelerators.
@@ -190,6 +194,15 @@ pub const OPS: &[&OpSpec] = &[
     &demosaic::SPEC,
     &colormap::SPEC,
 ];
+
+/// Every embedded kernel source: the shared ones, then each operation's.
+pub fn all_sources() -> Vec<crate::kernels::Source> {
+    let mut all = crate::kernels::SHARED.to_vec();
+    for op in OPS {
+        all.extend_from_slice(op.sources);
+    }
+    all
+}
 
 /// What ran for one call: which variant on which backend, how long it took,
 /// and which variants were tried and failed first.

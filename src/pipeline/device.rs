@@ -37,7 +37,7 @@ use crate::tune::Mode;
 static PLUMBING: VariantSpec = VariantSpec {
     name: "pipeline",
     summary: "load, store, scale and unpack kernels of device-resident pipelines",
-    file: "pipeline.cl",
+    files: &["pipeline.cl"],
     options: "",
     local: [256, 1],
     local_bytes: no_local,

@@ -20,7 +20,7 @@ struct VariantRow {
     /// `None` for the CPU path, which has no table entry.
     tolerance: Option<f32>,
     kernel: Option<String>,
-    file: Option<&'static str>,
+    files: &'static [&'static str],
 }
 
 #[derive(Serialize)]
@@ -43,7 +43,7 @@ fn rows(op: &OpSpec) -> OpRow {
             summary: v.summary,
             tolerance: Some(v.tolerance),
             kernel: Some(v.kernel_name(op.name)),
-            file: Some(v.file),
+            files: v.files,
         })
         .collect();
     variants.push(VariantRow {
@@ -51,7 +51,7 @@ fn rows(op: &OpSpec) -> OpRow {
         summary: CPU_SUMMARY,
         tolerance: None,
         kernel: None,
-        file: None,
+        files: &[],
     });
     OpRow {
         op: op.name,

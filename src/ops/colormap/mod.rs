@@ -50,6 +50,7 @@ use crate::ops::{minmax::MinMax, OpParams, OpSpec, RunReport, Shape};
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
     name: "colormap",
+    sources: &[crate::cl_source!("colormap/colormap.cl")],
     variants: variants::VARIANTS,
     gpu_order: &["pixel"],
     cpu_device_order: &["pixel"],

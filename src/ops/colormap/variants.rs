@@ -15,7 +15,7 @@ pub const TOLERANCE: f32 = 1e-5;
 pub static VARIANTS: &[VariantSpec] = &[VariantSpec {
     name: "pixel",
     summary: "one pixel per work-item, table read through the global-memory cache",
-    file: "colormap.cl",
+    files: &["colormap/colormap.cl"],
     options: "",
     local: [256, 1],
     local_bytes: no_local,

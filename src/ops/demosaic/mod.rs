@@ -31,6 +31,7 @@ use crate::ops::{OpParams, OpSpec, RunReport, Shape};
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
     name: "demosaic",
+    sources: &[crate::cl_source!("demosaic/demosaic.cl")],
     variants: variants::VARIANTS,
     gpu_order: &["tile", "direct"],
     cpu_device_order: &["direct", "tile"],

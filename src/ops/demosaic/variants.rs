@@ -34,7 +34,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         summary:
             "CFA tile + apron in local memory, loaded (unpacked, levelled) once per work-group; \
                   one 2x2 quad per work-item, vector stores",
-        file: "demosaic.cl",
+        files: &["demosaic/demosaic.cl"],
         options: "-DTX=16 -DTY=8",
         local: TILE,
         local_bytes: tile_local,
@@ -44,7 +44,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "direct",
         summary: "each work-item reads its quad's neighbourhood from global memory",
-        file: "demosaic.cl",
+        files: &["demosaic/demosaic.cl"],
         options: "",
         local: [16, 8],
         local_bytes: no_local,

@@ -127,6 +127,7 @@ fn prefer(s: &Shape, kind: crate::backend::DeviceKind) -> Option<&'static str> {
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
     name: "gaussian",
+    sources: &[crate::cl_source!("gaussian/gaussian.cl")],
     variants: variants::VARIANTS,
     gpu_order: &[
         "iir_local",

@@ -135,7 +135,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "iir_rows_cols",
         summary: "rgH (one work-item per row, uncoalesced) then rgV (one per column)",
-        file: "gaussian.cl",
+        files: &["gaussian/gaussian.cl"],
         options: "",
         local: [64, 1],
         local_bytes: no_local,
@@ -145,7 +145,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "iir_transpose",
         summary: "rgV, transpose (local_x4), rgV, transpose: every pass coalesced",
-        file: "gaussian.cl",
+        files: &["gaussian/gaussian.cl"],
         options: "",
         local: [64, 1],
         local_bytes: transpose_tile,
@@ -155,7 +155,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "iir_transpose_f4",
         summary: "as iir_transpose; gray filters 4 columns per work-item with float4",
-        file: "gaussian.cl",
+        files: &["gaussian/gaussian.cl"],
         options: "",
         local: [64, 1],
         local_bytes: transpose_tile,
@@ -166,7 +166,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         name: "iir_blocks",
         summary: "block-parallel rgV (blocks of 64 gray / 16 colour rows in registers, exact \
                   carries) + transposes: fills a large GPU",
-        file: "gaussian.cl",
+        files: &["gaussian/gaussian.cl"],
         options: "",
         local: [64, 1],
         local_bytes: transpose_tile,
@@ -177,7 +177,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         name: "iir_local",
         summary: "block-parallel rgV with blocks in registers, then each row whole in local \
                   memory, scanned across work-items: no transposes",
-        file: "gaussian.cl",
+        files: &["gaussian/gaussian.cl"],
         options: "",
         local: [64, 1],
         local_bytes: local_rows_local,
@@ -189,7 +189,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         summary: "block-parallel rgV with blocks in registers, then rows cut into tiles staged \
                   in local memory, scanned within a tile and carried between tiles: no \
                   transposes at any width",
-        file: "gaussian.cl",
+        files: &["gaussian/gaussian.cl"],
         options: "",
         local: [64, 1],
         local_bytes: local_row_tiles,
@@ -200,7 +200,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         name: "iir_tiles",
         summary: "square tiles read twice: column and row block sums from one read, both \
                   carries, then each tile filtered down and across (gray)",
-        file: "gaussian.cl",
+        files: &["gaussian/gaussian.cl"],
         options: "",
         local: [64, 1],
         local_bytes: local_tiles,
@@ -211,7 +211,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         name: "fir_local",
         summary:
             "separable FIR, row segments and column tiles staged in local memory (radius <= 48)",
-        file: "gaussian.cl",
+        files: &["gaussian/gaussian.cl"],
         options: "-DFIR_RMAX=48 -DFIR_LX=128 -DFIR_TX=16 -DFIR_TY=16",
         local: [128, 1],
         local_bytes: fir_tiles,

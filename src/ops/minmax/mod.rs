@@ -14,6 +14,7 @@ use crate::ops::{OpSpec, RunReport, Shape};
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
     name: "minmax",
+    sources: &[crate::cl_source!("minmax/minmax.cl")],
     variants: variants::VARIANTS,
     gpu_order: &["tree_vec4", "tree"],
     cpu_device_order: &["tree_vec4", "tree"],

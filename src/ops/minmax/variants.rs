@@ -21,7 +21,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "tree",
         summary: "grid-strided loads, local-memory tree per group, then one final group",
-        file: "minmax.cl",
+        files: &["minmax/minmax.cl"],
         options: "-DLWS=256",
         local: [256, 1],
         local_bytes: reduction_arrays,
@@ -31,7 +31,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "tree_vec4",
         summary: "as tree, loading 4 gray samples per vector load",
-        file: "minmax.cl",
+        files: &["minmax/minmax.cl"],
         options: "-DLWS=256",
         local: [256, 1],
         local_bytes: reduction_arrays,

@@ -19,6 +19,7 @@ use crate::ops::{minmax::MinMax, OpSpec, RunReport, Shape};
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
     name: "normalize",
+    sources: &[crate::cl_source!("normalize/normalize.cl")],
     variants: variants::VARIANTS,
     gpu_order: &["pixel", "x4"],
     cpu_device_order: &["pixel", "x4"],

@@ -8,7 +8,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "pixel",
         summary: "one pixel per work-item",
-        file: "normalize.cl",
+        files: &["normalize/normalize.cl"],
         options: "",
         local: [256, 1],
         local_bytes: no_local,
@@ -18,7 +18,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "x4",
         summary: "four pixels per work-item, a global size apart (each load coalesced)",
-        file: "normalize.cl",
+        files: &["normalize/normalize.cl"],
         options: "",
         local: [256, 1],
         local_bytes: no_local,

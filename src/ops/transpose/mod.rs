@@ -13,6 +13,7 @@ use crate::ops::{OpSpec, RunReport, Shape};
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
     name: "transpose",
+    sources: &[crate::cl_source!("transpose/transpose.cl")],
     variants: variants::VARIANTS,
     gpu_order: &["local_x4", "local_diag", "local", "naive"],
     cpu_device_order: &["local_x4", "local", "naive"],

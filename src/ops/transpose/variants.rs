@@ -22,7 +22,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "naive",
         summary: "one work-item per pixel; coalesced reads, strided writes",
-        file: "transpose.cl",
+        files: &["transpose/transpose.cl"],
         options: "",
         local: [16, 16],
         local_bytes: no_local,
@@ -32,7 +32,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "local",
         summary: "16x16 tile in local memory, padded by one column against bank conflicts",
-        file: "transpose.cl",
+        files: &["transpose/transpose.cl"],
         options: "-DTILE=16",
         local: [16, 16],
         local_bytes: tile16_padded,
@@ -42,7 +42,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "local_diag",
         summary: "16x16 tile without padding; columns rotated by the row (diagonal layout)",
-        file: "transpose.cl",
+        files: &["transpose/transpose.cl"],
         options: "-DTILE=16",
         local: [16, 16],
         local_bytes: tile16,
@@ -52,7 +52,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "local_x4",
         summary: "32x32 padded tile moved by a 32x8 work-group, 4 pixels per work-item",
-        file: "transpose.cl",
+        files: &["transpose/transpose.cl"],
         options: "-DTILE=32 -DROWS=8",
         local: [32, 8],
         local_bytes: tile32_padded,
