@@ -8,6 +8,7 @@
 //! `CLFILTER_BENCH_SIZE=WxH` sets the image (default 2048x2048, f32 gray);
 //! `FILTERCTL_DEVICE` picks the device as for `filterctl`. The Gaussian uses sigma 2.
 
+use clfilter::prelude::*;
 use std::time::Duration;
 
 use clfilter::bench::{bytes_per_pixel, test_image};

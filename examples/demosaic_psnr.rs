@@ -5,6 +5,7 @@
 //! (default: `examples/data/coffee.png`).
 
 use clfilter::ops::demosaic::{mosaic, psnr, DemosaicParams, Method, Pattern, Raw};
+use clfilter::prelude::*;
 use clfilter::{DynImage, Engine, Image};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -410,7 +410,9 @@ pub mod device {
     ) -> Result<f64> {
         let n4 = bytes.div_ceil(16).max(1);
         let shape = Shape::new(n4, 1, 4, SampleType::F32);
-        let k = engine.kernel(dev, "copy", &COPY, &shape, "", "copy_f4")?;
+        let k = engine
+            .programs()
+            .kernel(dev, "copy", &COPY, &shape, "", "copy_f4")?;
         let a = DeviceBuffer::<[f32; 4]>::new(dev, n4)?;
         let b = DeviceBuffer::<[f32; 4]>::new(dev, n4)?;
         let iters = iters.max(1);
@@ -479,7 +481,16 @@ pub mod device {
         let out = DeviceImage::<T>::new(dev, cfa.width(), cfa.height(), p.channels)?;
         let p = *p;
         Ok(Box::new(move || {
-            ops::demosaic::device::launch(engine, dev, spec, input.raw_arg(), &out, &p, &lv, None)
+            ops::demosaic::device::launch(
+                engine.programs(),
+                dev,
+                spec,
+                input.raw_arg(),
+                &out,
+                &p,
+                &lv,
+                None,
+            )
         }))
     }
 
@@ -531,7 +542,17 @@ pub mod device {
         let p = *p;
         let full = T::TYPE.full_scale();
         Ok(Box::new(move || {
-            ops::colormap::device::launch(engine, dev, spec, input, &out, &p, lo, hi, full)
+            ops::colormap::device::launch(
+                engine.programs(),
+                dev,
+                spec,
+                input,
+                &out,
+                &p,
+                lo,
+                hi,
+                full,
+            )
         }))
     }
 
@@ -603,7 +624,7 @@ pub mod device {
                     reason: "kernel-only timing runs on f32 gray or RGBA images".into(),
                 })?;
             return Ok(Box::new(move || {
-                ops::gaussian::device::blur_w(engine, dev, spec, work, &gp).map(|r| r.1)
+                ops::gaussian::device::blur_w(engine.programs(), dev, spec, work, &gp).map(|r| r.1)
             }));
         }
         let k = ops::normalize::Coefficients::explicit(&ops::normalize::NormalizeParams {
@@ -618,11 +639,11 @@ pub mod device {
         )?;
         Ok(Box::new(move || -> Result<Duration> {
             Ok(match op.name {
-                "transpose" => ops::transpose::launch(engine, dev, spec, input, &out)?
+                "transpose" => ops::transpose::launch(engine.programs(), dev, spec, input, &out)?
                     .duration()?
                     .unwrap_or_default(),
-                "minmax" => ops::minmax::launch(engine, dev, spec, input)?.1,
-                _ => ops::normalize::launch::<T, T>(engine, dev, spec, input, &out, &k)?
+                "minmax" => ops::minmax::launch(engine.programs(), dev, spec, input)?.1,
+                _ => ops::normalize::launch::<T, T>(engine.programs(), dev, spec, input, &out, &k)?
                     .duration()?
                     .unwrap_or_default(),
             })

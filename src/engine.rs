@@ -3,22 +3,11 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use crate::backend::{self, Backend, CacheDir, DeviceSelector};
+use crate::dispatch::{self, store::Mode, Call, Tuning};
 use crate::error::{Error, Result};
-use crate::ops::{OpSpec, RunReport, Shape, VariantSpec, CPU};
-use crate::tune::{Mode, Tuning};
-
-/// The device type OpenCL variants run on: the OpenCL device, or, in a
-/// build without OpenCL, a type with no values (so those paths cannot run).
-#[cfg(feature = "opencl")]
-pub type Dev = backend::opencl::ClDevice;
-/// The device type OpenCL variants run on: the OpenCL device, or, in a
-/// build without OpenCL, a type with no values (so those paths cannot run).
-#[cfg(not(feature = "opencl"))]
-#[derive(Debug)]
-pub enum Dev {}
+use crate::ops::{Dispatch, OpSpec, Programs, RunCl, RunReport, Shape, VariantSpec};
 
 /// How to set up an [`Engine`].
 #[derive(Debug, Clone, Default)]
@@ -60,7 +49,7 @@ impl EngineOptions {
 #[derive(Clone, Debug)]
 pub struct Engine {
     backend: Backend,
-    cl_dir: Option<Arc<PathBuf>>,
+    programs: Programs,
     /// (operation or `None` for all, variant name); later entries win.
     forced: Vec<(Option<String>, String)>,
     /// Test-only table entries (see [`EngineOptions::extra_variants`]).
@@ -122,20 +111,17 @@ impl Engine {
         };
         let mut engine = Engine {
             backend,
-            cl_dir: opts.cl_dir.map(Arc::new),
+            programs: Programs::new(opts.cl_dir),
             forced,
             extra: Arc::new(opts.extra_variants),
             tuning: Arc::new(Tuning::inactive()),
         };
         if let Some(info) = engine.backend.device_info() {
             let checksums = engine.checksums();
-            let file = opts
-                .cache
-                .resolve()
-                .map(|d| crate::tune::store::path_in(&d));
+            let file = opts.cache.resolve().map(|d| dispatch::store::path_in(&d));
             engine.tuning = Arc::new(Tuning::open(
                 file,
-                crate::tune::key::fingerprint(info),
+                dispatch::key::fingerprint(info),
                 checksums,
             ));
         }
@@ -148,7 +134,7 @@ impl Engine {
     /// hashed whole because variants call each other's kernels (gaussian
     /// uses transpose's). An operation whose sources cannot be read is left out.
     fn checksums(&self) -> HashMap<String, String> {
-        let dir = self.cl_dir.as_deref().map(|p| p.as_path());
+        let dir = self.programs.cl_dir();
         let mut sources = String::new();
         let embedded = crate::ops::all_sources();
         for (file, _) in &embedded {
@@ -206,6 +192,11 @@ impl Engine {
         })
     }
 
+    /// How this engine builds kernels (sources embedded or from its folder).
+    pub fn programs(&self) -> &Programs {
+        &self.programs
+    }
+
     /// The tuning entries this engine uses (see [`crate::tune`]).
     pub fn tuning(&self) -> &Tuning {
         &self.tuning
@@ -229,7 +220,7 @@ impl Engine {
     pub fn cpu() -> Self {
         Engine {
             backend: Backend::Cpu,
-            cl_dir: None,
+            programs: Programs::default(),
             forced: Vec::new(),
             extra: Arc::new(Vec::new()),
             tuning: Arc::new(Tuning::inactive()),
@@ -266,202 +257,42 @@ impl Engine {
     /// The program text for kernel files: `common.cl` plus the files,
     /// embedded or read from the engine's kernel folder.
     pub fn source(&self, files: &[&str]) -> Result<String> {
-        crate::kernels::program_source(
-            files,
-            self.cl_dir.as_deref().map(|p| p.as_path()),
-            &crate::ops::all_sources(),
-        )
-    }
-
-    /// Builds (or fetches from the caches) `spec`'s program with the shape's
-    /// type options plus `extra`, and creates kernel `kernel`.
-    #[cfg(feature = "opencl")]
-    pub(crate) fn kernel(
-        &self,
-        dev: &Dev,
-        op: &str,
-        spec: &VariantSpec,
-        shape: &Shape,
-        extra: &str,
-        kernel: &str,
-    ) -> Result<backend::opencl::Kernel> {
-        let source = self.source(spec.files)?;
-        let options = format!(
-            "-cl-std=CL1.2 -DT={} -DCH={} {} {}",
-            shape.sample.cl_name(),
-            shape.channels,
-            spec.options,
-            extra
-        );
-        let program = dev.program(
-            backend::opencl::program_id(op, spec.name),
-            &source,
-            options.trim(),
-        )?;
-        dev.kernel(&program, kernel)
-    }
-
-    /// Runs `op` for `shape`: the forced variant if any (an error if it
-    /// cannot run the request), else on an OpenCL backend the tuned
-    /// end-to-end order (which may start with the CPU path), then the
-    /// device's default order, each until one works, then the CPU path.
-    /// `run_cl` returns the result and the kernels' device time.
-    #[cfg_attr(not(feature = "opencl"), allow(unused_mut, unused_variables))]
-    pub(crate) fn dispatch<R>(
-        &self,
-        op: &OpSpec,
-        shape: &Shape,
-        mut run_cl: impl FnMut(&Dev, &'static VariantSpec) -> Result<(R, Duration)>,
-        run_cpu: impl FnOnce() -> Result<R>,
-    ) -> Result<(R, RunReport)> {
-        let start = Instant::now();
-        let report = |variant: &str, kernel_time, fallbacks| RunReport {
-            op: op.name,
-            variant: variant.to_string(),
-            backend: if variant == CPU {
-                backend::cpu::describe()
-            } else {
-                self.backend.describe()
-            },
-            elapsed: start.elapsed(),
-            kernel_time,
-            fallbacks,
-        };
-        let forced = self.forced(op);
-        // The forced OpenCL variant's table entry.
-        let forced_spec = match forced {
-            Some(name) if name != CPU => {
-                Some(
-                    self.variant(op, name)
-                        .ok_or_else(|| Error::UnknownVariant {
-                            op: op.name.into(),
-                            variant: name.into(),
-                            known: op.names().join(", "),
-                        })?,
-                )
-            }
-            _ => None,
-        };
-        let dev: Option<&Dev> = match &self.backend {
-            #[cfg(feature = "opencl")]
-            Backend::OpenCl(d) => Some(d.as_ref()),
-            Backend::Cpu => None,
-        };
-        let Some(dev) = dev.filter(|_| forced != Some(CPU)) else {
-            if let Some(name) = forced.filter(|n| *n != CPU) {
-                return Err(Error::Unsupported {
-                    op: op.name.into(),
-                    variant: name.into(),
-                    reason:
-                        "the engine runs on the CPU backend; select an OpenCL device with --device"
-                            .into(),
-                });
-            }
-            let r = run_cpu()?;
-            log::debug!(target: "clfilter::dispatch", "{} ran variant=cpu", op.name);
-            return Ok((r, report(CPU, None, Vec::new())));
-        };
-        #[cfg(not(feature = "opencl"))]
-        match *dev {}
-        #[cfg(feature = "opencl")]
-        {
-            let local_mem = dev.info().local_mem;
-            if let Some(spec) = forced_spec {
-                let name = spec.name;
-                spec.check(shape, local_mem)
-                    .map_err(|reason| Error::Unsupported {
-                        op: op.name.into(),
-                        variant: name.into(),
-                        reason,
-                    })?;
-                let (r, kt) = run_cl(dev, spec).map_err(|e| name_unsupported(e, op.name, name))?;
-                return Ok((r, report(name, Some(kt), Vec::new())));
-            }
-            // The tuned order (which may put the CPU path first), then the
-            // device's default order for what the tuning did not rank.
-            let tuned = self.tuning.plan(op.name, shape, Mode::E2e);
-            let mut plan: Vec<&str> = tuned
-                .iter()
-                .flat_map(|o| o.iter())
-                .map(String::as_str)
-                .collect();
-            for spec in op.order_for(dev.info().kind, shape) {
-                if !plan.contains(&spec.name) {
-                    plan.push(spec.name);
-                }
-            }
-            let mut fallbacks = Vec::new();
-            for name in plan {
-                if name == CPU {
-                    let r = run_cpu()?;
-                    log::debug!(
-                        target: "clfilter::dispatch",
-                        "{} ran variant=cpu (tuned: faster end to end than {})",
-                        op.name,
-                        dev.info().name
-                    );
-                    return Ok((r, report(CPU, None, fallbacks)));
-                }
-                // Tuning entries only name variants of this table (the
-                // checksum covers the names), so this skips nothing in practice.
-                let Some(spec) = self.variant(op, name) else {
-                    continue;
-                };
-                if let Err(why) = spec.check(shape, local_mem) {
-                    log::debug!("{}/{} skipped: {why}", op.name, spec.name);
-                    continue;
-                }
-                match run_cl(dev, spec) {
-                    Ok((r, kt)) => {
-                        log::debug!(
-                            target: "clfilter::dispatch",
-                            "{} ran variant={} on {}",
-                            op.name,
-                            spec.name,
-                            dev.info().name
-                        );
-                        return Ok((r, report(spec.name, Some(kt), fallbacks)));
-                    }
-                    Err(e) => {
-                        log::warn!(
-                            "{}/{} failed on {}: {e}; trying the next variant",
-                            op.name,
-                            spec.name,
-                            dev.info().name
-                        );
-                        fallbacks.push(format!("{}: {e}", spec.name));
-                    }
-                }
-            }
-            if fallbacks.is_empty() {
-                log::info!(
-                    "no OpenCL variant of {} supports this request on {}; running on the CPU",
-                    op.name,
-                    dev.info().name
-                );
-            } else {
-                log::warn!(
-                    "every OpenCL variant of {} that could run failed on {}; running on the CPU",
-                    op.name,
-                    dev.info().name
-                );
-            }
-            let r = run_cpu()?;
-            Ok((r, report(CPU, None, fallbacks)))
-        }
+        self.programs.source(files)
     }
 }
 
-/// Fills in the op/variant of an `Unsupported` raised deep in a launch.
-#[cfg(feature = "opencl")]
-fn name_unsupported(e: Error, op: &str, variant: &str) -> Error {
-    match e {
-        Error::Unsupported { reason, .. } => Error::Unsupported {
-            op: op.into(),
-            variant: variant.into(),
-            reason,
-        },
-        other => other,
+impl Dispatch for Engine {
+    fn programs(&self) -> &Programs {
+        Engine::programs(self)
+    }
+
+    fn run_variants(
+        &self,
+        op: &'static OpSpec,
+        shape: &Shape,
+        run_cl: &mut RunCl<'_>,
+        run_cpu: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<RunReport> {
+        dispatch::run(self, op, shape, Call::Host { run_cpu }, run_cl)
+    }
+
+    fn run_on_device(
+        &self,
+        op: &'static OpSpec,
+        stage_forced: Option<&str>,
+        logical: &Shape,
+        working: &Shape,
+        run_cl: &mut RunCl<'_>,
+    ) -> Result<RunReport> {
+        let call = Call::Device {
+            stage_forced,
+            logical,
+        };
+        dispatch::run(self, op, working, call, run_cl)
+    }
+
+    fn forcing(&self, op: &'static str, variant: &str) -> Box<dyn Dispatch + '_> {
+        Box::new(self.with_variant(Some(op), variant))
     }
 }
 

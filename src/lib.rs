@@ -4,6 +4,7 @@
 
 pub mod backend;
 pub mod bench;
+pub mod dispatch;
 pub mod engine;
 pub mod error;
 pub mod image;
@@ -22,3 +23,15 @@ pub use ops::minmax::MinMax;
 pub use ops::normalize::NormalizeParams;
 pub use ops::RunReport;
 pub use pipeline::{Pipeline, PipelineBuilder};
+
+/// The operations' entry points on an [`Engine`] (`engine.gaussian(..)`,
+/// `engine.transpose(..)`, ...): `use clfilter::prelude::*;`.
+pub mod prelude {
+    pub use crate::ops::colormap::ColormapExt;
+    pub use crate::ops::demosaic::DemosaicExt;
+    pub use crate::ops::gaussian::GaussianExt;
+    pub use crate::ops::minmax::MinmaxExt;
+    pub use crate::ops::normalize::NormalizeExt;
+    pub use crate::ops::transpose::TransposeExt;
+    pub use crate::ops::Dispatch;
+}

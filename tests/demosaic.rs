@@ -3,6 +3,7 @@
 //! reference, the 12-bit unpackers against hand-computed bytes, typed
 //! errors, flat images staying flat, and PSNR floors on the committed photo.
 
+use clfilter::prelude::*;
 mod common;
 
 use clfilter::ops::demosaic::{

@@ -7,6 +7,7 @@
 //! "skipped: no OpenCL device" (or fails with `FILTERCTL_REQUIRE_OPENCL=1`).
 #![cfg(feature = "opencl")]
 
+use clfilter::prelude::*;
 mod common;
 
 use std::path::{Path, PathBuf};

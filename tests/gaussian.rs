@@ -16,6 +16,7 @@
 //! docs/QUALITY.md) when the last test that fills them ends; run with
 //! `cargo test --test gaussian -- --nocapture` to see them.
 
+use clfilter::prelude::*;
 mod common;
 
 use std::collections::BTreeMap;

@@ -4,6 +4,7 @@
 //! This binary holds a single test: the environment must be changed before
 //! any OpenCL call in the process, and no other thread may read it meanwhile.
 
+use clfilter::prelude::*;
 mod common;
 
 use clfilter::ops::{minmax, normalize, transpose};

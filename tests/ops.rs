@@ -7,6 +7,7 @@
 //! device only the CPU paths run and "skipped: no OpenCL device" is printed
 //! (`FILTERCTL_REQUIRE_OPENCL=1` turns that into a failure).
 
+use clfilter::prelude::*;
 mod common;
 
 use std::collections::BTreeMap;

@@ -3,6 +3,7 @@
 //! take their demosaic defaults from the format, and `filterctl apply` on raw
 //! frames and Bayer image files.
 
+use clfilter::prelude::*;
 mod common;
 
 use std::io::{Cursor, ErrorKind, Read};

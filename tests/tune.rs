@@ -8,6 +8,7 @@
 //! `FILTERCTL_REQUIRE_OPENCL=1`).
 #![cfg(feature = "opencl")]
 
+use clfilter::prelude::*;
 mod common;
 
 use std::path::Path;
@@ -24,7 +25,7 @@ use common::{opencl_engine_with, opencl_options, random_image, Rng};
 static WRONG: VariantSpec = VariantSpec {
     name: "wrong",
     summary: "test only: copies instead of transposing",
-    file: "transpose.cl",
+    files: &["transpose/transpose.cl"],
     options: "",
     local: [16, 16],
     local_bytes: no_local,
@@ -36,7 +37,7 @@ static WRONG: VariantSpec = VariantSpec {
 static BROKEN: VariantSpec = VariantSpec {
     name: "broken",
     summary: "test only: its kernel does not exist",
-    file: "transpose.cl",
+    files: &["transpose/transpose.cl"],
     options: "",
     local: [16, 16],
     local_bytes: no_local,

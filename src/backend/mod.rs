@@ -15,6 +15,16 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 pub use cache::CacheDir;
 
+/// The device type OpenCL variants run on: the OpenCL device, or, in a
+/// build without OpenCL, a type with no values (so those paths cannot run).
+#[cfg(feature = "opencl")]
+pub type Dev = opencl::ClDevice;
+/// The device type OpenCL variants run on: the OpenCL device, or, in a
+/// build without OpenCL, a type with no values (so those paths cannot run).
+#[cfg(not(feature = "opencl"))]
+#[derive(Debug)]
+pub enum Dev {}
+
 /// What kind of device an OpenCL device says it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -5,6 +5,8 @@
 //! and the OpenCL kernel function `<op>_<variant>`, which is built from the
 //! table entry so the two cannot drift apart.
 
+mod contract;
+
 pub mod colormap;
 pub mod demosaic;
 pub mod gaussian;
@@ -15,6 +17,8 @@ pub mod transpose;
 use std::time::Duration;
 
 use serde::Serialize;
+
+pub use contract::{dispatch, dispatch_on_device, Dispatch, Programs, RunCl};
 
 use crate::backend::DeviceKind;
 
@@ -49,6 +53,21 @@ pub enum OpParams {
     Demosaic(demosaic::DemosaicParams),
     /// Colormap parameters (the output channels matter to the variants' cost).
     Colormap(colormap::ColormapParams),
+}
+
+impl OpParams {
+    /// The tuning cache's parameter bucket for these parameters (two words,
+    /// the second possibly empty), or `None` when variants do not depend on
+    /// them: each operation decides which of its parameters change which
+    /// variant wins.
+    pub fn bucket_words(&self) -> Option<(&'static str, &'static str)> {
+        match self {
+            OpParams::None => None,
+            OpParams::Gaussian(p) => Some(p.bucket_words()),
+            OpParams::Demosaic(p) => Some(p.bucket_words()),
+            OpParams::Colormap(p) => Some(p.bucket_words()),
+        }
+    }
 }
 
 impl Shape {
@@ -234,5 +253,42 @@ pub fn ser_opt_ms<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S:
     match d {
         Some(d) => s.serialize_some(&(d.as_secs_f64() * 1e3)),
         None => s.serialize_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::key::{params_bucket, TuneKey};
+    use crate::SampleType;
+
+    #[test]
+    fn params_buckets() {
+        let g = |s: f32| params_bucket(&OpParams::Gaussian(gaussian::GaussianParams::new(s)));
+        assert_eq!(g(1.5), "sigma<2 replicate");
+        assert_eq!(g(2.0), "sigma2-8 replicate");
+        assert_eq!(g(8.0), "sigma>=8 replicate");
+        let cm = colormap::ColormapParams {
+            channels: 4,
+            ..Default::default()
+        };
+        assert_eq!(params_bucket(&OpParams::Colormap(cm)), "rgba");
+        let cm_shape = Shape::new(9, 9, 1, SampleType::U8).with_params(OpParams::Colormap(cm));
+        let key = TuneKey::new("d", "colormap", &cm_shape);
+        assert!(key.fits(&cm_shape));
+        let rgb = OpParams::Colormap(colormap::ColormapParams::default());
+        assert!(!key.fits(&cm_shape.with_params(rgb)));
+        let shape = Shape::new(7, 5, 1, SampleType::F32)
+            .with_params(OpParams::Gaussian(gaussian::GaussianParams::new(9.0)));
+        let key = TuneKey::new("d", "gaussian", &shape);
+        assert!(key.fits(&shape));
+        assert!(!key.fits(&Shape {
+            channels: 4,
+            ..shape
+        }));
+        assert!(!key.fits(
+            &Shape::new(7, 5, 3, SampleType::U8)
+                .with_params(OpParams::Gaussian(gaussian::GaussianParams::new(1.0)))
+        ));
     }
 }

@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 
 use super::{format_minmax, Op, OpKind, StageOutcome};
 use crate::backend::opencl::{Arg, ClEvent, DeviceImage, Kernel};
-use crate::engine::{Dev, Engine};
+use crate::backend::Dev;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{Sample, SampleType};
 use crate::ops::demosaic::device::DeviceRaw;
@@ -83,7 +84,9 @@ fn plumbing(
     name: &str,
 ) -> Result<Kernel> {
     let shape = Shape::new(1, 1, ch, t);
-    engine.kernel(dev, "pipeline", &PLUMBING, &shape, extra, name)
+    engine
+        .programs()
+        .kernel(dev, "pipeline", &PLUMBING, &shape, extra, name)
 }
 
 impl Work {
@@ -447,7 +450,7 @@ fn minmax_of(
     );
     let img = &w.img;
     let (m, mut r) = with_variants(engine, dev, spec_op, stage, &logical, &working, |spec| {
-        crate::ops::minmax::launch(engine, dev, spec, img)
+        crate::ops::minmax::launch(engine.programs(), dev, spec, img)
     })?;
     r.kernel_time = r.kernel_time.map(|k| k + mt);
     let mut out = MinMax::empty(w.channels);
@@ -515,7 +518,7 @@ pub(crate) fn run_chain(
                     &shape,
                     |spec| {
                         crate::ops::demosaic::device::demosaic_w(
-                            engine,
+                            engine.programs(),
                             dev,
                             spec,
                             r,
@@ -555,7 +558,15 @@ pub(crate) fn run_chain(
                         op,
                         &logical,
                         &working,
-                        |spec| crate::ops::gaussian::device::blur_w(engine, dev, spec, &w.img, p),
+                        |spec| {
+                            crate::ops::gaussian::device::blur_w(
+                                engine.programs(),
+                                dev,
+                                spec,
+                                &w.img,
+                                p,
+                            )
+                        },
                     )?;
                     outcome.reports.push(rep);
                     w.with(img)
@@ -610,7 +621,13 @@ pub(crate) fn run_chain(
                     |spec| {
                         let out =
                             DeviceImage::<f32>::new(dev, w.height(), w.width(), w.img.channels())?;
-                        let ev = crate::ops::transpose::launch(engine, dev, spec, &w.img, &out)?;
+                        let ev = crate::ops::transpose::launch(
+                            engine.programs(),
+                            dev,
+                            spec,
+                            &w.img,
+                            &out,
+                        )?;
                         Ok((out, time(ev)?))
                     },
                 )?;
@@ -657,7 +674,15 @@ pub(crate) fn run_chain(
                         let out = DeviceImage::<f32>::new(dev, w.width(), w.height(), 4)?;
                         let cm = crate::ops::colormap::ColormapParams { channels: 4, ..*p };
                         let kt = crate::ops::colormap::device::launch(
-                            engine, dev, spec, &w.img, &out, &cm, range.0, range.1, 255.0,
+                            engine.programs(),
+                            dev,
+                            spec,
+                            &w.img,
+                            &out,
+                            &cm,
+                            range.0,
+                            range.1,
+                            255.0,
                         )?;
                         Ok((out, kt))
                     },
@@ -697,8 +722,14 @@ pub(crate) fn run_chain(
                     |spec| {
                         let out =
                             DeviceImage::<f32>::new(dev, w.width(), w.height(), w.img.channels())?;
-                        let ev =
-                            crate::ops::normalize::launch(engine, dev, spec, &w.img, &out, &k)?;
+                        let ev = crate::ops::normalize::launch(
+                            engine.programs(),
+                            dev,
+                            spec,
+                            &w.img,
+                            &out,
+                            &k,
+                        )?;
                         Ok((out, time(ev)?))
                     },
                 )?;

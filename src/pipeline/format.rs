@@ -22,6 +22,7 @@ use crate::error::Result;
 use crate::image::raw::{Depth, RawFormat, RawImage};
 use crate::image::{DynImage, SampleType};
 use crate::ops::demosaic::Pattern;
+use crate::prelude::*;
 
 /// Parses and checks a spec like [`super::parse`], for frames of `fmt`
 /// (`None`: exactly [`super::parse`]).

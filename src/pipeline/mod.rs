@@ -52,6 +52,7 @@ use crate::ops::colormap::ColormapParams;
 use crate::ops::demosaic::{DemosaicParams, Raw};
 use crate::ops::gaussian::{Border, GaussianParams};
 use crate::ops::{self, minmax::MinMax, normalize::NormalizeParams, OpSpec, RunReport};
+use crate::prelude::*;
 
 /// What one stage does, with its typed parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -1085,7 +1086,7 @@ fn try_device(
 #[cfg(feature = "opencl")]
 fn device_run(
     engine: &Engine,
-    dev: &crate::engine::Dev,
+    dev: &crate::backend::Dev,
     stages: &[Op],
     input: Source<'_>,
 ) -> Result<(DynImage, Vec<StageOutcome>)> {
@@ -1143,7 +1144,7 @@ fn device_run(
 #[cfg(feature = "opencl")]
 fn finish_device(
     engine: &Engine,
-    dev: &crate::engine::Dev,
+    dev: &crate::backend::Dev,
     stages: &[Op],
     chain_input: device::Input<'_>,
     start: std::time::Instant,
@@ -1153,7 +1154,7 @@ fn finish_device(
     let (w, h, c) = (work.img.width(), work.img.height(), work.channels);
     fn fetch<U: Sample>(
         engine: &Engine,
-        dev: &crate::engine::Dev,
+        dev: &crate::backend::Dev,
         work: &device::Work,
         (w, h, c): (usize, usize, usize),
     ) -> Result<Image<U>> {

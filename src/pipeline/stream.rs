@@ -468,7 +468,8 @@ mod device {
     use crate::backend::opencl::{
         untimed, ClEvent, DeviceBuffer, DeviceImage, HostStage, TransferQueue,
     };
-    use crate::engine::{Dev, Engine};
+    use crate::backend::Dev;
+    use crate::engine::Engine;
     use crate::error::{Error, Result};
     use crate::image::raw::Depth;
     use crate::image::DynImage;

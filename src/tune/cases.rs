@@ -11,6 +11,7 @@ use crate::ops::gaussian::GaussianParams;
 use crate::ops::minmax::MinMax;
 use crate::ops::normalize::{Coefficients, NormalizeParams};
 use crate::ops::{self, OpParams, OpSpec, RunReport, Shape};
+use crate::prelude::*;
 
 /// One request to gate and time.
 pub(crate) struct Case<T: Sample> {

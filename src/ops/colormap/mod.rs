@@ -35,17 +35,20 @@
 //! - `max - min` must lie in `1e-30..=1e30`, so that the f32 arithmetic
 //!   neither overflows nor meets denormals (which some devices flush to 0).
 
+mod api;
 pub mod cpu;
 pub mod reference;
 pub mod tables;
+mod tune;
 pub mod variants;
 
 use std::fmt;
 
-use crate::engine::{Dev, Engine};
+use crate::backend::Dev;
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample};
 use crate::ops::{minmax::MinMax, OpParams, OpSpec, RunReport, Shape};
+pub use api::ColormapExt;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
@@ -312,9 +315,10 @@ pub(crate) mod device {
 
     use super::{ColormapParams, Mapping, SPEC};
     use crate::backend::opencl::{Arg, DeviceBuffer, DeviceImage};
-    use crate::engine::{Dev, Engine};
+    use crate::backend::Dev;
     use crate::error::{Error, Result};
     use crate::image::{Image, Sample, SampleType};
+    use crate::ops::Programs;
     use crate::ops::{OpParams, Shape, VariantSpec};
 
     /// Runs `spec` on a 1-channel device image into `out` (its size, 3 or 4
@@ -326,7 +330,7 @@ pub(crate) mod device {
     /// the kernel time. (The 4 KiB colour table is uploaded on each call.)
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch<T: Sample, U: Sample>(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         input: &DeviceImage<T>,
@@ -357,7 +361,7 @@ pub(crate) mod device {
             (U::TYPE == SampleType::F32) as u8,
             out.channels()
         );
-        let k = engine.kernel(
+        let k = progs.kernel(
             dev,
             SPEC.name,
             spec,
@@ -384,7 +388,7 @@ pub(crate) mod device {
 
     /// Host in, host out, at `U`'s full scale.
     pub(crate) fn run<T: Sample, U: Sample>(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         img: &Image<T>,
@@ -394,7 +398,7 @@ pub(crate) mod device {
         let input = DeviceImage::upload(dev, img)?;
         let out = DeviceImage::<U>::new(dev, img.width(), img.height(), p.channels)?;
         let kt = launch(
-            engine,
+            progs,
             dev,
             spec,
             &input,
@@ -405,54 +409,6 @@ pub(crate) mod device {
             U::TYPE.full_scale(),
         )?;
         Ok((out.download(dev)?, kt))
-    }
-}
-
-impl Engine {
-    /// Maps the 1-channel `img` to an RGB or RGBA image of type `U` through
-    /// `p.map` (see the module docs for the mapping and its edge cases).
-    pub fn colormap<T: Sample, U: Sample>(
-        &self,
-        img: &Image<T>,
-        p: &ColormapParams,
-    ) -> Result<Image<U>> {
-        self.colormap_report(img, p).map(|(i, _)| i)
-    }
-
-    /// [`Engine::colormap`], also saying which variant ran and how long it
-    /// took. With an automatic range, [`Engine::minmax`] runs first as its
-    /// own call, which this report does not describe.
-    pub fn colormap_report<T: Sample, U: Sample>(
-        &self,
-        img: &Image<T>,
-        p: &ColormapParams,
-    ) -> Result<(Image<U>, RunReport)> {
-        check_input(img.channels())?;
-        p.validate()?;
-        let data = if p.needs_minmax() {
-            Some(self.minmax(img)?)
-        } else {
-            None
-        };
-        let range = p.range(data.as_ref())?;
-        let shape =
-            Shape::new(img.width(), img.height(), 1, T::TYPE).with_params(OpParams::Colormap(*p));
-        self.dispatch(
-            &SPEC,
-            &shape,
-            |dev: &Dev, spec| {
-                #[cfg(feature = "opencl")]
-                {
-                    device::run::<T, U>(self, dev, spec, img, p, range)
-                }
-                #[cfg(not(feature = "opencl"))]
-                {
-                    let _ = spec;
-                    match *dev {}
-                }
-            },
-            || cpu::colormap::<T, U>(img, p, range),
-        )
     }
 }
 
@@ -548,7 +504,7 @@ mod tests {
     #[test]
     fn device_launch_scales_and_checks_shapes() {
         use crate::backend::opencl::DeviceImage;
-        use crate::{Backend, CacheDir, EngineOptions};
+        use crate::{Backend, CacheDir, Engine, EngineOptions};
         let engine = Engine::new(EngineOptions {
             cache: CacheDir::Disabled,
             ..Default::default()
@@ -574,7 +530,15 @@ mod tests {
         let input = DeviceImage::upload(dev, &img).unwrap();
         for spec in SPEC.variants {
             let out = DeviceImage::<f32>::new(dev, w, h, 4).unwrap();
-            launch_ok(&engine, dev, spec, &input, &out, &p, (lo, hi, 255.0));
+            launch_ok(
+                engine.programs(),
+                dev,
+                spec,
+                &input,
+                &out,
+                &p,
+                (lo, hi, 255.0),
+            );
             let got = out.download(dev).unwrap();
             for y in 0..h {
                 for (i, (g, e)) in got.row(y).iter().zip(want.row(y)).enumerate() {
@@ -600,7 +564,17 @@ mod tests {
                 (&input, &out, (f32::NAN, hi, 1.0)),
                 (&input, &out, (0.0, 1e31, 1.0)),
             ] {
-                let r = device::launch(&engine, dev, spec, inp, o, &p, args.0, args.1, args.2);
+                let r = device::launch(
+                    engine.programs(),
+                    dev,
+                    spec,
+                    inp,
+                    o,
+                    &p,
+                    args.0,
+                    args.1,
+                    args.2,
+                );
                 assert!(
                     matches!(r, Err(Error::InvalidArgument(_))),
                     "{}: {args:?}: {r:?}",
@@ -612,15 +586,15 @@ mod tests {
 
     #[cfg(feature = "opencl")]
     fn launch_ok(
-        engine: &Engine,
-        dev: &Dev,
+        progs: &crate::ops::Programs,
+        dev: &crate::backend::Dev,
         spec: &crate::ops::VariantSpec,
         input: &crate::backend::opencl::DeviceImage<u16>,
         out: &crate::backend::opencl::DeviceImage<f32>,
         p: &ColormapParams,
         (lo, hi, scale): (f32, f32, f32),
     ) {
-        device::launch(engine, dev, spec, input, out, p, lo, hi, scale)
+        device::launch(progs, dev, spec, input, out, p, lo, hi, scale)
             .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
     }
 }

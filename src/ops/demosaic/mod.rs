@@ -17,16 +17,19 @@
 //! Inputs ([`Raw`]): 8-bit images, 8..16-bit samples in `u16` containers, and
 //! the two packed 12-bit layouts, which the OpenCL variants unpack on the device.
 
+mod api;
 pub mod cpu;
 pub mod reference;
+mod tune;
 pub mod variants;
 
 use std::fmt;
 
-use crate::engine::{Dev, Engine};
+use crate::backend::Dev;
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample, SampleType};
 use crate::ops::{OpParams, OpSpec, RunReport, Shape};
+pub use api::DemosaicExt;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
@@ -538,9 +541,10 @@ pub(crate) mod device {
 
     use super::{DemosaicParams, Levels, Packing, Raw, SPEC};
     use crate::backend::opencl::{Arg, DeviceBuffer, DeviceImage};
-    use crate::engine::{Dev, Engine};
+    use crate::backend::Dev;
     use crate::error::{Error, Result};
     use crate::image::{Image, Sample, SampleType};
+    use crate::ops::Programs;
     use crate::ops::{OpParams, Shape, VariantSpec};
 
     /// A raw frame on the device.
@@ -650,7 +654,7 @@ pub(crate) mod device {
     /// to `0..clamp_hi` (for pipelines whose stage type is an integer one).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch<U: Sample>(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         input: RawArg<'_>,
@@ -681,7 +685,7 @@ pub(crate) mod device {
         if let (Some(hi), SampleType::F32) = (clamp_hi, U::TYPE) {
             extra.push_str(&format!(" -DCLAMP_HI={hi:?}f"));
         }
-        let k = engine.kernel(
+        let k = progs.kernel(
             dev,
             SPEC.name,
             spec,
@@ -713,7 +717,7 @@ pub(crate) mod device {
     /// device-resident pipelines. `p.channels` is ignored; `clamp_hi` as in
     /// [`launch`].
     pub(crate) fn demosaic_w(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         input: &DeviceRaw,
@@ -724,13 +728,13 @@ pub(crate) mod device {
         let (w, h) = input.size();
         let out = DeviceImage::<f32>::new(dev, w, h, 4)?;
         let p = DemosaicParams { channels: 4, ..*p };
-        let kt = launch(engine, dev, spec, input.raw_arg(), &out, &p, lv, clamp_hi)?;
+        let kt = launch(progs, dev, spec, input.raw_arg(), &out, &p, lv, clamp_hi)?;
         Ok((out, kt))
     }
 
     /// Host in, host out.
     pub(crate) fn run<U: Sample>(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         raw: &Raw<'_>,
@@ -740,7 +744,7 @@ pub(crate) mod device {
         let input = DeviceRaw::upload(dev, raw)?;
         if U::TYPE == SampleType::F32 && p.channels == 4 {
             // RGBA f32 is the working image itself.
-            let (out, kt) = demosaic_w(engine, dev, spec, &input, p, lv, None)?;
+            let (out, kt) = demosaic_w(progs, dev, spec, &input, p, lv, None)?;
             let boxed: Box<dyn std::any::Any> = Box::new(out.download(dev)?);
             let out = boxed
                 .downcast::<Image<U>>()
@@ -749,43 +753,7 @@ pub(crate) mod device {
         }
         let (w, h) = input.size();
         let out = DeviceImage::<U>::new(dev, w, h, p.channels)?;
-        let kt = launch(engine, dev, spec, input.raw_arg(), &out, p, lv, None)?;
+        let kt = launch(progs, dev, spec, input.raw_arg(), &out, p, lv, None)?;
         Ok((out.download(dev)?, kt))
-    }
-}
-
-impl Engine {
-    /// Demosaics `raw` into an RGB or RGBA image of sample type `U` (see
-    /// the module docs for the levelling and the rounding).
-    pub fn demosaic<U: Sample>(&self, raw: &Raw<'_>, p: &DemosaicParams) -> Result<Image<U>> {
-        self.demosaic_report(raw, p).map(|(i, _)| i)
-    }
-
-    /// [`Engine::demosaic`], also saying which variant ran and how long it took.
-    pub fn demosaic_report<U: Sample>(
-        &self,
-        raw: &Raw<'_>,
-        p: &DemosaicParams,
-    ) -> Result<(Image<U>, RunReport)> {
-        raw.validate()?;
-        let lv = p.levels(raw, U::TYPE)?;
-        let (w, h) = raw.size();
-        let shape = Shape::new(w, h, 1, raw.sample()).with_params(OpParams::Demosaic(*p));
-        self.dispatch(
-            &SPEC,
-            &shape,
-            |dev: &Dev, spec| {
-                #[cfg(feature = "opencl")]
-                {
-                    device::run::<U>(self, dev, spec, raw, p, &lv)
-                }
-                #[cfg(not(feature = "opencl"))]
-                {
-                    let _ = spec;
-                    match *dev {}
-                }
-            },
-            || cpu::demosaic::<U>(raw, p, &lv),
-        )
     }
 }

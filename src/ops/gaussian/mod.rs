@@ -4,15 +4,18 @@
 //! image. Small sigma uses an exact separable FIR, where Deriche's
 //! approximation is poor.
 
+mod api;
 pub mod coeffs;
 pub mod cpu;
 pub mod reference;
+mod tune;
 pub mod variants;
 
-use crate::engine::{Dev, Engine};
+use crate::backend::Dev;
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample};
 use crate::ops::{OpParams, OpSpec, RunReport, Shape};
+pub use api::GaussianExt;
 
 /// How the image continues past its edges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -189,9 +192,10 @@ pub(crate) mod device {
         reference, row_blk_geometry, row_local_geometry, variants, GaussianParams, SPEC, T2_TILE,
     };
     use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage, Kernel};
-    use crate::engine::{Dev, Engine};
+    use crate::backend::Dev;
     use crate::error::Result;
     use crate::image::{Image, Sample, SampleType};
+    use crate::ops::Programs;
     use crate::ops::{OpParams, Shape, VariantSpec};
 
     /// One pass: the current image in, the next image and its kernel time out.
@@ -209,7 +213,7 @@ pub(crate) mod device {
 
     /// One recursive pass along columns (`cols`, `cols4`) or rows (`rows`).
     fn iir_pass(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         stage: &str,
@@ -219,7 +223,7 @@ pub(crate) mod device {
     ) -> Result<(DeviceImage<f32>, Duration)> {
         let (w, h) = (src.width(), src.height());
         let out = DeviceImage::<f32>::new(dev, w, h, src.channels())?;
-        let k = engine.kernel(
+        let k = progs.kernel(
             dev,
             SPEC.name,
             spec,
@@ -265,7 +269,7 @@ pub(crate) mod device {
     /// One block-parallel recursive pass along columns, blocks in registers
     /// (`iir_blocks`, `iir_local`).
     fn col_blocks_pass(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         src: &DeviceImage<f32>,
@@ -277,7 +281,7 @@ pub(crate) mod device {
         let nb = h.div_ceil(blk);
         let shape = w_shape(src, p);
         let opts = format!("-DT_IS_FLOAT=1 -DCOL_BLK={blk}");
-        let kernel = |name: &str| engine.kernel(dev, SPEC.name, spec, &shape, &opts, name);
+        let kernel = |name: &str| progs.kernel(dev, SPEC.name, spec, &shape, &opts, name);
         let (k1, k2, k3) = (
             kernel("gaussian_blk_sums")?,
             kernel("gaussian_blk_carry")?,
@@ -325,7 +329,7 @@ pub(crate) mod device {
 
     /// One recursive pass along rows, each row whole in local memory (`iir_local`).
     fn row_local_pass(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         src: &DeviceImage<f32>,
@@ -335,7 +339,7 @@ pub(crate) mod device {
         let (w, h) = (src.width(), src.height());
         let (wg, seg) = row_local_geometry(w, src.channels());
         let out = DeviceImage::<f32>::new(dev, w, h, src.channels())?;
-        let k = engine.kernel(
+        let k = progs.kernel(
             dev,
             SPEC.name,
             spec,
@@ -408,7 +412,7 @@ pub(crate) mod device {
     /// staged in local memory and scanned across its work-group as in
     /// `iir_local`, the tiles joined by the column passes' carry.
     fn row_blocks_pass(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         src: &DeviceImage<f32>,
@@ -421,7 +425,7 @@ pub(crate) mod device {
         let nb = w.div_ceil(tile);
         let shape = w_shape(src, p);
         let opts = format!("-DT_IS_FLOAT=1 -DROW_SEG={seg} -DROW_WG={wg}");
-        let kernel = |name: &str| engine.kernel(dev, SPEC.name, spec, &shape, &opts, name);
+        let kernel = |name: &str| progs.kernel(dev, SPEC.name, spec, &shape, &opts, name);
         let (k1, k2, k3) = (
             kernel("gaussian_rowblk_sums")?,
             kernel("gaussian_blk_carry")?,
@@ -489,7 +493,7 @@ pub(crate) mod device {
     /// `gaussian_t2_*` kernels in cl/gaussian.cl say how). Gray, both
     /// sigmas non-zero.
     fn tiles_pass(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         src: &DeviceImage<f32>,
@@ -509,7 +513,7 @@ pub(crate) mod device {
             bq(p.sigma_y, "T2_BQC"),
             bq(p.sigma_x, "T2_BQR")
         );
-        let kernel = |name: &str| engine.kernel(dev, SPEC.name, spec, &shape, &opts, name);
+        let kernel = |name: &str| progs.kernel(dev, SPEC.name, spec, &shape, &opts, name);
         let (k_sums, k_carry, k_fix, k_apply) = (
             kernel("gaussian_t2_sums")?,
             kernel("gaussian_blk_carry")?,
@@ -569,7 +573,7 @@ pub(crate) mod device {
     }
 
     fn transpose(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         src: &DeviceImage<f32>,
     ) -> Result<(DeviceImage<f32>, Duration)> {
@@ -577,12 +581,12 @@ pub(crate) mod device {
         let spec = crate::ops::transpose::SPEC
             .variant("local_x4")
             .expect("the transpose table has local_x4");
-        let ev = crate::ops::transpose::launch(engine, dev, spec, src, &out)?;
+        let ev = crate::ops::transpose::launch(progs, dev, spec, src, &out)?;
         Ok((out, time(ev)?))
     }
 
     fn fir_pass(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         rows: bool,
@@ -602,7 +606,7 @@ pub(crate) mod device {
         } else {
             "gaussian_fir_cols"
         };
-        let k = engine.kernel(
+        let k = progs.kernel(
             dev,
             SPEC.name,
             spec,
@@ -639,7 +643,7 @@ pub(crate) mod device {
     /// Runs `spec`'s passes on a working image; returns the result and the
     /// summed kernel time. At least one sigma must be non-zero.
     pub(crate) fn blur_w(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         src: &DeviceImage<f32>,
@@ -662,66 +666,66 @@ pub(crate) mod device {
         match spec.name {
             "iir_rows_cols" => {
                 if p.sigma_x > 0.0 {
-                    step(&mut |s| iir_pass(engine, dev, spec, "rows", s, p.sigma_x, p))?;
+                    step(&mut |s| iir_pass(progs, dev, spec, "rows", s, p.sigma_x, p))?;
                 }
                 if p.sigma_y > 0.0 {
-                    step(&mut |s| iir_pass(engine, dev, spec, "cols", s, p.sigma_y, p))?;
+                    step(&mut |s| iir_pass(progs, dev, spec, "cols", s, p.sigma_y, p))?;
                 }
             }
             "fir_local" => {
                 if p.sigma_x > 0.0 {
-                    step(&mut |s| fir_pass(engine, dev, spec, true, s, p.sigma_x, p))?;
+                    step(&mut |s| fir_pass(progs, dev, spec, true, s, p.sigma_x, p))?;
                 }
                 if p.sigma_y > 0.0 {
-                    step(&mut |s| fir_pass(engine, dev, spec, false, s, p.sigma_y, p))?;
+                    step(&mut |s| fir_pass(progs, dev, spec, false, s, p.sigma_y, p))?;
                 }
             }
             "iir_local" => {
                 if p.sigma_y > 0.0 {
-                    step(&mut |s| col_blocks_pass(engine, dev, spec, s, p.sigma_y, p))?;
+                    step(&mut |s| col_blocks_pass(progs, dev, spec, s, p.sigma_y, p))?;
                 }
                 if p.sigma_x > 0.0 {
-                    step(&mut |s| row_local_pass(engine, dev, spec, s, p.sigma_x, p))?;
+                    step(&mut |s| row_local_pass(progs, dev, spec, s, p.sigma_x, p))?;
                 }
             }
             "iir_tiles" if p.sigma_x > 0.0 && p.sigma_y > 0.0 => {
-                step(&mut |s| tiles_pass(engine, dev, spec, s, p))?;
+                step(&mut |s| tiles_pass(progs, dev, spec, s, p))?;
             }
             "iir_tiles" => {
                 if p.sigma_y > 0.0 {
-                    step(&mut |s| col_blocks_pass(engine, dev, spec, s, p.sigma_y, p))?;
+                    step(&mut |s| col_blocks_pass(progs, dev, spec, s, p.sigma_y, p))?;
                 }
                 if p.sigma_x > 0.0 {
-                    step(&mut |s| row_blocks_pass(engine, dev, spec, s, p.sigma_x, p))?;
+                    step(&mut |s| row_blocks_pass(progs, dev, spec, s, p.sigma_x, p))?;
                 }
             }
             "iir_rowblk" => {
                 if p.sigma_y > 0.0 {
-                    step(&mut |s| col_blocks_pass(engine, dev, spec, s, p.sigma_y, p))?;
+                    step(&mut |s| col_blocks_pass(progs, dev, spec, s, p.sigma_y, p))?;
                 }
                 if p.sigma_x > 0.0 {
-                    step(&mut |s| row_blocks_pass(engine, dev, spec, s, p.sigma_x, p))?;
+                    step(&mut |s| row_blocks_pass(progs, dev, spec, s, p.sigma_x, p))?;
                 }
             }
             "iir_blocks" => {
                 if p.sigma_y > 0.0 {
-                    step(&mut |s| col_blocks_pass(engine, dev, spec, s, p.sigma_y, p))?;
+                    step(&mut |s| col_blocks_pass(progs, dev, spec, s, p.sigma_y, p))?;
                 }
                 if p.sigma_x > 0.0 {
-                    step(&mut |s| transpose(engine, dev, s))?;
-                    step(&mut |s| col_blocks_pass(engine, dev, spec, s, p.sigma_x, p))?;
-                    step(&mut |s| transpose(engine, dev, s))?;
+                    step(&mut |s| transpose(progs, dev, s))?;
+                    step(&mut |s| col_blocks_pass(progs, dev, spec, s, p.sigma_x, p))?;
+                    step(&mut |s| transpose(progs, dev, s))?;
                 }
             }
             _ => {
                 // rgV, transpose, rgV, transpose.
                 if p.sigma_y > 0.0 {
-                    step(&mut |s| iir_pass(engine, dev, spec, cols, s, p.sigma_y, p))?;
+                    step(&mut |s| iir_pass(progs, dev, spec, cols, s, p.sigma_y, p))?;
                 }
                 if p.sigma_x > 0.0 {
-                    step(&mut |s| transpose(engine, dev, s))?;
-                    step(&mut |s| iir_pass(engine, dev, spec, cols, s, p.sigma_x, p))?;
-                    step(&mut |s| transpose(engine, dev, s))?;
+                    step(&mut |s| transpose(progs, dev, s))?;
+                    step(&mut |s| iir_pass(progs, dev, spec, cols, s, p.sigma_x, p))?;
+                    step(&mut |s| transpose(progs, dev, s))?;
                 }
             }
         }
@@ -733,7 +737,7 @@ pub(crate) mod device {
     /// Host in, host out: upload, convert to the working image if needed,
     /// blur, convert back, download.
     pub(crate) fn run<T: Sample>(
-        engine: &Engine,
+        progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         img: &Image<T>,
@@ -743,7 +747,7 @@ pub(crate) mod device {
         if ch != 3 {
             if let Some(f) = (img as &dyn Any).downcast_ref::<Image<f32>>() {
                 let src = DeviceImage::upload(dev, f)?;
-                let (out, kt) = blur_w(engine, dev, spec, &src, p)?;
+                let (out, kt) = blur_w(progs, dev, spec, &src, p)?;
                 let boxed: Box<dyn Any> = Box::new(out.download(dev)?);
                 let out = boxed.downcast::<Image<T>>().expect("T is f32 on this path");
                 return Ok((*out, kt));
@@ -755,16 +759,16 @@ pub(crate) mod device {
         let is_float = format!("-DT_IS_FLOAT={}", (T::TYPE == SampleType::F32) as u8);
         let input = DeviceImage::upload(dev, img)?;
         let work = DeviceImage::<f32>::new(dev, w, h, if ch == 1 { 1 } else { 4 })?;
-        let to_w = engine.kernel(dev, SPEC.name, spec, &user, &is_float, "gaussian_to_w")?;
+        let to_w = progs.kernel(dev, SPEC.name, spec, &user, &is_float, "gaussian_to_w")?;
         let e1 = dev.launch(
             &to_w,
             &[n],
             &[256],
             &[Arg::img(&input), Arg::img(&work), Arg::int(n)?],
         )?;
-        let (blurred, kt) = blur_w(engine, dev, spec, &work, p)?;
+        let (blurred, kt) = blur_w(progs, dev, spec, &work, p)?;
         let out = DeviceImage::<T>::new(dev, w, h, ch)?;
-        let from_w = engine.kernel(dev, SPEC.name, spec, &user, &is_float, "gaussian_from_w")?;
+        let from_w = progs.kernel(dev, SPEC.name, spec, &user, &is_float, "gaussian_from_w")?;
         let e2 = dev.launch(
             &from_w,
             &[n],
@@ -773,90 +777,6 @@ pub(crate) mod device {
         )?;
         let kt = kt + time(e1)? + time(e2)?;
         Ok((out.download(dev)?, kt))
-    }
-}
-
-impl Engine {
-    /// Blurs `img` with a Gaussian (see [`GaussianParams`]); the result has
-    /// the input's size, channels and sample type. Both sigmas 0 is a copy.
-    pub fn gaussian<T: Sample>(&self, img: &Image<T>, p: &GaussianParams) -> Result<Image<T>> {
-        self.gaussian_report(img, p).map(|(i, _)| i)
-    }
-
-    /// [`Engine::gaussian`], also saying which variant ran and how long it took.
-    pub fn gaussian_report<T: Sample>(
-        &self,
-        img: &Image<T>,
-        p: &GaussianParams,
-    ) -> Result<(Image<T>, RunReport)> {
-        p.validate()?;
-        if p.min_nonzero_sigma().is_none() {
-            let start = std::time::Instant::now();
-            let out = img.clone();
-            return Ok((out, copy_report(start)));
-        }
-        self.dispatch(
-            &SPEC,
-            &gaussian_shape(img, p),
-            |dev: &Dev, spec| self.gaussian_on(dev, spec, img, p),
-            || cpu::gaussian(img, p),
-        )
-    }
-
-    /// [`Engine::gaussian`] into `dst`, which must have the input's size
-    /// and channels (else [`Error::InvalidArgument`](crate::Error), and
-    /// `dst` is left as it was); all its samples are overwritten. On the
-    /// CPU path nothing is allocated when `dst`'s rows are packed, so a loop
-    /// that keeps `dst` from frame to frame saves an allocation per call and
-    /// the clearing of its fresh pages. A device result is downloaded and
-    /// copied in. Returns what ran.
-    pub fn gaussian_into<T: Sample>(
-        &self,
-        img: &Image<T>,
-        p: &GaussianParams,
-        dst: &mut Image<T>,
-    ) -> Result<RunReport> {
-        p.validate()?;
-        if p.min_nonzero_sigma().is_none() {
-            let start = std::time::Instant::now();
-            cpu::gaussian_into(img, p, dst)?;
-            return Ok(copy_report(start));
-        }
-        cpu::check_into(img, dst)?;
-        let (out, report) = self.dispatch(
-            &SPEC,
-            &gaussian_shape(img, p),
-            |dev: &Dev, spec| {
-                self.gaussian_on(dev, spec, img, p)
-                    .map(|(out, t)| (Some(out), t))
-            },
-            || cpu::gaussian_into(img, p, dst).map(|()| None),
-        )?;
-        if let Some(out) = out {
-            for (y, row) in out.rows().enumerate() {
-                dst.row_mut(y).copy_from_slice(row);
-            }
-        }
-        Ok(report)
-    }
-
-    /// One device variant's run of the blur, and its kernel time.
-    #[cfg_attr(not(feature = "opencl"), allow(unused_variables))]
-    fn gaussian_on<T: Sample>(
-        &self,
-        dev: &Dev,
-        spec: &'static crate::ops::VariantSpec,
-        img: &Image<T>,
-        p: &GaussianParams,
-    ) -> Result<(Image<T>, std::time::Duration)> {
-        #[cfg(feature = "opencl")]
-        {
-            device::run(self, dev, spec, img, p)
-        }
-        #[cfg(not(feature = "opencl"))]
-        {
-            match *dev {}
-        }
     }
 }
 

@@ -1,15 +1,18 @@
 //! `minmax`: per-channel minimum and maximum, fused in one pass over the image.
 
+mod api;
 pub mod cpu;
 pub mod reference;
 pub mod variants;
 
 use serde::Serialize;
 
-use crate::engine::{Dev, Engine};
+use crate::backend::Dev;
 use crate::error::Result;
 use crate::image::{Image, Sample};
+use crate::ops::Programs;
 use crate::ops::{OpSpec, RunReport, Shape};
+pub use api::MinmaxExt;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
@@ -73,7 +76,7 @@ fn groups(items: usize, lws: usize, compute_units: u32) -> usize {
 /// Returns the extremes and the device time of both passes.
 #[cfg(feature = "opencl")]
 pub(crate) fn launch<T: Sample>(
-    engine: &Engine,
+    progs: &Programs,
     dev: &Dev,
     spec: &crate::ops::VariantSpec,
     input: &crate::backend::opencl::DeviceImage<T>,
@@ -85,7 +88,7 @@ pub(crate) fn launch<T: Sample>(
     let lws = spec.local[0];
     let items = if spec.name == "tree_vec4" { n / 4 } else { n };
     let g = groups(items, lws, dev.info().compute_units);
-    let k1 = engine.kernel(
+    let k1 = progs.kernel(
         dev,
         SPEC.name,
         spec,
@@ -93,7 +96,7 @@ pub(crate) fn launch<T: Sample>(
         "",
         &spec.kernel_name(SPEC.name),
     )?;
-    let k2 = engine.kernel(dev, SPEC.name, spec, &shape, "", "minmax_final")?;
+    let k2 = progs.kernel(dev, SPEC.name, spec, &shape, "", "minmax_final")?;
     let partial = DeviceBuffer::<[f32; 4]>::new(dev, 2 * g)?;
     let result = DeviceBuffer::<[f32; 4]>::new(dev, 2)?;
     let e1 = dev.launch(
@@ -114,33 +117,4 @@ pub(crate) fn launch<T: Sample>(
     m.min[..c].copy_from_slice(&r[0][..c]);
     m.max[..c].copy_from_slice(&r[1][..c]);
     Ok((m, kt))
-}
-
-impl Engine {
-    /// Per-channel minimum and maximum of an image.
-    pub fn minmax<T: Sample>(&self, img: &Image<T>) -> Result<MinMax> {
-        self.minmax_report(img).map(|(m, _)| m)
-    }
-
-    /// [`Engine::minmax`], also saying which variant ran and how long it took.
-    pub fn minmax_report<T: Sample>(&self, img: &Image<T>) -> Result<(MinMax, RunReport)> {
-        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE);
-        self.dispatch(
-            &SPEC,
-            &shape,
-            |dev: &Dev, spec| {
-                #[cfg(feature = "opencl")]
-                {
-                    let input = crate::backend::opencl::DeviceImage::upload(dev, img)?;
-                    launch(self, dev, spec, &input)
-                }
-                #[cfg(not(feature = "opencl"))]
-                {
-                    let _ = spec;
-                    match *dev {}
-                }
-            },
-            || Ok(cpu::minmax(img)),
-        )
-    }
 }

@@ -7,14 +7,17 @@
 //! alpha channel of 4-channel images is only rescaled between the types'
 //! full ranges, so opaque stays opaque.
 
+mod api;
 pub mod cpu;
 pub mod reference;
 pub mod variants;
 
-use crate::engine::{Dev, Engine};
+use crate::backend::Dev;
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample, SampleType};
+use crate::ops::Programs;
 use crate::ops::{minmax::MinMax, OpSpec, RunReport, Shape};
+pub use api::NormalizeExt;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
@@ -109,7 +112,7 @@ impl Coefficients {
 /// Runs `spec` on device images of the same shape.
 #[cfg(feature = "opencl")]
 pub(crate) fn launch<T: Sample, U: Sample>(
-    engine: &Engine,
+    progs: &Programs,
     dev: &Dev,
     spec: &crate::ops::VariantSpec,
     input: &crate::backend::opencl::DeviceImage<T>,
@@ -126,7 +129,7 @@ pub(crate) fn launch<T: Sample, U: Sample>(
         U::TYPE.cl_name(),
         (U::TYPE == SampleType::F32) as u8
     );
-    let k2 = engine.kernel(
+    let k2 = progs.kernel(
         dev,
         SPEC.name,
         spec,
@@ -150,59 +153,6 @@ pub(crate) fn launch<T: Sample, U: Sample>(
     )
 }
 
-impl Engine {
-    /// Normalizes `img` into a `U` image (see the module docs for the rules).
-    pub fn normalize<T: Sample, U: Sample>(
-        &self,
-        img: &Image<T>,
-        params: &NormalizeParams,
-    ) -> Result<Image<U>> {
-        self.normalize_report(img, params).map(|(i, _)| i)
-    }
-
-    /// [`Engine::normalize`], also reporting what ran: the `minmax` call
-    /// (automatic range only) and the `normalize` call.
-    pub fn normalize_report<T: Sample, U: Sample>(
-        &self,
-        img: &Image<T>,
-        params: &NormalizeParams,
-    ) -> Result<(Image<U>, Vec<RunReport>)> {
-        let mut reports = Vec::new();
-        let k = if params.sub.is_none() && params.factor.is_none() {
-            let (m, r) = self.minmax_report(img)?;
-            reports.push(r);
-            Coefficients::stretch(&m, T::TYPE, U::TYPE)?
-        } else {
-            Coefficients::explicit(params)?
-        };
-        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE);
-        let (out, r) = self.dispatch(
-            &SPEC,
-            &shape,
-            |dev: &Dev, spec| {
-                #[cfg(feature = "opencl")]
-                {
-                    use crate::backend::opencl::DeviceImage;
-                    let input = DeviceImage::upload(dev, img)?;
-                    let out =
-                        DeviceImage::<U>::new(dev, img.width(), img.height(), img.channels())?;
-                    let ev = launch(self, dev, spec, &input, &out, &k)?;
-                    let kt = ev.duration()?.unwrap_or_default();
-                    Ok((out.download(dev)?, kt))
-                }
-                #[cfg(not(feature = "opencl"))]
-                {
-                    let _ = spec;
-                    match *dev {}
-                }
-            },
-            || cpu::normalize(img, &k),
-        )?;
-        reports.push(r);
-        Ok((out, reports))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,7 +163,7 @@ mod tests {
 
     #[test]
     fn stretch_edge_cases_stay_in_range_or_are_errors() {
-        let e = Engine::cpu();
+        let e = crate::Engine::cpu();
         let p = NormalizeParams::default();
         // The maximum must land on full scale exactly, never one step above.
         for (lo, hi) in [

@@ -1,14 +1,17 @@
 //! `transpose`: swaps rows and columns. Used by the separable filters, and
 //! the simplest kernel that shows what memory access patterns cost.
 
+mod api;
 pub mod cpu;
 pub mod reference;
 pub mod variants;
 
-use crate::engine::{Dev, Engine};
+use crate::backend::Dev;
 use crate::error::Result;
 use crate::image::{Image, Sample};
+use crate::ops::Programs;
 use crate::ops::{OpSpec, RunReport, Shape};
+pub use api::TransposeExt;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
@@ -23,7 +26,7 @@ pub static SPEC: OpSpec = OpSpec {
 /// Enqueues `spec` on device images: `out` must be `in` with width and height swapped.
 #[cfg(feature = "opencl")]
 pub(crate) fn launch<T: Sample>(
-    engine: &Engine,
+    progs: &Programs,
     dev: &Dev,
     spec: &crate::ops::VariantSpec,
     input: &crate::backend::opencl::DeviceImage<T>,
@@ -40,7 +43,7 @@ pub(crate) fn launch<T: Sample>(
         )));
     }
     let shape = Shape::new(w, h, c, T::TYPE);
-    let k = engine.kernel(
+    let k = progs.kernel(
         dev,
         SPEC.name,
         spec,
@@ -61,38 +64,4 @@ pub(crate) fn launch<T: Sample>(
         &spec.local,
         &[Arg::img(input), Arg::img(out), Arg::int(w)?, Arg::int(h)?],
     )
-}
-
-impl Engine {
-    /// Transposes an image: the result is `height x width`.
-    pub fn transpose<T: Sample>(&self, img: &Image<T>) -> Result<Image<T>> {
-        self.transpose_report(img).map(|(i, _)| i)
-    }
-
-    /// [`Engine::transpose`], also saying which variant ran and how long it took.
-    pub fn transpose_report<T: Sample>(&self, img: &Image<T>) -> Result<(Image<T>, RunReport)> {
-        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE);
-        self.dispatch(
-            &SPEC,
-            &shape,
-            |dev: &Dev, spec| {
-                #[cfg(feature = "opencl")]
-                {
-                    use crate::backend::opencl::DeviceImage;
-                    let input = DeviceImage::upload(dev, img)?;
-                    let out =
-                        DeviceImage::<T>::new(dev, img.height(), img.width(), img.channels())?;
-                    let ev = launch(self, dev, spec, &input, &out)?;
-                    let kt = ev.duration()?.unwrap_or_default();
-                    Ok((out.download(dev)?, kt))
-                }
-                #[cfg(not(feature = "opencl"))]
-                {
-                    let _ = spec;
-                    match *dev {}
-                }
-            },
-            || cpu::transpose(img),
-        )
-    }
 }

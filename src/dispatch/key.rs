@@ -3,7 +3,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::backend::DeviceInfo;
-use crate::ops::gaussian::Border;
 use crate::ops::{OpParams, Shape};
 
 /// What a tuning result is valid for. Requests with equal keys share a
@@ -21,7 +20,7 @@ pub struct TuneKey {
     /// nearest integer (1920x1080 is 21, 3840x2160 is 23).
     pub size_bucket: u32,
     /// Parameter bucket: `-` for operations whose variants do not depend on
-    /// parameters; for `gaussian` the sigma range and the border (see [`params_bucket`]).
+    /// parameters, else the operation's own words (see [`params_bucket`]).
     pub params: String,
 }
 
@@ -44,47 +43,14 @@ pub fn size_bucket(width: usize, height: usize) -> u32 {
     px.log2().round() as u32
 }
 
-/// The parameter bucket of a request. Gaussian sigma (the larger of the
-/// two) falls in `sigma<2` (where the FIR is cheap and the recursive
-/// variants are near their accuracy limit), `sigma2-8` (both kinds run;
-/// the FIR's radius grows with sigma) or `sigma>=8` (beyond the local-memory
-/// FIR's radius), followed by the border. Demosaic buckets by method and
-/// output channels (`mhc rgb`); colormap by output channels alone (`rgba`:
-/// every map costs the same).
+/// The parameter bucket of a request: `-` for operations whose variants do
+/// not depend on parameters, else the words the operation chooses
+/// ([`OpParams::bucket_words`]) joined by a space.
 pub fn params_bucket(params: &OpParams) -> String {
-    match params_parts(params) {
+    match params.bucket_words() {
         None => "-".into(),
         Some((word, "")) => word.into(),
         Some((range, border)) => format!("{range} {border}"),
-    }
-}
-
-/// [`params_bucket`]'s two words (the second may be empty), or `None` for `-`.
-fn params_parts(params: &OpParams) -> Option<(&'static str, &'static str)> {
-    match params {
-        OpParams::None => None,
-        OpParams::Gaussian(p) => {
-            let s = p.sigma_x.max(p.sigma_y);
-            let range = if s < 2.0 {
-                "sigma<2"
-            } else if s < 8.0 {
-                "sigma2-8"
-            } else {
-                "sigma>=8"
-            };
-            let border = match p.border {
-                Border::Replicate => "replicate",
-                Border::Mirror => "mirror",
-            };
-            Some((range, border))
-        }
-        // The method sets the neighbourhood (and so the cost); RGB and RGBA
-        // stores differ in width.
-        OpParams::Demosaic(p) => Some((
-            p.method.name(),
-            if p.channels == 4 { "rgba" } else { "rgb" },
-        )),
-        OpParams::Colormap(p) => Some((if p.channels == 4 { "rgba" } else { "rgb" }, "")),
     }
 }
 
@@ -108,7 +74,7 @@ impl TuneKey {
             .format
             .split_once('x')
             .is_some_and(|(t, c)| t == shape.sample.name() && c.parse() == Ok(shape.channels));
-        let params = match params_parts(&shape.params) {
+        let params = match shape.params.bucket_words() {
             None => self.params == "-",
             Some((word, "")) => self.params == word,
             Some(parts) => self.params.split_once(' ') == Some(parts),
@@ -130,7 +96,6 @@ impl std::fmt::Display for TuneKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::gaussian::GaussianParams;
     use crate::SampleType;
 
     #[test]
@@ -141,39 +106,17 @@ mod tests {
         assert_eq!(size_bucket(3840, 2160), 23);
         assert_eq!(size_bucket(8192, 8192), 26);
         assert_eq!(size_bucket(1, 1), 0);
-        let g = |s: f32| params_bucket(&OpParams::Gaussian(GaussianParams::new(s)));
-        assert_eq!(g(1.5), "sigma<2 replicate");
-        assert_eq!(g(2.0), "sigma2-8 replicate");
-        assert_eq!(g(8.0), "sigma>=8 replicate");
         assert_eq!(params_bucket(&OpParams::None), "-");
-        let cm = crate::ops::colormap::ColormapParams {
-            channels: 4,
-            ..Default::default()
-        };
-        assert_eq!(params_bucket(&OpParams::Colormap(cm)), "rgba");
-        let cm_shape = Shape::new(9, 9, 1, SampleType::U8).with_params(OpParams::Colormap(cm));
-        let key = TuneKey::new("d", "colormap", &cm_shape);
-        assert!(key.fits(&cm_shape));
-        let rgb = OpParams::Colormap(crate::ops::colormap::ColormapParams::default());
-        assert!(!key.fits(&cm_shape.with_params(rgb)));
         let shape = Shape::new(1920, 1080, 1, SampleType::F32);
         let k = TuneKey::new("dev", "transpose", &shape);
         assert_eq!(k.format, "f32x1");
-        for shape in [
-            Shape::new(7, 5, 3, SampleType::U16),
-            Shape::new(7, 5, 1, SampleType::F32)
-                .with_params(OpParams::Gaussian(GaussianParams::new(9.0))),
-        ] {
-            let key = TuneKey::new("d", "gaussian", &shape);
-            assert!(key.fits(&shape));
-            assert!(!key.fits(&Shape {
-                channels: 4,
-                ..shape
-            }));
-            assert!(!key.fits(
-                &Shape::new(7, 5, 3, SampleType::U8)
-                    .with_params(OpParams::Gaussian(GaussianParams::new(1.0)))
-            ));
-        }
+        let shape = Shape::new(7, 5, 3, SampleType::U16);
+        let key = TuneKey::new("d", "op", &shape);
+        assert!(key.fits(&shape));
+        assert!(!key.fits(&Shape {
+            channels: 4,
+            ..shape
+        }));
+        assert!(!key.fits(&Shape::new(7, 5, 3, SampleType::U8)));
     }
 }

@@ -1,0 +1,93 @@
+//! `gaussian`'s entry points, on anything that dispatches (the [`crate::Engine`]).
+
+use super::*;
+use crate::ops::Dispatch;
+
+/// `gaussian` on an engine: `engine.gaussian(..)` (in [`crate::prelude`]).
+pub trait GaussianExt: Dispatch {
+    /// Blurs `img` with a Gaussian (see [`GaussianParams`]); the result has
+    /// the input's size, channels and sample type. Both sigmas 0 is a copy.
+    fn gaussian<T: Sample>(&self, img: &Image<T>, p: &GaussianParams) -> Result<Image<T>> {
+        self.gaussian_report(img, p).map(|(i, _)| i)
+    }
+
+    /// [`GaussianExt::gaussian`], also saying which variant ran and how long it took.
+    fn gaussian_report<T: Sample>(
+        &self,
+        img: &Image<T>,
+        p: &GaussianParams,
+    ) -> Result<(Image<T>, RunReport)> {
+        p.validate()?;
+        if p.min_nonzero_sigma().is_none() {
+            let start = std::time::Instant::now();
+            let out = img.clone();
+            return Ok((out, copy_report(start)));
+        }
+        crate::ops::dispatch(
+            self,
+            &SPEC,
+            &gaussian_shape(img, p),
+            |dev: &Dev, spec| self.gaussian_on(dev, spec, img, p),
+            || cpu::gaussian(img, p),
+        )
+    }
+
+    /// [`GaussianExt::gaussian`] into `dst`, which must have the input's size
+    /// and channels (else [`Error::InvalidArgument`](crate::Error), and
+    /// `dst` is left as it was); all its samples are overwritten. On the
+    /// CPU path nothing is allocated when `dst`'s rows are packed, so a loop
+    /// that keeps `dst` from frame to frame saves an allocation per call and
+    /// the clearing of its fresh pages. A device result is downloaded and
+    /// copied in. Returns what ran.
+    fn gaussian_into<T: Sample>(
+        &self,
+        img: &Image<T>,
+        p: &GaussianParams,
+        dst: &mut Image<T>,
+    ) -> Result<RunReport> {
+        p.validate()?;
+        if p.min_nonzero_sigma().is_none() {
+            let start = std::time::Instant::now();
+            cpu::gaussian_into(img, p, dst)?;
+            return Ok(copy_report(start));
+        }
+        cpu::check_into(img, dst)?;
+        let (out, report) = crate::ops::dispatch(
+            self,
+            &SPEC,
+            &gaussian_shape(img, p),
+            |dev: &Dev, spec| {
+                self.gaussian_on(dev, spec, img, p)
+                    .map(|(out, t)| (Some(out), t))
+            },
+            || cpu::gaussian_into(img, p, dst).map(|()| None),
+        )?;
+        if let Some(out) = out {
+            for (y, row) in out.rows().enumerate() {
+                dst.row_mut(y).copy_from_slice(row);
+            }
+        }
+        Ok(report)
+    }
+
+    /// One device variant's run of the blur, and its kernel time.
+    #[cfg_attr(not(feature = "opencl"), allow(unused_variables))]
+    fn gaussian_on<T: Sample>(
+        &self,
+        dev: &Dev,
+        spec: &'static crate::ops::VariantSpec,
+        img: &Image<T>,
+        p: &GaussianParams,
+    ) -> Result<(Image<T>, std::time::Duration)> {
+        #[cfg(feature = "opencl")]
+        {
+            device::run(self.programs(), dev, spec, img, p)
+        }
+        #[cfg(not(feature = "opencl"))]
+        {
+            match *dev {}
+        }
+    }
+}
+
+impl<D: Dispatch + ?Sized> GaussianExt for D {}
