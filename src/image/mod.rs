@@ -3,6 +3,7 @@
 //! loading and saving through the `image` crate, and headerless raw camera
 //! frames ([`raw`]).
 
+pub mod bayer;
 mod io;
 mod pixel;
 pub mod raw;

@@ -26,7 +26,7 @@
 //!
 //! ```
 //! use clfilter::image::raw::{Depth, RawFormat};
-//! use clfilter::ops::demosaic::{Packing, Pattern};
+//! use clfilter::image::bayer::{Packing, Pattern};
 //!
 //! let f: RawFormat = "Bayer_RGGB12p".parse().unwrap();
 //! assert_eq!(f.pattern, Some(Pattern::Rggb));
@@ -43,9 +43,9 @@ use std::io::{ErrorKind, Read};
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use super::bayer::{check_cfa_size, Packing, Pattern, Raw};
 use super::{check_shape, DynImage, Image, SampleType};
 use crate::error::{Error, Result};
-use crate::ops::demosaic::{check_cfa_size, Packing, Pattern, Raw};
 
 /// How the samples of a raw frame are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
