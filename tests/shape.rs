@@ -530,7 +530,7 @@ fn functions_are_short() {
             }
         }
     }
-    offenders.sort_by(|a, b| b.0.cmp(&a.0));
+    offenders.sort_by_key(|o| std::cmp::Reverse(o.0));
     let list: Vec<String> = offenders.into_iter().map(|(_, o)| o).collect();
     report(&format!("functions over {MAX_FN_LINES} lines"), &list);
 }
