@@ -243,7 +243,7 @@ impl Engine {
     /// The variant forced for `op`: the last `op=NAME` entry, or the last
     /// bare `NAME` that `op`'s table knows (a bare name skips other operations,
     /// so `--variant local_x4` does not break the `minmax` inside `normalize`).
-    pub(crate) fn forced(&self, op: &OpSpec) -> Option<&str> {
+    pub fn forced(&self, op: &OpSpec) -> Option<&str> {
         self.forced
             .iter()
             .rev()
@@ -293,37 +293,5 @@ impl Dispatch for Engine {
 
     fn forcing(&self, op: &'static str, variant: &str) -> Box<dyn Dispatch + '_> {
         Box::new(self.with_variant(Some(op), variant))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn variant_overrides_parse() {
-        use crate::ops::{minmax, normalize, transpose};
-        let f = parse_forced("local, minmax=tree").unwrap();
-        assert_eq!(f[0], (None, "local".to_string()));
-        assert_eq!(f[1], (Some("minmax".to_string()), "tree".to_string()));
-        assert!(parse_forced("=x").is_err());
-        assert!(parse_forced("transpos=local").is_err());
-        assert!(matches!(
-            parse_forced("transpose=bogus"),
-            Err(Error::UnknownVariant { .. })
-        ));
-        assert!(matches!(
-            parse_forced("bogus"),
-            Err(Error::InvalidArgument(_))
-        ));
-        let e = Engine::cpu()
-            .with_variant(None, "local_x4")
-            .with_variant(Some("minmax"), "tree");
-        assert_eq!(e.forced(&minmax::SPEC), Some("tree"));
-        assert_eq!(e.forced(&transpose::SPEC), Some("local_x4"));
-        // A bare name only applies where the table has it.
-        assert_eq!(e.forced(&normalize::SPEC), None);
-        let cpu = Engine::cpu().with_variant(None, "cpu");
-        assert_eq!(cpu.forced(&normalize::SPEC), Some("cpu"));
     }
 }

@@ -583,3 +583,41 @@ fn device_selector_errors_list_the_devices() {
         Backend::Cpu
     ));
 }
+
+/// `--variant` overrides: `NAME` for every table that has it, `op=NAME` for
+/// one operation; unknown operations and variants are errors.
+#[test]
+fn variant_overrides_parse() {
+    use clfilter::ops::{minmax, normalize, transpose};
+    use clfilter::DeviceSelector;
+    let with = |v: &str| {
+        Engine::new(EngineOptions {
+            device: DeviceSelector::Cpu,
+            cache: CacheDir::Disabled,
+            variant: Some(v.to_string()),
+            ..Default::default()
+        })
+    };
+    let e = with("local, minmax=tree").unwrap();
+    assert_eq!(e.forced(&transpose::SPEC), Some("local"));
+    assert_eq!(e.forced(&minmax::SPEC), Some("tree"));
+    assert!(matches!(with("=x"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        with("transpos=local"),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        with("transpose=bogus"),
+        Err(Error::UnknownVariant { .. })
+    ));
+    assert!(matches!(with("bogus"), Err(Error::InvalidArgument(_))));
+    let e = Engine::cpu()
+        .with_variant(None, "local_x4")
+        .with_variant(Some("minmax"), "tree");
+    assert_eq!(e.forced(&minmax::SPEC), Some("tree"));
+    assert_eq!(e.forced(&transpose::SPEC), Some("local_x4"));
+    // A bare name only applies where the table has it.
+    assert_eq!(e.forced(&normalize::SPEC), None);
+    let cpu = Engine::cpu().with_variant(None, "cpu");
+    assert_eq!(cpu.forced(&normalize::SPEC), Some("cpu"));
+}

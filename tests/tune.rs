@@ -512,3 +512,36 @@ fn forced_variants_override_the_tuning() {
         other => panic!("unknown forced variant: expected UnknownVariant, got {other:?}"),
     }
 }
+
+/// Each operation's parameter buckets, and keys that fit only their own bucket.
+#[test]
+fn params_buckets() {
+    use clfilter::ops::{colormap::ColormapParams, gaussian::GaussianParams};
+    use clfilter::tune::key::{params_bucket, TuneKey};
+    let g = |s: f32| params_bucket(&OpParams::Gaussian(GaussianParams::new(s)));
+    assert_eq!(g(1.5), "sigma<2 replicate");
+    assert_eq!(g(2.0), "sigma2-8 replicate");
+    assert_eq!(g(8.0), "sigma>=8 replicate");
+    let cm = ColormapParams {
+        channels: 4,
+        ..Default::default()
+    };
+    assert_eq!(params_bucket(&OpParams::Colormap(cm)), "rgba");
+    let cm_shape = Shape::new(9, 9, 1, SampleType::U8).with_params(OpParams::Colormap(cm));
+    let key = TuneKey::new("d", "colormap", &cm_shape);
+    assert!(key.fits(&cm_shape));
+    let rgb = OpParams::Colormap(ColormapParams::default());
+    assert!(!key.fits(&cm_shape.with_params(rgb)));
+    let shape = Shape::new(7, 5, 1, SampleType::F32)
+        .with_params(OpParams::Gaussian(GaussianParams::new(9.0)));
+    let key = TuneKey::new("d", "gaussian", &shape);
+    assert!(key.fits(&shape));
+    assert!(!key.fits(&Shape {
+        channels: 4,
+        ..shape
+    }));
+    assert!(!key.fits(
+        &Shape::new(7, 5, 3, SampleType::U8)
+            .with_params(OpParams::Gaussian(GaussianParams::new(1.0)))
+    ));
+}

@@ -108,7 +108,7 @@ mod tests {
         assert_eq!(size_bucket(1, 1), 0);
         assert_eq!(params_bucket(&OpParams::None), "-");
         let shape = Shape::new(1920, 1080, 1, SampleType::F32);
-        let k = TuneKey::new("dev", "transpose", &shape);
+        let k = TuneKey::new("dev", "op", &shape);
         assert_eq!(k.format, "f32x1");
         let shape = Shape::new(7, 5, 3, SampleType::U16);
         let key = TuneKey::new("d", "op", &shape);

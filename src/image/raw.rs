@@ -350,12 +350,7 @@ fn suggest(word: &str) -> Option<RawFormat> {
     let limit = (word.chars().count() / 3).max(2);
     RawFormat::all()
         .into_iter()
-        .map(|f| {
-            (
-                crate::pipeline::spec::edit_distance(word, &f.to_string()),
-                f,
-            )
-        })
+        .map(|f| (crate::error::edit_distance(word, &f.to_string()), f))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
         .map(|(_, f)| f)

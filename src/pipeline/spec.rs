@@ -291,21 +291,7 @@ pub fn parse_stages(spec: &str) -> Result<Vec<Stage>> {
     Ok(stages)
 }
 
-/// Levenshtein distance between two short strings (in characters).
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let subst = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = subst.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
+pub use crate::error::edit_distance;
 
 /// The candidate closest to `word`, if it is close enough to be a likely
 /// typo: at most a third of the word's length edits away (at least 1), or a
