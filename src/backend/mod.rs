@@ -223,31 +223,7 @@ pub fn select(selector: &DeviceSelector, cache: &CacheDir) -> Result<Backend> {
                 });
             }
         };
-        let usable = |f: &opencl::Found| f.info.available;
-        let pos = match selector {
-            DeviceSelector::Auto => [DeviceKind::Gpu, DeviceKind::Accelerator]
-                .iter()
-                .find_map(|k| found.iter().position(|f| usable(f) && f.info.kind == *k))
-                .or_else(|| found.iter().position(usable)),
-            DeviceSelector::Gpu => found
-                .iter()
-                .position(|f| usable(f) && f.info.kind == DeviceKind::Gpu),
-            DeviceSelector::Index(p, d) => found.iter().position(|f| f.info.index == (*p, *d)),
-            DeviceSelector::Name(n) => {
-                // Prefer a usable match; an unusable one is opened only if it
-                // is the only match, so the error says why it failed.
-                let n = n.to_lowercase();
-                let matches = |f: &opencl::Found| {
-                    f.info.name.to_lowercase().contains(&n)
-                        || f.info.platform.to_lowercase().contains(&n)
-                };
-                found
-                    .iter()
-                    .position(|f| matches(f) && usable(f))
-                    .or_else(|| found.iter().position(matches))
-            }
-            DeviceSelector::Cpu => unreachable!("handled above"),
-        };
+        let pos = position(selector, &found);
         let Some(pos) = pos else {
             if *selector == DeviceSelector::Auto {
                 log::info!("using the CPU backend: no usable OpenCL device");
@@ -277,6 +253,37 @@ pub fn select(selector: &DeviceSelector, cache: &CacheDir) -> Result<Backend> {
             }
             Err(e) => Err(e),
         }
+    }
+}
+
+/// The index in `found` of the device `selector` names (the CPU selector
+/// names none).
+#[cfg(feature = "opencl")]
+fn position(selector: &DeviceSelector, found: &[opencl::Found]) -> Option<usize> {
+    let usable = |f: &opencl::Found| f.info.available;
+    match selector {
+        DeviceSelector::Auto => [DeviceKind::Gpu, DeviceKind::Accelerator]
+            .iter()
+            .find_map(|k| found.iter().position(|f| usable(f) && f.info.kind == *k))
+            .or_else(|| found.iter().position(usable)),
+        DeviceSelector::Gpu => found
+            .iter()
+            .position(|f| usable(f) && f.info.kind == DeviceKind::Gpu),
+        DeviceSelector::Index(p, d) => found.iter().position(|f| f.info.index == (*p, *d)),
+        DeviceSelector::Name(n) => {
+            // Prefer a usable match; an unusable one is opened only if it
+            // is the only match, so the error says why it failed.
+            let n = n.to_lowercase();
+            let matches = |f: &opencl::Found| {
+                f.info.name.to_lowercase().contains(&n)
+                    || f.info.platform.to_lowercase().contains(&n)
+            };
+            found
+                .iter()
+                .position(|f| matches(f) && usable(f))
+                .or_else(|| found.iter().position(matches))
+        }
+        DeviceSelector::Cpu => None,
     }
 }
 

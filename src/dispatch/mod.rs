@@ -79,10 +79,22 @@ pub(crate) fn run(
     if let Some(name) = forced {
         return run_forced(engine, dev, op, name, shape, start, run_cl);
     }
-    let plan = plan(engine, dev, op, shape, &call);
+    try_in_order(engine, dev, op, shape, call, start, run_cl)
+}
+
+/// Tries the planned candidates in order; the first that works wins.
+fn try_in_order(
+    engine: &Engine,
+    dev: &Dev,
+    op: &'static OpSpec,
+    shape: &Shape,
+    mut call: Call<'_>,
+    start: Instant,
+    run_cl: &mut RunCl<'_>,
+) -> Result<RunReport> {
     let mut fallbacks = Vec::new();
     let mut last = None;
-    for name in plan {
+    for name in plan(engine, dev, op, shape, &call) {
         if name == CPU {
             if let Call::Host { run_cpu } = &mut call {
                 run_cpu()?;

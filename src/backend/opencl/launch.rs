@@ -164,30 +164,7 @@ impl ClDevice {
         local: &[usize],
         args: &[Arg<'_>],
     ) -> Result<ClEvent> {
-        if global.is_empty() || global.len() > 2 || global.len() != local.len() {
-            return Err(Error::arg(
-                "launch takes 1 or 2 dimensions, equal for global and local",
-            ));
-        }
-        if args.len() != kernel.num_args as usize {
-            return Err(Error::arg(format!(
-                "kernel {} takes {} arguments, {} were given",
-                kernel.name,
-                kernel.num_args,
-                args.len()
-            )));
-        }
-        let group: usize = local.iter().product();
-        if group == 0 || group > kernel.max_work_group {
-            return Err(Error::Unsupported {
-                op: kernel.name.clone(),
-                variant: String::new(),
-                reason: format!(
-                    "work-group of {group} exceeds the device's limit of {} for this kernel",
-                    kernel.max_work_group
-                ),
-            });
-        }
+        check_launch(kernel, global, local, args)?;
         let rounded: Vec<usize> = global
             .iter()
             .zip(local)
@@ -240,4 +217,38 @@ impl ClDevice {
         })?;
         Ok(ClEvent::new(ev))
     }
+}
+
+/// The shape checks of [`ClDevice::launch`], before anything is enqueued.
+fn check_launch(
+    kernel: &Kernel,
+    global: &[usize],
+    local: &[usize],
+    args: &[Arg<'_>],
+) -> Result<()> {
+    if global.is_empty() || global.len() > 2 || global.len() != local.len() {
+        return Err(Error::arg(
+            "launch takes 1 or 2 dimensions, equal for global and local",
+        ));
+    }
+    if args.len() != kernel.num_args as usize {
+        return Err(Error::arg(format!(
+            "kernel {} takes {} arguments, {} were given",
+            kernel.name,
+            kernel.num_args,
+            args.len()
+        )));
+    }
+    let group: usize = local.iter().product();
+    if group == 0 || group > kernel.max_work_group {
+        return Err(Error::Unsupported {
+            op: kernel.name.clone(),
+            variant: String::new(),
+            reason: format!(
+                "work-group of {group} exceeds the device's limit of {} for this kernel",
+                kernel.max_work_group
+            ),
+        });
+    }
+    Ok(())
 }
