@@ -51,6 +51,15 @@ pub(crate) fn run(
         Call::Host { .. } => None,
     };
     let forced = stage_forced.or_else(|| engine.forced(op));
+    if let Some(name) = forced.filter(|n| *n != CPU) {
+        if engine.variant(op, name).is_none() {
+            return Err(Error::UnknownVariant {
+                op: op.name.into(),
+                variant: name.into(),
+                known: op.names().join(", "),
+            });
+        }
+    }
     let dev = match engine.backend() {
         #[cfg(feature = "opencl")]
         Backend::OpenCl(d) => Some(d.as_ref()),
