@@ -639,13 +639,22 @@ pub mod device {
         )?;
         Ok(Box::new(move || -> Result<Duration> {
             Ok(match op.name {
-                "transpose" => ops::transpose::launch(engine.programs(), dev, spec, input, &out)?
-                    .duration()?
-                    .unwrap_or_default(),
-                "minmax" => ops::minmax::launch(engine.programs(), dev, spec, input)?.1,
-                _ => ops::normalize::launch::<T, T>(engine.programs(), dev, spec, input, &out, &k)?
-                    .duration()?
-                    .unwrap_or_default(),
+                "transpose" => {
+                    ops::transpose::device::launch(engine.programs(), dev, spec, input, &out)?
+                        .duration()?
+                        .unwrap_or_default()
+                }
+                "minmax" => ops::minmax::device::launch(engine.programs(), dev, spec, input)?.1,
+                _ => ops::normalize::device::launch::<T, T>(
+                    engine.programs(),
+                    dev,
+                    spec,
+                    input,
+                    &out,
+                    &k,
+                )?
+                .duration()?
+                .unwrap_or_default(),
             })
         }))
     }

@@ -111,7 +111,7 @@ impl Engine {
         };
         let mut engine = Engine {
             backend,
-            programs: Programs::new(opts.cl_dir),
+            programs: Programs::new(opts.cl_dir, crate::ops::all_sources()),
             forced,
             extra: Arc::new(opts.extra_variants),
             tuning: Arc::new(Tuning::inactive()),
@@ -136,9 +136,9 @@ impl Engine {
     fn checksums(&self) -> HashMap<String, String> {
         let dir = self.programs.cl_dir();
         let mut sources = String::new();
-        let embedded = crate::ops::all_sources();
-        for (file, _) in &embedded {
-            match crate::kernels::one(file, dir, &embedded) {
+        let embedded = self.programs.sources();
+        for (file, _) in embedded {
+            match crate::kernels::one(file, dir, embedded) {
                 Ok(text) => {
                     sources.push_str(file);
                     sources.push('\n');
@@ -220,7 +220,7 @@ impl Engine {
     pub fn cpu() -> Self {
         Engine {
             backend: Backend::Cpu,
-            programs: Programs::default(),
+            programs: Programs::new(None, crate::ops::all_sources()),
             forced: Vec::new(),
             extra: Arc::new(Vec::new()),
             tuning: Arc::new(Tuning::inactive()),

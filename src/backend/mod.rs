@@ -5,6 +5,7 @@ pub mod cache;
 pub mod cpu;
 #[cfg(feature = "opencl")]
 pub mod opencl;
+pub mod programs;
 
 use std::str::FromStr;
 #[cfg(feature = "opencl")]
@@ -24,6 +25,14 @@ pub type Dev = opencl::ClDevice;
 #[cfg(not(feature = "opencl"))]
 #[derive(Debug)]
 pub enum Dev {}
+
+#[cfg(not(feature = "opencl"))]
+impl Dev {
+    /// What an OpenCL device would say about itself (no value exists).
+    pub fn info(&self) -> &DeviceInfo {
+        match *self {}
+    }
+}
 
 /// What kind of device an OpenCL device says it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -164,6 +173,15 @@ impl Backend {
             Backend::Cpu => cpu::describe(),
             #[cfg(feature = "opencl")]
             Backend::OpenCl(d) => format!("{} [{}]", d.info().name, d.info().platform),
+        }
+    }
+
+    /// The OpenCL device, if this is an OpenCL backend.
+    pub fn device(&self) -> Option<&Dev> {
+        match self {
+            Backend::Cpu => None,
+            #[cfg(feature = "opencl")]
+            Backend::OpenCl(d) => Some(d.as_ref()),
         }
     }
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 pub use tuning::Tuning;
 
-use crate::backend::{self, Backend, Dev};
+use crate::backend::{self, Dev};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::ops::{OpSpec, RunCl, RunReport, Shape, VariantSpec, CPU};
@@ -60,11 +60,7 @@ pub(crate) fn run(
             });
         }
     }
-    let dev = match engine.backend() {
-        #[cfg(feature = "opencl")]
-        Backend::OpenCl(d) => Some(d.as_ref()),
-        Backend::Cpu => None,
-    };
+    let dev = engine.backend().device();
     let on_cpu = forced == Some(CPU) || dev.is_none();
     if let (true, Call::Host { run_cpu }) = (on_cpu, &mut call) {
         if let Some(name) = forced.filter(|n| *n != CPU) {

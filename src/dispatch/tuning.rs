@@ -136,8 +136,7 @@ impl Tuning {
 
     /// Keeps `entry` for this engine and its clones, and merges it into the
     /// cache file when there is one.
-    #[cfg(feature = "opencl")]
-    pub(crate) fn record(&self, entry: TuneEntry) {
+    pub fn record(&self, entry: TuneEntry) {
         if let Some(f) = &self.file {
             store::merge(f, std::slice::from_ref(&entry));
         }

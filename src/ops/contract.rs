@@ -1,71 +1,15 @@
 //! What an operation's entry points need from the layer above them: a way
-//! to build its kernels ([`Programs`]) and a way to choose and run one of
-//! its variants ([`Dispatch`], implemented by [`crate::Engine`]). Defining
+//! to build its kernels ([`Programs`], from the backend) and a way to choose
+//! and run one of its variants ([`Dispatch`], implemented by [`crate::Engine`]). Defining
 //! them here keeps the imports pointing down: operations never name the
 //! engine.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
+pub use crate::backend::programs::Programs;
 use crate::backend::Dev;
 use crate::error::{Error, Result};
 use crate::ops::{OpSpec, RunReport, Shape, VariantSpec, CPU};
-
-/// Where kernel sources come from (embedded, or `FILTERCTL_CL_DIR`), and
-/// how a variant's program is built for a request.
-#[derive(Debug, Clone, Default)]
-pub struct Programs {
-    cl_dir: Option<Arc<PathBuf>>,
-}
-
-impl Programs {
-    /// Sources from `cl_dir` when given, else the embedded copies.
-    pub fn new(cl_dir: Option<PathBuf>) -> Self {
-        Programs {
-            cl_dir: cl_dir.map(Arc::new),
-        }
-    }
-
-    /// The folder sources are read from, if not embedded.
-    pub fn cl_dir(&self) -> Option<&Path> {
-        self.cl_dir.as_deref().map(|p| p.as_path())
-    }
-
-    /// The program text for kernel files: `common.cl` plus the files,
-    /// embedded or read from the kernel folder.
-    pub fn source(&self, files: &[&str]) -> Result<String> {
-        crate::kernels::program_source(files, self.cl_dir(), &crate::ops::all_sources())
-    }
-
-    /// Builds (or fetches from the caches) `spec`'s program with the shape's
-    /// type options plus `extra`, and creates kernel `kernel`.
-    #[cfg(feature = "opencl")]
-    pub(crate) fn kernel(
-        &self,
-        dev: &Dev,
-        op: &str,
-        spec: &VariantSpec,
-        shape: &Shape,
-        extra: &str,
-        kernel: &str,
-    ) -> Result<crate::backend::opencl::Kernel> {
-        let source = self.source(spec.files)?;
-        let options = format!(
-            "-cl-std=CL1.2 -DT={} -DCH={} {} {}",
-            shape.sample.cl_name(),
-            shape.channels,
-            spec.options,
-            extra
-        );
-        let program = dev.program(
-            crate::backend::opencl::program_id(op, spec.name),
-            &source,
-            options.trim(),
-        )?;
-        dev.kernel(&program, kernel)
-    }
-}
 
 /// A device variant's run inside [`Dispatch`]: returns the kernels' device
 /// time; the caller keeps the result.

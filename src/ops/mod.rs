@@ -6,6 +6,8 @@
 //! table entry so the two cannot drift apart.
 
 mod contract;
+#[cfg(feature = "opencl")]
+mod device;
 
 pub mod colormap;
 pub mod demosaic;

@@ -450,7 +450,7 @@ fn minmax_of(
     );
     let img = &w.img;
     let (m, mut r) = with_variants(engine, dev, spec_op, stage, &logical, &working, |spec| {
-        crate::ops::minmax::launch(engine.programs(), dev, spec, img)
+        crate::ops::minmax::device::launch(engine.programs(), dev, spec, img)
     })?;
     r.kernel_time = r.kernel_time.map(|k| k + mt);
     let mut out = MinMax::empty(w.channels);
@@ -621,7 +621,7 @@ pub(crate) fn run_chain(
                     |spec| {
                         let out =
                             DeviceImage::<f32>::new(dev, w.height(), w.width(), w.img.channels())?;
-                        let ev = crate::ops::transpose::launch(
+                        let ev = crate::ops::transpose::device::launch(
                             engine.programs(),
                             dev,
                             spec,
@@ -722,7 +722,7 @@ pub(crate) fn run_chain(
                     |spec| {
                         let out =
                             DeviceImage::<f32>::new(dev, w.width(), w.height(), w.img.channels())?;
-                        let ev = crate::ops::normalize::launch(
+                        let ev = crate::ops::normalize::device::launch(
                             engine.programs(),
                             dev,
                             spec,

@@ -581,7 +581,7 @@ pub(crate) mod device {
         let spec = crate::ops::transpose::SPEC
             .variant("local_x4")
             .expect("the transpose table has local_x4");
-        let ev = crate::ops::transpose::launch(progs, dev, spec, src, &out)?;
+        let ev = crate::ops::transpose::device::launch(progs, dev, spec, src, &out)?;
         Ok((out, time(ev)?))
     }
 

@@ -17,18 +17,7 @@ pub trait MinmaxExt: Dispatch {
             self,
             &SPEC,
             &shape,
-            |dev: &Dev, spec| {
-                #[cfg(feature = "opencl")]
-                {
-                    let input = crate::backend::opencl::DeviceImage::upload(dev, img)?;
-                    launch(self.programs(), dev, spec, &input)
-                }
-                #[cfg(not(feature = "opencl"))]
-                {
-                    let _ = spec;
-                    match *dev {}
-                }
-            },
+            |dev: &Dev, spec| device::run(self.programs(), dev, spec, img),
             || Ok(cpu::minmax(img)),
         )
     }

@@ -2,6 +2,7 @@
 
 mod api;
 pub mod cpu;
+pub(crate) mod device;
 pub mod reference;
 pub mod variants;
 
@@ -10,7 +11,6 @@ use serde::Serialize;
 use crate::backend::Dev;
 use crate::error::Result;
 use crate::image::{Image, Sample};
-use crate::ops::Programs;
 use crate::ops::{OpSpec, RunReport, Shape};
 pub use api::MinmaxExt;
 
@@ -63,58 +63,4 @@ impl MinMax {
             .copied()
             .fold(f32::NEG_INFINITY, f32::max)
     }
-}
-
-/// Work-groups for pass 1: enough to fill the device, few enough for one final group.
-#[cfg(feature = "opencl")]
-fn groups(items: usize, lws: usize, compute_units: u32) -> usize {
-    let fill = (compute_units.max(1) as usize * 8).min(1024);
-    items.div_ceil(lws).clamp(1, fill)
-}
-
-/// Runs `spec` on a device image and reads back the result (blocking).
-/// Returns the extremes and the device time of both passes.
-#[cfg(feature = "opencl")]
-pub(crate) fn launch<T: Sample>(
-    progs: &Programs,
-    dev: &Dev,
-    spec: &crate::ops::VariantSpec,
-    input: &crate::backend::opencl::DeviceImage<T>,
-) -> Result<(MinMax, std::time::Duration)> {
-    use crate::backend::opencl::{Arg, DeviceBuffer};
-    let c = input.channels();
-    let shape = Shape::new(input.width(), input.height(), c, T::TYPE);
-    let n = input.pixel_count();
-    let lws = spec.local[0];
-    let items = if spec.name == "tree_vec4" { n / 4 } else { n };
-    let g = groups(items, lws, dev.info().compute_units);
-    let k1 = progs.kernel(
-        dev,
-        SPEC.name,
-        spec,
-        &shape,
-        "",
-        &spec.kernel_name(SPEC.name),
-    )?;
-    let k2 = progs.kernel(dev, SPEC.name, spec, &shape, "", "minmax_final")?;
-    let partial = DeviceBuffer::<[f32; 4]>::new(dev, 2 * g)?;
-    let result = DeviceBuffer::<[f32; 4]>::new(dev, 2)?;
-    let e1 = dev.launch(
-        &k1,
-        &[g * lws],
-        &[lws],
-        &[Arg::img(input), Arg::int(n)?, Arg::buf(&partial)],
-    )?;
-    let e2 = dev.launch(
-        &k2,
-        &[lws],
-        &[lws],
-        &[Arg::buf(&partial), Arg::int(g)?, Arg::buf(&result)],
-    )?;
-    let r = result.to_vec(dev)?;
-    let kt = e1.duration()?.unwrap_or_default() + e2.duration()?.unwrap_or_default();
-    let mut m = MinMax::empty(c);
-    m.min[..c].copy_from_slice(&r[0][..c]);
-    m.max[..c].copy_from_slice(&r[1][..c]);
-    Ok((m, kt))
 }

@@ -35,23 +35,7 @@ pub trait NormalizeExt: Dispatch {
             self,
             &SPEC,
             &shape,
-            |dev: &Dev, spec| {
-                #[cfg(feature = "opencl")]
-                {
-                    use crate::backend::opencl::DeviceImage;
-                    let input = DeviceImage::upload(dev, img)?;
-                    let out =
-                        DeviceImage::<U>::new(dev, img.width(), img.height(), img.channels())?;
-                    let ev = launch(self.programs(), dev, spec, &input, &out, &k)?;
-                    let kt = ev.duration()?.unwrap_or_default();
-                    Ok((out.download(dev)?, kt))
-                }
-                #[cfg(not(feature = "opencl"))]
-                {
-                    let _ = spec;
-                    match *dev {}
-                }
-            },
+            |dev: &Dev, spec| device::run(self.programs(), dev, spec, img, &k),
             || cpu::normalize(img, &k),
         )?;
         reports.push(r);

@@ -9,13 +9,13 @@
 
 mod api;
 pub mod cpu;
+pub(crate) mod device;
 pub mod reference;
 pub mod variants;
 
 use crate::backend::Dev;
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample, SampleType};
-use crate::ops::Programs;
 use crate::ops::{minmax::MinMax, OpSpec, RunReport, Shape};
 pub use api::NormalizeExt;
 
@@ -107,50 +107,6 @@ impl Coefficients {
         }
         Ok(k)
     }
-}
-
-/// Runs `spec` on device images of the same shape.
-#[cfg(feature = "opencl")]
-pub(crate) fn launch<T: Sample, U: Sample>(
-    progs: &Programs,
-    dev: &Dev,
-    spec: &crate::ops::VariantSpec,
-    input: &crate::backend::opencl::DeviceImage<T>,
-    out: &crate::backend::opencl::DeviceImage<U>,
-    k: &Coefficients,
-) -> Result<crate::backend::opencl::ClEvent> {
-    use crate::backend::opencl::Arg;
-    let shape = Shape::new(input.width(), input.height(), input.channels(), T::TYPE);
-    if (out.width(), out.height(), out.channels()) != (shape.width, shape.height, shape.channels) {
-        return Err(Error::arg("normalize output must have the input's shape"));
-    }
-    let extra = format!(
-        "-DTOUT={} -DOUT_FLOAT={}",
-        U::TYPE.cl_name(),
-        (U::TYPE == SampleType::F32) as u8
-    );
-    let k2 = progs.kernel(
-        dev,
-        SPEC.name,
-        spec,
-        &shape,
-        &extra,
-        &spec.kernel_name(SPEC.name),
-    )?;
-    let n = input.pixel_count();
-    let items = if spec.name == "x4" { n.div_ceil(4) } else { n };
-    dev.launch(
-        &k2,
-        &[items],
-        &[spec.local[0]],
-        &[
-            Arg::img(input),
-            Arg::img(out),
-            Arg::int(n)?,
-            Arg::F32x4(k.sub),
-            Arg::F32x4(k.factor),
-        ],
-    )
 }
 
 #[cfg(test)]

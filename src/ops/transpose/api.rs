@@ -17,23 +17,7 @@ pub trait TransposeExt: Dispatch {
             self,
             &SPEC,
             &shape,
-            |dev: &Dev, spec| {
-                #[cfg(feature = "opencl")]
-                {
-                    use crate::backend::opencl::DeviceImage;
-                    let input = DeviceImage::upload(dev, img)?;
-                    let out =
-                        DeviceImage::<T>::new(dev, img.height(), img.width(), img.channels())?;
-                    let ev = launch(self.programs(), dev, spec, &input, &out)?;
-                    let kt = ev.duration()?.unwrap_or_default();
-                    Ok((out.download(dev)?, kt))
-                }
-                #[cfg(not(feature = "opencl"))]
-                {
-                    let _ = spec;
-                    match *dev {}
-                }
-            },
+            |dev: &Dev, spec| device::run(self.programs(), dev, spec, img),
             || cpu::transpose(img),
         )
     }

@@ -1,0 +1,33 @@
+//! The device side shared by every operation: building a variant's kernel
+//! for a request.
+
+use crate::backend::opencl::{program_id, Kernel};
+use crate::backend::Dev;
+use crate::error::Result;
+use crate::ops::{Programs, Shape, VariantSpec};
+
+impl Programs {
+    /// Builds (or fetches from the caches) `spec`'s program with the shape's
+    /// type options plus `extra`, and creates kernel `kernel`.
+    #[cfg(feature = "opencl")]
+    pub(crate) fn kernel(
+        &self,
+        dev: &Dev,
+        op: &str,
+        spec: &VariantSpec,
+        shape: &Shape,
+        extra: &str,
+        kernel: &str,
+    ) -> Result<Kernel> {
+        let source = self.source(spec.files)?;
+        let options = format!(
+            "-cl-std=CL1.2 -DT={} -DCH={} {} {}",
+            shape.sample.cl_name(),
+            shape.channels,
+            spec.options,
+            extra
+        );
+        let program = dev.program(program_id(op, spec.name), &source, options.trim())?;
+        dev.kernel(&program, kernel)
+    }
+}
