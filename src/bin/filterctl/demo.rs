@@ -210,20 +210,7 @@ fn build_stats(engine: &Engine) -> Option<String> {
 /// Runs `filterctl demo`.
 pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     let start = Instant::now();
-    let (input, source): (DynImage, String) = match &args.input {
-        Some(p) => (clfilter::image::load(p)?, p.display().to_string()),
-        None => (builtin_photo()?.into(), "coffee.png (built in, CC0)".into()),
-    };
-    if args.out.exists() && !args.out.is_dir() {
-        return Err(CliError::usage(format!(
-            "--out {}: this is a file; the demo writes several images into a folder",
-            args.out.display()
-        )));
-    }
-    std::fs::create_dir_all(&args.out).map_err(|source| CliError::Io {
-        path: args.out.clone(),
-        source,
-    })?;
+    let (input, source) = demo_input(&args)?;
     let engine = global.engine()?;
     let full = engine.backend().describe();
     let short = format!("[{}]", short_backend(&engine));
@@ -242,88 +229,25 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
                 step.name, step.from
             ))
         })?;
-        let what = match step.make {
-            Make::Spec(spec) => format!("spec '{spec}'"),
-            Make::Mosaic => "RGGB mosaic".into(),
-        };
         out!(
-            "[{}/{}] {}: {} ({what} on {})",
+            "[{}/{}] {}: {} ({} on {})",
             i + 1,
             STEPS.len(),
             step.name,
             step.about,
+            match step.make {
+                Make::Spec(spec) => format!("spec '{spec}'"),
+                Make::Mosaic => "RGGB mosaic".into(),
+            },
             step.from
         )?;
-        let context =
-            |e: clfilter::Error| CliError::from(e).context(format!("demo step {}", step.name));
-        let (result, outcomes) = match step.make {
-            Make::Spec(spec) => {
-                pipeline::run_outcomes(&engine, &pipeline::parse(spec)?, from).map_err(context)?
-            }
-            Make::Mosaic => {
-                let DynImage::U8(rgb) = &from else {
-                    return Err(CliError::Failed("the demo mosaics 8-bit RGB photos".into()));
-                };
-                let cfa =
-                    clfilter::ops::demosaic::mosaic(rgb, clfilter::ops::demosaic::Pattern::Rggb)
-                        .map_err(context)?;
-                (cfa.into(), Vec::new())
-            }
-        };
-        for (k, o) in outcomes.iter().enumerate() {
-            for r in &o.reports {
-                // Every step here is one stage, so the stage number is left out.
-                let stage = (outcomes.len() > 1).then_some(k + 1);
-                out!(
-                    "      {}",
-                    report_line(stage, o.op.name(), r, Some((&full, &short)))
-                )?;
-            }
-            for line in &o.lines {
-                out!("      {line}")?;
-            }
-        }
+        let result = run_step(&engine, step, from, (&full, &short))?;
         if step.save {
             let path = save(&result, &args.out, step.name)?;
             out!("      wrote {} ({})", path.display(), describe(&result))?;
         }
-        match &step.check {
-            Some(Check::Equals(other)) => {
-                let expected = &images[other];
-                match difference(&result, expected) {
-                    None => out!(
-                        "      check: {} == {}: ok ({})",
-                        step.name,
-                        other,
-                        describe(&result)
-                    )?,
-                    Some(d) => {
-                        out!("      check: {} == {}: FAILED: {d}", step.name, other)?;
-                        failed.push(format!("{} differs from {other}: {d}", step.name));
-                    }
-                }
-            }
-            Some(Check::Psnr(other, min)) => {
-                let min = *min;
-                let psnr = match (&result, &images[other]) {
-                    (DynImage::U8(got), DynImage::U8(want)) if got.channels() == 3 => {
-                        clfilter::ops::demosaic::psnr(got, want, 10).map_err(context)?
-                    }
-                    _ => {
-                        return Err(CliError::Failed(format!(
-                            "demo step {}: PSNR compares 8-bit RGB images",
-                            step.name
-                        )))
-                    }
-                };
-                if psnr >= min {
-                    out!("      PSNR against {other}: {psnr:.2} dB (floor {min} dB)")?;
-                } else {
-                    out!("      PSNR against {other}: {psnr:.2} dB: FAILED, below {min} dB")?;
-                    failed.push(format!("{} PSNR {psnr:.2} dB < {min} dB", step.name));
-                }
-            }
-            None => {}
+        if let Some(f) = check_step(step, &result, &images)? {
+            failed.push(f);
         }
         images.insert(step.name, result);
     }
@@ -342,4 +266,110 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         )));
     }
     Ok(())
+}
+
+/// The demo's input and its description; creates the output folder.
+fn demo_input(args: &Args) -> Result<(DynImage, String), CliError> {
+    let (input, source): (DynImage, String) = match &args.input {
+        Some(p) => (clfilter::image::load(p)?, p.display().to_string()),
+        None => (builtin_photo()?.into(), "coffee.png (built in, CC0)".into()),
+    };
+    if args.out.exists() && !args.out.is_dir() {
+        return Err(CliError::usage(format!(
+            "--out {}: this is a file; the demo writes several images into a folder",
+            args.out.display()
+        )));
+    }
+    std::fs::create_dir_all(&args.out).map_err(|source| CliError::Io {
+        path: args.out.clone(),
+        source,
+    })?;
+    Ok((input, source))
+}
+
+/// Runs one step on `from` and prints what ran.
+fn run_step(
+    engine: &clfilter::Engine,
+    step: &Step,
+    from: DynImage,
+    (full, short): (&str, &str),
+) -> Result<DynImage, CliError> {
+    let context =
+        |e: clfilter::Error| CliError::from(e).context(format!("demo step {}", step.name));
+    let (result, outcomes) = match step.make {
+        Make::Spec(spec) => {
+            pipeline::run_outcomes(engine, &pipeline::parse(spec)?, from).map_err(context)?
+        }
+        Make::Mosaic => {
+            let DynImage::U8(rgb) = &from else {
+                return Err(CliError::Failed("the demo mosaics 8-bit RGB photos".into()));
+            };
+            let cfa = clfilter::ops::demosaic::mosaic(rgb, clfilter::ops::demosaic::Pattern::Rggb)
+                .map_err(context)?;
+            (cfa.into(), Vec::new())
+        }
+    };
+    for (k, o) in outcomes.iter().enumerate() {
+        for r in &o.reports {
+            // Every step here is one stage, so the stage number is left out.
+            let stage = (outcomes.len() > 1).then_some(k + 1);
+            out!(
+                "      {}",
+                report_line(stage, o.op.name(), r, Some((full, short)))
+            )?;
+        }
+        for line in &o.lines {
+            out!("      {line}")?;
+        }
+    }
+    Ok(result)
+}
+
+/// Runs a step's check, printing the verdict; `Some(why)` when it failed.
+fn check_step(
+    step: &Step,
+    result: &DynImage,
+    images: &HashMap<&str, DynImage>,
+) -> Result<Option<String>, CliError> {
+    match &step.check {
+        Some(Check::Equals(other)) => match difference(result, &images[other]) {
+            None => {
+                out!(
+                    "      check: {} == {}: ok ({})",
+                    step.name,
+                    other,
+                    describe(result)
+                )?;
+                Ok(None)
+            }
+            Some(d) => {
+                out!("      check: {} == {}: FAILED: {d}", step.name, other)?;
+                Ok(Some(format!("{} differs from {other}: {d}", step.name)))
+            }
+        },
+        Some(Check::Psnr(other, min)) => {
+            let min = *min;
+            let psnr = match (result, &images[other]) {
+                (DynImage::U8(got), DynImage::U8(want)) if got.channels() == 3 => {
+                    clfilter::ops::demosaic::psnr(got, want, 10).map_err(|e| {
+                        CliError::from(e).context(format!("demo step {}", step.name))
+                    })?
+                }
+                _ => {
+                    return Err(CliError::Failed(format!(
+                        "demo step {}: PSNR compares 8-bit RGB images",
+                        step.name
+                    )))
+                }
+            };
+            if psnr >= min {
+                out!("      PSNR against {other}: {psnr:.2} dB (floor {min} dB)")?;
+                Ok(None)
+            } else {
+                out!("      PSNR against {other}: {psnr:.2} dB: FAILED, below {min} dB")?;
+                Ok(Some(format!("{} PSNR {psnr:.2} dB < {min} dB", step.name)))
+            }
+        }
+        None => Ok(None),
+    }
 }

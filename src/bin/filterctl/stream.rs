@@ -189,27 +189,14 @@ fn line(s: &StreamStats) -> String {
     )
 }
 
-/// Runs `filterctl stream`.
-pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
-    let (w, h) = a.size;
-    let ops = clfilter::pipeline::format::parse_with_format(&a.spec, Some(&a.format))?;
-    if a.json && a.output.as_deref().is_some_and(|o| o.as_os_str() == "-") {
-        return Err(CliError::usage(
-            "--json prints to stdout, where -o - writes frames; use one of them",
-        ));
-    }
-    if a.compare_transfer && a.input.as_os_str() == "-" && a.synthetic.is_none() {
-        return Err(CliError::usage(
-            "--compare-transfer streams the input twice, so it needs a file, not stdin",
-        ));
-    }
-    let mut opts = StreamOptions::new(w, h, a.format);
-    opts.skip = a.skip;
-    opts.frames = a.frames;
-    opts.in_flight = a.in_flight;
-    let (ow, oh, oc, ot) =
-        clfilter::pipeline::stream::output_shape(&ops, (w, h, 1), a.format.sample());
-    let mut sink = match a.output.as_deref() {
+/// Where `-o` sends the frames: nowhere, stdout, numbered image files, or
+/// one raw file. `ot`/`oc` are the output's type and channels.
+fn open_sink(
+    output: Option<&std::path::Path>,
+    ot: clfilter::SampleType,
+    oc: usize,
+) -> Result<Sink, CliError> {
+    Ok(match output {
         None => Sink::Discard,
         Some(p) if p.as_os_str() == "-" => Sink::Raw(Box::new(BufWriter::new(std::io::stdout()))),
         Some(p) => {
@@ -238,7 +225,30 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
                 Sink::Raw(Box::new(BufWriter::with_capacity(1 << 20, f)))
             }
         }
-    };
+    })
+}
+
+/// Runs `filterctl stream`.
+pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
+    let (w, h) = a.size;
+    let ops = clfilter::pipeline::format::parse_with_format(&a.spec, Some(&a.format))?;
+    if a.json && a.output.as_deref().is_some_and(|o| o.as_os_str() == "-") {
+        return Err(CliError::usage(
+            "--json prints to stdout, where -o - writes frames; use one of them",
+        ));
+    }
+    if a.compare_transfer && a.input.as_os_str() == "-" && a.synthetic.is_none() {
+        return Err(CliError::usage(
+            "--compare-transfer streams the input twice, so it needs a file, not stdin",
+        ));
+    }
+    let mut opts = StreamOptions::new(w, h, a.format);
+    opts.skip = a.skip;
+    opts.frames = a.frames;
+    opts.in_flight = a.in_flight;
+    let (ow, oh, oc, ot) =
+        clfilter::pipeline::stream::output_shape(&ops, (w, h, 1), a.format.sample());
+    let mut sink = open_sink(a.output.as_deref(), ot, oc)?;
     let engine = global.engine()?;
     log::info!(
         "stream: {w}x{h} {} -> {ow}x{oh}x{oc} {ot} per frame",
@@ -269,28 +279,39 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
     } else {
         None
     };
-    let fraction = bound.as_ref().map(|b| stats.fps / b.fps);
+    report(&a, &ops, &stats, bound.as_ref())
+}
+
+/// Prints the stream's figures: JSON on stdout, or lines on stderr.
+fn report(
+    a: &Args,
+    ops: &[clfilter::pipeline::Op],
+    stats: &StreamStats,
+    bound: Option<&StreamStats>,
+) -> Result<(), CliError> {
+    let (w, h) = a.size;
+    let fraction = bound.map(|b| stats.fps / b.fps);
     if a.json {
         let j = Json {
-            spec: clfilter::pipeline::to_spec(&ops),
+            spec: clfilter::pipeline::to_spec(ops),
             format: a.format.to_string(),
             width: w,
             height: h,
-            stats: &stats,
-            transfer_bound: bound.as_ref(),
+            stats,
+            transfer_bound: bound,
             fraction_of_transfer_bound: fraction,
         };
         println!("{}", serde_json::to_string_pretty(&j)?);
     } else {
         eprintln!("stages: {}", stats.stages.join(" -> "));
-        eprintln!("{}", line(&stats));
+        eprintln!("{}", line(stats));
         if stats.host_fallback_frames > 0 {
             eprintln!(
                 "{} frames ran on the host path after a device failure (see the log)",
                 stats.host_fallback_frames
             );
         }
-        if let (Some(b), Some(f)) = (&bound, fraction) {
+        if let (Some(b), Some(f)) = (bound, fraction) {
             eprintln!("transfer bound (uploads and downloads only): {}", line(b));
             eprintln!("pipeline at {:.0}% of the transfer bound", 100.0 * f);
         }
