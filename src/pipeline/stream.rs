@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::{run_stages, Op, OpKind};
+use super::{run_stages, Op};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::raw::{FrameReader, RawFormat};
@@ -155,12 +155,7 @@ pub fn output_shape(
     mut ty: SampleType,
 ) -> (usize, usize, usize, SampleType) {
     for op in ops {
-        match &op.kind {
-            OpKind::Transpose => std::mem::swap(&mut w, &mut h),
-            OpKind::Demosaic { params, .. } => c = params.channels,
-            OpKind::Colormap(p) => c = p.channels,
-            _ => {}
-        }
+        (w, h, c) = op.stage.output_shape((w, h, c));
         ty = op.output_type(ty);
     }
     (w, h, c, ty)
@@ -319,11 +314,7 @@ pub fn run_source<R: Read + Send>(
             opts.in_flight
         )));
     }
-    if opts.format.pattern.is_none()
-        && ops
-            .iter()
-            .any(|o| matches!(o.kind, OpKind::Demosaic { .. }))
-    {
+    if opts.format.pattern.is_none() && ops.iter().any(|o| o.stage.reads_raw()) {
         return Err(Error::arg(format!(
             "format {} is mono: its frames have no colour filter array to demosaic",
             opts.format
@@ -474,8 +465,8 @@ mod device {
     use crate::image::raw::Depth;
     use crate::image::DynImage;
     use crate::image::SampleType;
-    use crate::ops::demosaic::device::DeviceRaw;
-    use crate::pipeline::device::{run_chain, store_into, Input};
+    use crate::ops::work::{store_into, DeviceRaw};
+    use crate::pipeline::device::{run_chain, Input};
     use crate::pipeline::Op;
 
     /// The device output of one slot, typed by the pipeline's result.

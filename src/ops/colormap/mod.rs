@@ -38,6 +38,7 @@
 mod api;
 pub mod cpu;
 pub mod reference;
+pub mod stage;
 pub mod tables;
 mod tune;
 pub mod variants;

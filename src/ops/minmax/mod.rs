@@ -3,6 +3,7 @@
 mod api;
 pub mod cpu;
 pub mod reference;
+pub mod stage;
 pub mod variants;
 
 use serde::Serialize;

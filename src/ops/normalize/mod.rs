@@ -10,6 +10,7 @@
 mod api;
 pub mod cpu;
 pub mod reference;
+pub mod stage;
 pub mod variants;
 
 use crate::backend::Dev;
