@@ -11,8 +11,9 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use clfilter::image::raw::{self, Depth, FrameReader, RawImage};
+use clfilter::ops::demosaic::stage::DemosaicStage;
 use clfilter::ops::demosaic::{DemosaicParams, Method, Packing, Pattern};
-use clfilter::pipeline::{self, parse_with_format, OpKind};
+use clfilter::pipeline::{self, parse_with_format};
 use clfilter::{DynImage, Engine, Error, Image, RawFormat};
 use common::Rng;
 
@@ -536,9 +537,9 @@ fn reader_io_errors_name_the_input() {
 // ------------------------------------------------------ parse_with_format
 
 fn demosaic_of(ops: &[pipeline::Op], i: usize) -> DemosaicParams {
-    match &ops[i].kind {
-        OpKind::Demosaic { params, .. } => *params,
-        other => panic!("stage {i} is {other:?}"),
+    match ops[i].params::<DemosaicStage>() {
+        Some(d) => d.params,
+        None => panic!("stage {i} is {:?}", ops[i]),
     }
 }
 

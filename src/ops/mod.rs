@@ -8,6 +8,9 @@
 mod contract;
 #[cfg(feature = "opencl")]
 mod device;
+pub mod stage;
+#[cfg(feature = "opencl")]
+pub mod work;
 
 pub mod colormap;
 pub mod demosaic;
@@ -21,6 +24,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use contract::{dispatch, dispatch_on_device, Dispatch, Programs, RunCl};
+pub use stage::{StageDef, StageOp};
 
 use crate::backend::DeviceKind;
 
@@ -214,6 +218,18 @@ pub const OPS: &[&OpSpec] = &[
     &gaussian::SPEC,
     &demosaic::SPEC,
     &colormap::SPEC,
+];
+
+/// Every stage a pipeline can use, in the order help texts and error
+/// messages list them (each defined in its operation's `stage.rs`).
+pub static STAGES: &[&StageDef] = &[
+    &transpose::stage::TRANSPOSE,
+    &minmax::stage::MINMAX,
+    &normalize::stage::NORMALIZE,
+    &gaussian::stage::GAUSSIAN,
+    &demosaic::stage::DEMOSAIC,
+    &normalize::stage::CONVERT,
+    &colormap::stage::COLORMAP,
 ];
 
 /// Every embedded kernel source: the shared ones, then each operation's.

@@ -3,7 +3,6 @@
 //!
 //! ```
 //! use clfilter::pipeline::format::parse_with_format;
-//! use clfilter::pipeline::OpKind;
 //!
 //! let fmt = "bayer_gbrg12p".parse().unwrap();
 //! let ops = parse_with_format("demosaic=method=edge,gaussian=sigma=1", Some(&fmt)).unwrap();
@@ -13,16 +12,15 @@
 //! assert!(err.to_string().contains("pattern=rggb contradicts the format bayer_gbrg12p"));
 //! ```
 
-use std::borrow::Cow;
-
-use super::spec::{self, parse_stages, Stage};
-use super::{compile, run_stage, Op, OpKind, StageOutcome};
+#[cfg(doc)]
+use super::run_stage;
+use super::spec::parse_stages;
+use super::{compile, stage_engine, Args, Op, StageOutcome};
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::image::raw::{Depth, RawFormat, RawImage};
-use crate::image::{DynImage, SampleType};
-use crate::ops::demosaic::Pattern;
-use crate::prelude::*;
+use crate::image::raw::{RawFormat, RawImage};
+use crate::image::DynImage;
+use crate::ops::stage::{Adapted, FrameFacts, StageRecord};
 
 /// Parses and checks a spec like [`super::parse`], for frames of `fmt`
 /// (`None`: exactly [`super::parse`]).
@@ -52,145 +50,37 @@ pub fn parse_with_format(spec: &str, fmt: Option<&RawFormat>) -> Result<Vec<Op>>
     };
     // The frame as each stage sees it: its pattern (transposes swap it) and
     // whether its samples are still the camera's.
-    let mut pattern = fmt.pattern;
-    let mut transposed_by: Vec<usize> = Vec::new();
-    let mut camera_values = true;
+    let mut frame = FrameFacts {
+        format: fmt,
+        pattern: fmt.pattern,
+        transposed_by: Vec::new(),
+        camera_values: true,
+    };
     for (stage, op) in stages.iter().zip(ops.iter_mut()) {
-        match &mut op.kind {
-            OpKind::Transpose => {
-                pattern = pattern.map(transposed);
-                transposed_by.push(stage.index);
-            }
-            OpKind::Normalize { .. } => camera_values = false,
-            OpKind::Demosaic { params, .. } => {
-                let Some(want) = pattern else {
-                    return Err(spec::error_at(
-                        spec,
-                        stage.name_span.clone(),
-                        format!(
-                            "{}: mono frames have no colour filter array (the format is \
-                             {fmt}); use a bayer_* format, or leave out the demosaic stage",
-                            stage.label()
-                        ),
-                    ));
-                };
-                if stage.get("pattern").is_none() {
-                    params.pattern = want;
-                } else if params.pattern != want {
-                    return Err(spec::error_at(
-                        spec,
-                        stage.span_of("pattern"),
-                        format!(
-                            "{}: pattern={} contradicts the format {fmt}, whose frames {} {want}{}",
-                            stage.label(),
-                            params.pattern,
-                            if transposed_by.is_empty() {
-                                "are"
-                            } else {
-                                "become"
-                            },
-                            after_transposes(&transposed_by),
-                        ),
-                    ));
-                }
-                if camera_values {
-                    check_bits(spec, stage, fmt, &mut params.bits)?;
-                }
+        let args = Args { spec, stage };
+        match op.stage.adapt_to_frame(&args, stage.index, &mut frame)? {
+            Adapted::Keep => {}
+            Adapted::Done(adapted) => {
+                op.stage = adapted.into();
                 break;
             }
-            _ => {}
         }
     }
     Ok(ops)
 }
 
-/// Fills in, or checks, a demosaic stage's `bits` from the format.
-fn check_bits(spec: &str, stage: &Stage, fmt: &RawFormat, bits: &mut Option<u32>) -> Result<()> {
-    match (fmt.depth, *bits) {
-        (Depth::Bits8, None) => {}
-        (_, None) => *bits = Some(fmt.bits()),
-        (Depth::Bits16 { .. }, Some(_)) => {}
-        (_, Some(b)) if b == fmt.bits() => {}
-        (_, Some(b)) => {
-            return Err(spec::error_at(
-                spec,
-                stage.span_of("bits"),
-                format!(
-                    "{}: bits={b} does not fit the format {fmt}, whose samples have {} bits",
-                    stage.label(),
-                    fmt.bits()
-                ),
-            ))
-        }
-    }
-    Ok(())
-}
-
-/// The pattern of a transposed frame: rows and columns swap, so the red
-/// site at (x, y) moves to (y, x).
-fn transposed(p: Pattern) -> Pattern {
-    match p {
-        Pattern::Grbg => Pattern::Gbrg,
-        Pattern::Gbrg => Pattern::Grbg,
-        same => same,
-    }
-}
-
-/// ` after the transpose in stage 1` (or stages 1, 3), or nothing.
-fn after_transposes(stages: &[usize]) -> String {
-    match stages {
-        [] => String::new(),
-        [one] => format!(" after the transpose in stage {one}"),
-        many => format!(
-            " after the transposes in stages {}",
-            many.iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
 /// Runs one stage on a decoded raw frame, like [`run_stage`] on
-/// [`RawImage::into_dyn`], except that a `demosaic` stage reads the frame
-/// directly ([`RawImage::as_raw`]), so packed frames go to the device packed
-/// and are unpacked there. A `demosaic` without `out=` writes the sample
-/// type of [`RawImage::sample`] (`u16` for packed frames), as it would from
-/// the unpacked image.
+/// [`RawImage::into_dyn`], except that a stage that reads raw frames reads
+/// it directly ([`crate::ops::StageOp::run_host_raw`]).
 pub fn run_stage_raw(
     engine: &Engine,
     op: &Op,
     frame: RawImage,
 ) -> Result<(DynImage, StageOutcome)> {
-    let OpKind::Demosaic { params, out } = &op.kind else {
-        return run_stage(engine, op, frame.into_dyn());
-    };
-    let engine = match &op.variant {
-        Some(v) => Cow::Owned(engine.with_variant(Some(op.name()), v)),
-        None => Cow::Borrowed(engine),
-    };
-    let raw = frame.as_raw();
-    let (img, report): (DynImage, _) = match out.unwrap_or(frame.sample()) {
-        SampleType::U8 => engine
-            .demosaic_report::<u8>(&raw, params)
-            .map(|(o, r)| (o.into(), r))?,
-        SampleType::U16 => engine
-            .demosaic_report::<u16>(&raw, params)
-            .map(|(o, r)| (o.into(), r))?,
-        SampleType::F32 => engine
-            .demosaic_report::<f32>(&raw, params)
-            .map(|(o, r)| (o.into(), r))?,
-    };
-    Ok((
-        img,
-        StageOutcome {
-            op: op.clone(),
-            reports: vec![report],
-            minmax: None,
-            lines: Vec::new(),
-            on_device: false,
-        },
-    ))
+    let engine = stage_engine(engine, op);
+    let mut record = StageRecord::default();
+    let img = op.stage.run_host_raw(&*engine, frame, &mut record)?;
+    Ok((img, StageOutcome::of(op, record, false)))
 }
 
 #[cfg(test)]
@@ -222,11 +112,7 @@ mod tests {
             m.contains("frames become gbrg after the transpose in stage 1"),
             "{m}"
         );
-        for p in Pattern::ALL {
-            assert_eq!(transposed(transposed(p)), p);
-            let (rx, ry) = p.red_at();
-            assert_eq!(transposed(p).red_at(), (ry, rx));
-        }
+        // The pattern's own transposition: `ops::demosaic::stage`'s tests.
     }
 
     #[test]

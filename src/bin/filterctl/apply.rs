@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use clfilter::image::raw::{Depth, RawImage};
 use clfilter::ops::demosaic::check_cfa_size;
-use clfilter::pipeline::{self, Op, OpKind};
+use clfilter::ops::minmax::stage::MinMaxStage;
+use clfilter::pipeline::{self, Op};
 use clfilter::{DynImage, Engine, RawFormat, RunReport, SampleType};
 use serde::Serialize;
 
@@ -121,7 +122,9 @@ struct Job {
 /// every input unless the spec ends with minmax, no two outputs the same, no
 /// output that is an input.
 fn plan(args: &Args, ops: &[Op]) -> Result<Vec<Job>, CliError> {
-    let ends_with_minmax = matches!(ops.last().map(|o| &o.kind), Some(OpKind::MinMax));
+    let ends_with_minmax = ops
+        .last()
+        .is_some_and(|o| o.params::<MinMaxStage>().is_some());
     let Some(out) = &args.output else {
         if !ends_with_minmax {
             return Err(CliError::usage(
@@ -268,11 +271,8 @@ fn run_one(
 
 /// The channel count a pipeline produces from `input` channels.
 fn output_channels(ops: &[Op], input: usize) -> usize {
-    ops.iter().fold(input, |c, op| match &op.kind {
-        OpKind::Demosaic { params, .. } => params.channels,
-        OpKind::Colormap(p) => p.channels,
-        _ => c,
-    })
+    ops.iter()
+        .fold(input, |c, op| op.stage.output_shape((1, 1, c)).2)
 }
 
 /// `--size` and `--format` together: each input is one raw frame.

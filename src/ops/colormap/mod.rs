@@ -38,17 +38,17 @@
 mod api;
 pub mod cpu;
 pub mod reference;
+pub mod stage;
 pub mod tables;
 mod tune;
 pub mod variants;
-
-use std::fmt;
 
 use crate::backend::Dev;
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample};
 use crate::ops::{minmax::MinMax, OpParams, OpSpec, RunReport, Shape};
 pub use api::ColormapExt;
+use std::fmt;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {

@@ -20,6 +20,7 @@
 mod api;
 pub mod cpu;
 pub mod reference;
+pub mod stage;
 mod tune;
 pub mod variants;
 

@@ -8,6 +8,7 @@ mod api;
 pub mod coeffs;
 pub mod cpu;
 pub mod reference;
+pub mod stage;
 mod tune;
 pub mod variants;
 

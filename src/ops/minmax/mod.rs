@@ -4,6 +4,7 @@ mod api;
 pub mod cpu;
 pub(crate) mod device;
 pub mod reference;
+pub mod stage;
 pub mod variants;
 
 use serde::Serialize;

@@ -5,6 +5,7 @@ mod api;
 pub mod cpu;
 pub(crate) mod device;
 pub mod reference;
+pub mod stage;
 pub mod variants;
 
 use crate::backend::Dev;

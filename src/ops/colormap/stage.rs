@@ -1,0 +1,166 @@
+//! `colormap` as a pipeline stage: the checked stage is [`ColormapParams`].
+
+use super::{ColormapExt, ColormapParams, SPEC};
+use crate::error::Result;
+use crate::image::{DynImage, SampleType};
+use crate::ops::stage::{stage_any, OptionDef, StageArgs, StageDef, StageOp, StageRecord};
+use crate::ops::Dispatch;
+
+/// The `colormap` stage.
+pub static COLORMAP: StageDef = StageDef {
+    name: "colormap",
+    summary: "1-channel image to RGB(A) u8 through a colour map (for looking at mono data)",
+    options: &[
+        OptionDef {
+            key: "map",
+            value: "turbo|rainbow|gray",
+            help: "the colour map (default turbo)",
+        },
+        OptionDef {
+            key: "min",
+            value: "NUMBER",
+            help:
+                "input value mapped to the low end, in input units (default: the image's minimum)",
+        },
+        OptionDef {
+            key: "max",
+            value: "NUMBER",
+            help: "input value mapped to the high end (default: the image's maximum)",
+        },
+        OptionDef {
+            key: "channels",
+            value: "3|4",
+            help: "RGB or RGBA output (default 3)",
+        },
+    ],
+    op: &SPEC,
+    build: |a| Ok(Box::new(build(a)?)),
+};
+
+/// Colormap options, checked as `ColormapParams::validate` checks them.
+fn build(a: &dyn StageArgs) -> Result<ColormapParams> {
+    let mut p = ColormapParams::default();
+    if let Some(v) = a.get("map") {
+        p.map = v.parse().map_err(|e| a.error("map", &e))?;
+    }
+    p.min = a.finite("min")?;
+    p.max = a.finite("max")?;
+    if let Some(c) = a.channels("channels")? {
+        p.channels = c;
+    }
+    p.validate().map_err(|e| a.error("min", &e))?;
+    Ok(p)
+}
+
+impl StageOp for ColormapParams {
+    fn def(&self) -> &'static StageDef {
+        &COLORMAP
+    }
+
+    fn options(&self) -> Vec<String> {
+        let mut opts = vec![format!("map={}", self.map)];
+        if let Some(v) = self.min {
+            opts.push(format!("min={v}"));
+        }
+        if let Some(v) = self.max {
+            opts.push(format!("max={v}"));
+        }
+        if self.channels != 3 {
+            opts.push(format!("channels={}", self.channels));
+        }
+        opts
+    }
+
+    fn output_type(&self, _input: SampleType) -> SampleType {
+        SampleType::U8
+    }
+
+    fn output_shape(&self, (w, h, _): (usize, usize, usize)) -> (usize, usize, usize) {
+        (w, h, self.channels)
+    }
+
+    fn run_host(
+        &self,
+        d: &dyn Dispatch,
+        input: DynImage,
+        record: &mut StageRecord,
+    ) -> Result<DynImage> {
+        let (img, r) = match &input {
+            DynImage::U8(i) => d.colormap_report::<u8, u8>(i, self)?,
+            DynImage::U16(i) => d.colormap_report::<u16, u8>(i, self)?,
+            DynImage::F32(i) => d.colormap_report::<f32, u8>(i, self)?,
+        };
+        record.reports.push(r);
+        Ok(img.into())
+    }
+
+    #[cfg(feature = "opencl")]
+    fn run_device(
+        &self,
+        cx: &crate::ops::work::Chain<'_>,
+        forced: Option<&str>,
+        input: crate::ops::work::ChainInput<'_>,
+        record: &mut StageRecord,
+    ) -> Result<crate::ops::work::Work> {
+        use crate::backend::opencl::DeviceImage;
+        use crate::error::Error;
+        use crate::ops::stage::SpecText;
+        use crate::ops::work::Work;
+        use crate::ops::OpParams;
+        let mut w = input.into_work();
+        if w.channels != 1 {
+            return Err(Error::InvalidInput(format!(
+                "stage '{}': colormap maps 1-channel images, this one has {}",
+                SpecText(self, forced),
+                w.channels
+            )));
+        }
+        let range = if self.needs_minmax() {
+            let (m, rep) = crate::ops::minmax::stage::minmax_of(cx, None, &mut w)?;
+            record.reports.push(rep);
+            self.range(Some(&m))?
+        } else {
+            self.range(None)?
+        };
+        let mt = w.materialize(cx.d, cx.dev)?;
+        let params = OpParams::Colormap(*self);
+        let (logical, working) = (w.logical_shape(params), w.working_shape(params));
+        let (img, mut rep) = crate::ops::dispatch_on_device(
+            cx.d,
+            &SPEC,
+            forced,
+            (&logical, &working),
+            |dev, spec| {
+                // Float4 working pixels in 8-bit units: the store rounds.
+                let out = DeviceImage::<f32>::new(dev, w.width(), w.height(), 4)?;
+                let cm = ColormapParams {
+                    channels: 4,
+                    ..*self
+                };
+                let kt = super::device::launch(
+                    cx.d.programs(),
+                    dev,
+                    spec,
+                    &w.img,
+                    &out,
+                    &cm,
+                    range.0,
+                    range.1,
+                    255.0,
+                )?;
+                Ok((out, kt))
+            },
+        )?;
+        rep.kernel_time = rep.kernel_time.map(|t| t + mt);
+        record.reports.push(rep);
+        Ok(Work {
+            img,
+            channels: self.channels,
+            ty: SampleType::U8,
+            scale: 1.0,
+            unsaturated: false,
+        })
+    }
+
+    stage_any!();
+}

@@ -1,0 +1,290 @@
+//! `normalize` as a pipeline stage, and `convert`, the stage that runs
+//! normalize's table to change the sample type full scale to full scale.
+
+use super::{NormalizeExt, NormalizeParams, SPEC};
+use crate::error::Result;
+use crate::image::{DynImage, Image, Sample, SampleType};
+use crate::ops::stage::{
+    stage_any, Adapted, FrameFacts, OptionDef, StageArgs, StageDef, StageOp, StageRecord,
+};
+use crate::ops::{Dispatch, RunReport};
+
+/// The `normalize` stage.
+pub static NORMALIZE: StageDef = StageDef {
+    name: "normalize",
+    summary: "(in - sub) * factor, converted to the output type; \
+              without sub and factor, stretch min..max to the full range",
+    options: &[
+        OptionDef {
+            key: "sub",
+            value: "NUMBER",
+            help: "subtracted first (default 0 when only factor is given)",
+        },
+        OptionDef {
+            key: "factor",
+            value: "NUMBER",
+            help: "multiplied second (default 1 when only sub is given)",
+        },
+        OptionDef {
+            key: "out",
+            value: "u8|u16|f32",
+            help: "output sample type (default: the input's)",
+        },
+    ],
+    op: &SPEC,
+    build: |a| {
+        Ok(Box::new(NormalizeStage {
+            params: NormalizeParams {
+                sub: a.finite("sub")?,
+                factor: a.finite("factor")?,
+            },
+            out: a.sample_type("out")?,
+        }))
+    },
+};
+
+/// The `convert` stage.
+pub static CONVERT: StageDef = StageDef {
+    name: "convert",
+    summary: "convert to another sample type, full scale to full scale \
+              (255 for u8, 65535 for u16, 1.0 for f32); free inside device pipelines",
+    options: &[OptionDef {
+        key: "out",
+        value: "u8|u16|f32",
+        help: "the output sample type (required; `convert=u8` is short for `convert=out=u8`)",
+    }],
+    op: &SPEC,
+    build: build_convert,
+};
+
+fn build_convert(a: &dyn StageArgs) -> Result<Box<dyn StageOp>> {
+    match a.sample_type("out")? {
+        Some(out) => Ok(Box::new(ConvertStage { out })),
+        None => Err(a.error(
+            "out",
+            &"convert needs an output type, for example convert=u8",
+        )),
+    }
+}
+
+/// A checked `normalize` stage: `(in - sub) * factor`, or a min..max
+/// stretch, converted to `out`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NormalizeStage {
+    /// `sub` and `factor`; both `None` stretches min..max to the full range.
+    pub params: NormalizeParams,
+    /// The output sample type; `None` keeps the input's.
+    pub out: Option<SampleType>,
+}
+
+/// A checked `convert` stage: to another sample type, full scale to full
+/// scale (255 for u8, 65535 for u16, 1.0 for f32), rounding and saturating.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConvertStage {
+    /// The output sample type.
+    pub out: SampleType,
+}
+
+fn normalize_to<T: Sample>(
+    d: &dyn Dispatch,
+    img: &Image<T>,
+    params: &NormalizeParams,
+    out: SampleType,
+) -> Result<(DynImage, Vec<RunReport>)> {
+    Ok(match out {
+        SampleType::U8 => {
+            let (i, r) = d.normalize_report::<T, u8>(img, params)?;
+            (DynImage::U8(i), r)
+        }
+        SampleType::U16 => {
+            let (i, r) = d.normalize_report::<T, u16>(img, params)?;
+            (DynImage::U16(i), r)
+        }
+        SampleType::F32 => {
+            let (i, r) = d.normalize_report::<T, f32>(img, params)?;
+            (DynImage::F32(i), r)
+        }
+    })
+}
+
+/// Normalizes any host image into `out`.
+fn normalize_dyn(
+    d: &dyn Dispatch,
+    input: &DynImage,
+    params: &NormalizeParams,
+    out: SampleType,
+    record: &mut StageRecord,
+) -> Result<DynImage> {
+    let (img, r) = match input {
+        DynImage::U8(i) => normalize_to(d, i, params, out)?,
+        DynImage::U16(i) => normalize_to(d, i, params, out)?,
+        DynImage::F32(i) => normalize_to(d, i, params, out)?,
+    };
+    record.reports.extend(r);
+    Ok(img)
+}
+
+impl StageOp for NormalizeStage {
+    fn def(&self) -> &'static StageDef {
+        &NORMALIZE
+    }
+
+    fn options(&self) -> Vec<String> {
+        let mut opts = Vec::new();
+        if let Some(s) = self.params.sub {
+            opts.push(format!("sub={s}"));
+        }
+        if let Some(k) = self.params.factor {
+            opts.push(format!("factor={k}"));
+        }
+        if let Some(o) = self.out {
+            opts.push(format!("out={o}"));
+        }
+        opts
+    }
+
+    fn output_type(&self, input: SampleType) -> SampleType {
+        self.out.unwrap_or(input)
+    }
+
+    /// After a normalize the samples are no longer the camera's.
+    fn adapt_to_frame(
+        &self,
+        _args: &dyn StageArgs,
+        _index: usize,
+        frame: &mut FrameFacts<'_>,
+    ) -> Result<Adapted> {
+        frame.camera_values = false;
+        Ok(Adapted::Keep)
+    }
+
+    fn run_host(
+        &self,
+        d: &dyn Dispatch,
+        input: DynImage,
+        record: &mut StageRecord,
+    ) -> Result<DynImage> {
+        let out = self.out.unwrap_or(input.sample_type());
+        normalize_dyn(d, &input, &self.params, out, record)
+    }
+
+    #[cfg(feature = "opencl")]
+    fn run_device(
+        &self,
+        cx: &crate::ops::work::Chain<'_>,
+        forced: Option<&str>,
+        input: crate::ops::work::ChainInput<'_>,
+        record: &mut StageRecord,
+    ) -> Result<crate::ops::work::Work> {
+        use super::Coefficients;
+        use crate::backend::opencl::DeviceImage;
+        use crate::ops::work::{time, Work};
+        use crate::ops::OpParams;
+        let mut w = input.into_work();
+        let out_ty = self.out.unwrap_or(w.ty);
+        let k = if self.params.sub.is_none() && self.params.factor.is_none() {
+            let (m, rep) = crate::ops::minmax::stage::minmax_of(cx, None, &mut w)?;
+            record.reports.push(rep);
+            Coefficients::stretch(&m, w.ty, out_ty)?
+        } else {
+            Coefficients::explicit(&self.params)?
+        };
+        let mt = w.materialize(cx.d, cx.dev)?;
+        let (logical, working) = (
+            w.logical_shape(OpParams::None),
+            w.working_shape(OpParams::None),
+        );
+        let (img, mut rep) = crate::ops::dispatch_on_device(
+            cx.d,
+            &SPEC,
+            forced,
+            (&logical, &working),
+            |dev, spec| {
+                let out = DeviceImage::<f32>::new(dev, w.width(), w.height(), w.img.channels())?;
+                let ev = super::device::launch(cx.d.programs(), dev, spec, &w.img, &out, &k)?;
+                Ok((out, time(ev)?))
+            },
+        )?;
+        rep.kernel_time = rep.kernel_time.map(|t| t + mt);
+        record.reports.push(rep);
+        Ok(Work {
+            img,
+            channels: w.channels,
+            ty: out_ty,
+            scale: 1.0,
+            unsaturated: out_ty != SampleType::F32,
+        })
+    }
+
+    stage_any!();
+}
+
+impl StageOp for ConvertStage {
+    fn def(&self) -> &'static StageDef {
+        &CONVERT
+    }
+
+    /// The short form, `convert=u8`.
+    fn options(&self) -> Vec<String> {
+        vec![self.out.name().to_string()]
+    }
+
+    fn output_type(&self, _input: SampleType) -> SampleType {
+        self.out
+    }
+
+    fn run_host(
+        &self,
+        d: &dyn Dispatch,
+        input: DynImage,
+        record: &mut StageRecord,
+    ) -> Result<DynImage> {
+        if self.out == input.sample_type() {
+            return Ok(input);
+        }
+        let params = NormalizeParams {
+            sub: Some(0.0),
+            factor: Some(
+                (self.out.full_scale() as f64 / input.sample_type().full_scale() as f64) as f32,
+            ),
+        };
+        normalize_dyn(d, &input, &params, self.out, record)
+    }
+
+    /// No kernel: the factor waits for the next stage or the store.
+    #[cfg(feature = "opencl")]
+    fn run_device(
+        &self,
+        cx: &crate::ops::work::Chain<'_>,
+        _forced: Option<&str>,
+        input: crate::ops::work::ChainInput<'_>,
+        record: &mut StageRecord,
+    ) -> Result<crate::ops::work::Work> {
+        use std::time::{Duration, Instant};
+        let mut w = input.into_work();
+        let out = self.out;
+        let finer = out == SampleType::F32 || out.full_scale() > w.ty.full_scale();
+        if w.ty != SampleType::F32 && finer {
+            // From an integer type to finer steps: the host path held
+            // whole steps of the integer type; so must this.
+            let start = Instant::now();
+            let kt = w.quantize(cx.d, cx.dev)?;
+            record.reports.push(cx.own_report("quantize", start, kt));
+        } else if w.unsaturated && out == SampleType::F32 {
+            // f32 keeps any value: saturate to the old type first.
+            let start = Instant::now();
+            let kt = w.materialize(cx.d, cx.dev)?;
+            record.reports.push(cx.own_report("saturate", start, kt));
+        }
+        record
+            .reports
+            .push(cx.own_report("folded", Instant::now(), Duration::ZERO));
+        w.scale *= (out.full_scale() as f64 / w.ty.full_scale() as f64) as f32;
+        // Integer to integer keeps values inside the range.
+        w.unsaturated |= w.ty == SampleType::F32 && out != SampleType::F32;
+        w.ty = out;
+        Ok(w)
+    }
+
+    stage_any!();
+}

@@ -1,0 +1,364 @@
+//! The working image of device-resident pipelines, and the plumbing
+//! kernels around it (`cl/pipeline.cl`: load, store, scale and unpack).
+//!
+//! Between stages the image is a [`Work`]: f32 pixels, one float for gray
+//! and one float4 for colour, in the units of the stage's logical sample
+//! type, saturated to its range as the host path saturates, but unrounded.
+//! Only the final store rounds, so a chained pipeline is at least as exact
+//! as the same stages run one by one on the host, which round after every
+//! stage. A stage may leave a pending scale (and a pending saturation) that
+//! the next stage that needs them applies with one small pass, or that the
+//! final store folds in.
+
+use std::time::{Duration, Instant};
+
+use crate::backend::opencl::{Arg, ClEvent, DeviceImage, Kernel};
+use crate::backend::Dev;
+use crate::error::{Error, Result};
+use crate::image::{Sample, SampleType};
+pub(crate) use crate::ops::demosaic::device::DeviceRaw;
+use crate::ops::{any_shape, no_local, Dispatch, OpParams, RunReport, Shape, VariantSpec};
+
+/// A device-resident chain's context: the dispatcher, the device, and the
+/// backend's description for reports.
+pub struct Chain<'a> {
+    /// Chooses each stage's variant and builds kernels.
+    pub d: &'a dyn Dispatch,
+    /// The device the chain runs on.
+    pub dev: &'a Dev,
+    /// The backend in words (for the reports of plumbing work).
+    pub backend: String,
+}
+
+impl Chain<'_> {
+    /// A report for work the pipeline does itself (no variant table).
+    pub fn own_report(&self, what: &str, start: Instant, kt: Duration) -> RunReport {
+        RunReport {
+            op: "pipeline",
+            variant: what.into(),
+            backend: self.backend.clone(),
+            elapsed: start.elapsed(),
+            kernel_time: Some(kt),
+            fallbacks: Vec::new(),
+        }
+    }
+}
+
+/// What a stage of a chain receives: the working image, or the raw frame
+/// as uploaded (only for stages that read raw frames, and only as the
+/// chain's first stage).
+pub struct ChainInput<'a>(Received<'a>);
+
+enum Received<'a> {
+    Raw(&'a DeviceRaw),
+    Work(Work),
+}
+
+impl<'a> ChainInput<'a> {
+    /// A raw frame.
+    pub(crate) fn raw(r: &'a DeviceRaw) -> Self {
+        ChainInput(Received::Raw(r))
+    }
+
+    /// A working image.
+    pub fn work(w: Work) -> Self {
+        ChainInput(Received::Work(w))
+    }
+
+    /// The raw frame, or the working image when the stage gets none.
+    pub(crate) fn into_raw(self) -> std::result::Result<&'a DeviceRaw, Work> {
+        match self.0 {
+            Received::Raw(r) => Ok(r),
+            Received::Work(w) => Err(w),
+        }
+    }
+
+    /// The working image (the chain loads raw frames for stages that do
+    /// not read them).
+    pub fn into_work(self) -> Work {
+        match self.0 {
+            Received::Work(w) => w,
+            Received::Raw(_) => unreachable!("the chain loads raw frames before such stages"),
+        }
+    }
+}
+
+/// A kernel's device time.
+pub fn time(ev: ClEvent) -> Result<Duration> {
+    Ok(ev.duration()?.unwrap_or_default())
+}
+
+/// The table entry the plumbing kernels are built under (`pipeline.cl` is
+/// not an operation; its kernels have no alternatives).
+static PLUMBING: VariantSpec = VariantSpec {
+    name: "pipeline",
+    summary: "load, store, scale and unpack kernels of device-resident pipelines",
+    files: &["pipeline.cl"],
+    options: "",
+    local: [256, 1],
+    local_bytes: no_local,
+    supports: any_shape,
+    tolerance: 0.0,
+};
+
+/// An image between two stages of a device-resident pipeline.
+pub struct Work {
+    /// f32 pixels: 1 channel (gray) or 4 (colour; RGB leaves the 4th unused).
+    pub img: DeviceImage<f32>,
+    /// The logical channels (1, 3 or 4).
+    pub channels: usize,
+    /// The logical sample type: the units the values are in.
+    pub ty: SampleType,
+    /// Pending factor: the logical values are the stored ones times this.
+    pub scale: f32,
+    /// Whether values may lie outside `0..=ty.full_scale()` for an integer
+    /// `ty` (after `convert` or `normalize` into one), where the host path
+    /// would have saturated them.
+    pub unsaturated: bool,
+}
+
+/// A plumbing kernel for typed pixels of `t` with `ch` channels.
+fn plumbing(
+    d: &dyn Dispatch,
+    dev: &Dev,
+    t: SampleType,
+    ch: usize,
+    extra: &str,
+    name: &str,
+) -> Result<Kernel> {
+    let shape = Shape::new(1, 1, ch, t);
+    d.programs()
+        .kernel(dev, "pipeline", &PLUMBING, &shape, extra, name)
+}
+
+impl Work {
+    /// Width in pixels.
+    pub fn width(&self) -> usize {
+        self.img.width()
+    }
+
+    /// Height in pixels.
+    pub fn height(&self) -> usize {
+        self.img.height()
+    }
+
+    /// The shape variant tables check: what the kernels really process.
+    pub fn working_shape(&self, params: OpParams) -> Shape {
+        Shape::new(
+            self.width(),
+            self.height(),
+            self.img.channels(),
+            SampleType::F32,
+        )
+        .with_params(params)
+    }
+
+    /// The shape the tuner keys on: the user's pixels.
+    pub fn logical_shape(&self, params: OpParams) -> Shape {
+        Shape::new(self.width(), self.height(), self.channels, self.ty).with_params(params)
+    }
+
+    /// Applies the pending scale and saturation, for stages that need the
+    /// logical values (all but `transpose` and `convert`; the Gaussian is
+    /// linear, but blurring unsaturated values would differ from the host).
+    pub fn materialize(&mut self, d: &dyn Dispatch, dev: &Dev) -> Result<Duration> {
+        self.fix(d, dev, false)
+    }
+
+    /// [`Work::materialize`], then rounds to whole steps of `ty` (when an
+    /// integer type widens, the host path rounded at the narrower type).
+    pub fn quantize(&mut self, d: &dyn Dispatch, dev: &Dev) -> Result<Duration> {
+        self.fix(d, dev, true)
+    }
+
+    fn fix(&mut self, d: &dyn Dispatch, dev: &Dev, round: bool) -> Result<Duration> {
+        if self.scale == 1.0 && !self.unsaturated && !round {
+            return Ok(Duration::ZERO);
+        }
+        let hi = if self.unsaturated {
+            self.ty.full_scale()
+        } else {
+            f32::INFINITY
+        };
+        let k = plumbing(d, dev, SampleType::F32, 1, "", "pipeline_fix")?;
+        let n = self.img.pixel_count() * self.img.channels();
+        let ev = dev.launch(
+            &k,
+            &[n],
+            &[PLUMBING.local[0]],
+            &[
+                Arg::img(&self.img),
+                Arg::int(n)?,
+                Arg::F32(self.scale),
+                Arg::F32(hi),
+                Arg::int(round as usize)?,
+            ],
+        )?;
+        self.scale = 1.0;
+        self.unsaturated = false;
+        time(ev)
+    }
+
+    /// The same image with new pixels (shape, type and scale kept).
+    pub fn with(&self, img: DeviceImage<f32>) -> Work {
+        Work {
+            img,
+            channels: self.channels,
+            ty: self.ty,
+            scale: self.scale,
+            unsaturated: self.unsaturated,
+        }
+    }
+}
+
+/// Loads a typed device image into working form.
+pub(crate) fn load<T: Sample>(
+    d: &dyn Dispatch,
+    dev: &Dev,
+    src: &DeviceImage<T>,
+) -> Result<(Work, Duration)> {
+    let ch = src.channels();
+    let img = DeviceImage::<f32>::new(dev, src.width(), src.height(), if ch == 1 { 1 } else { 4 })?;
+    let k = plumbing(d, dev, T::TYPE, ch, "", "pipeline_load")?;
+    let n = src.pixel_count();
+    let ev = dev.launch(
+        &k,
+        &[n],
+        &[PLUMBING.local[0]],
+        &[Arg::img(src), Arg::img(&img), Arg::int(n)?],
+    )?;
+    let work = Work {
+        img,
+        channels: ch,
+        ty: T::TYPE,
+        scale: 1.0,
+        unsaturated: false,
+    };
+    Ok((work, time(ev)?))
+}
+
+/// Loads a mono raw frame (8-bit, 16-bit containers, or packed 12-bit,
+/// which becomes u16 values 0..4095) into working form.
+pub(crate) fn load_raw(d: &dyn Dispatch, dev: &Dev, raw: &DeviceRaw) -> Result<(Work, Duration)> {
+    match raw {
+        DeviceRaw::U8(i) => load(d, dev, i),
+        DeviceRaw::U16(i) => load(d, dev, i),
+        DeviceRaw::Packed {
+            bytes,
+            width,
+            height,
+            packing,
+        } => {
+            let n = width * height;
+            let img = DeviceImage::<f32>::new(dev, *width, *height, 1)?;
+            let packed = match packing {
+                crate::ops::demosaic::Packing::Pfnc12p => 1,
+                crate::ops::demosaic::Packing::GigE12Packed => 2,
+            };
+            let k = plumbing(
+                d,
+                dev,
+                SampleType::U8,
+                1,
+                &format!("-DPACKED={packed}"),
+                "pipeline_unpack12",
+            )?;
+            let ev = dev.launch(
+                &k,
+                &[n / 2],
+                &[PLUMBING.local[0]],
+                &[Arg::buf(bytes), Arg::img(&img), Arg::int(n)?],
+            )?;
+            let work = Work {
+                img,
+                channels: 1,
+                ty: SampleType::U16,
+                scale: 1.0,
+                unsaturated: false,
+            };
+            Ok((work, time(ev)?))
+        }
+    }
+}
+
+/// Stores working pixels as a typed image of the logical channels into `out`
+/// (rounded and saturated for integer types).
+pub(crate) fn store_into<U: Sample>(
+    d: &dyn Dispatch,
+    dev: &Dev,
+    w: &Work,
+    out: &DeviceImage<U>,
+) -> Result<Duration> {
+    if (out.width(), out.height(), out.channels()) != (w.width(), w.height(), w.channels) {
+        return Err(Error::arg(format!(
+            "pipeline output must be {}x{}x{}, got {}x{}x{}",
+            w.width(),
+            w.height(),
+            w.channels,
+            out.width(),
+            out.height(),
+            out.channels()
+        )));
+    }
+    let extra = format!(
+        "-DTOUT={} -DOUT_FLOAT={}",
+        U::TYPE.cl_name(),
+        (U::TYPE == SampleType::F32) as u8
+    );
+    // The working layout follows CH: 1 -> float, 3 or 4 -> float4.
+    let k = plumbing(
+        d,
+        dev,
+        SampleType::F32,
+        w.channels,
+        &extra,
+        "pipeline_store",
+    )?;
+    let n = w.img.pixel_count();
+    let ev = dev.launch(
+        &k,
+        &[n],
+        &[PLUMBING.local[0]],
+        &[
+            Arg::img(&w.img),
+            Arg::img(out),
+            Arg::int(n)?,
+            Arg::F32(w.scale),
+        ],
+    )?;
+    time(ev)
+}
+
+/// Uploads a decoded frame as it is (packed frames stay packed).
+pub(crate) fn upload_frame(dev: &Dev, f: &crate::image::raw::RawImage) -> Result<DeviceRaw> {
+    Ok(match f {
+        crate::image::raw::RawImage::U8(i) => DeviceRaw::U8(DeviceImage::upload(dev, i)?),
+        crate::image::raw::RawImage::U16(i) => DeviceRaw::U16(DeviceImage::upload(dev, i)?),
+        crate::image::raw::RawImage::Packed12 {
+            data,
+            width,
+            height,
+            packing,
+        } => DeviceRaw::Packed {
+            bytes: crate::backend::opencl::DeviceBuffer::from_slice(dev, data)?,
+            width: *width,
+            height: *height,
+            packing: *packing,
+        },
+    })
+}
+
+/// Uploads an 8- or 16-bit image as a raw frame, checked as a Bayer frame
+/// (`None` for f32 images, which are no frames).
+pub(crate) fn upload_image_frame(
+    dev: &Dev,
+    img: &crate::image::DynImage,
+) -> Result<Option<DeviceRaw>> {
+    use crate::image::DynImage;
+    use crate::ops::demosaic::Raw;
+    Ok(match img {
+        DynImage::U8(i) => Some(DeviceRaw::upload(dev, &Raw::U8(i))?),
+        DynImage::U16(i) => Some(DeviceRaw::upload(dev, &Raw::U16(i))?),
+        DynImage::F32(_) => None,
+    })
+}
