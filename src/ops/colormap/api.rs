@@ -38,17 +38,7 @@ pub trait ColormapExt: Dispatch {
             self,
             &SPEC,
             &shape,
-            |dev: &Dev, spec| {
-                #[cfg(feature = "opencl")]
-                {
-                    device::run::<T, U>(self.programs(), dev, spec, img, p, range)
-                }
-                #[cfg(not(feature = "opencl"))]
-                {
-                    let _ = spec;
-                    match *dev {}
-                }
-            },
+            |dev: &Dev, spec| device::run::<T, U>(self.programs(), dev, spec, img, p, range),
             || cpu::colormap::<T, U>(img, p, range),
         )
     }

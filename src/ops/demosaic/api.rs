@@ -25,17 +25,7 @@ pub trait DemosaicExt: Dispatch {
             self,
             &SPEC,
             &shape,
-            |dev: &Dev, spec| {
-                #[cfg(feature = "opencl")]
-                {
-                    device::run::<U>(self.programs(), dev, spec, raw, p, &lv)
-                }
-                #[cfg(not(feature = "opencl"))]
-                {
-                    let _ = spec;
-                    match *dev {}
-                }
-            },
+            |dev: &Dev, spec| device::run::<U>(self.programs(), dev, spec, raw, p, &lv),
             || cpu::demosaic::<U>(raw, p, &lv),
         )
     }

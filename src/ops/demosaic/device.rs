@@ -1,0 +1,254 @@
+//! `demosaic` on OpenCL devices. Without the `opencl` feature, [`Dev`] has no
+//! values, so `run` cannot be called.
+//! Device passes: upload a raw frame (packed frames as their bytes) and
+//! demosaic it into a device image.
+
+#[cfg(feature = "opencl")]
+pub(crate) use cl::*;
+#[cfg(not(feature = "opencl"))]
+pub(crate) use stub::run;
+
+#[cfg(not(feature = "opencl"))]
+mod stub {
+    use super::super::{DemosaicParams, Levels, Raw};
+    use crate::backend::Dev;
+    use crate::error::Result;
+    use crate::image::{Image, Sample};
+    use crate::ops::{Programs, VariantSpec};
+    use std::time::Duration;
+
+    /// No device exists in a build without OpenCL.
+    pub(crate) fn run<U: Sample>(
+        _: &Programs,
+        dev: &Dev,
+        _: &VariantSpec,
+        _: &Raw<'_>,
+        _: &DemosaicParams,
+        _: &Levels,
+    ) -> Result<(Image<U>, Duration)> {
+        match *dev {}
+    }
+}
+
+#[cfg(feature = "opencl")]
+mod cl {
+    use std::time::Duration;
+
+    use super::super::{DemosaicParams, Levels, Packing, Raw, SPEC};
+    use crate::backend::opencl::{Arg, DeviceBuffer, DeviceImage};
+    use crate::backend::Dev;
+    use crate::error::{Error, Result};
+    use crate::image::{Image, Sample, SampleType};
+    use crate::ops::Programs;
+    use crate::ops::{OpParams, Shape, VariantSpec};
+
+    /// A raw frame on the device.
+    pub(crate) enum DeviceRaw {
+        /// 8-bit samples.
+        U8(DeviceImage<u8>),
+        /// 16-bit containers.
+        U16(DeviceImage<u16>),
+        /// Packed 12-bit bytes.
+        Packed {
+            bytes: DeviceBuffer<u8>,
+            width: usize,
+            height: usize,
+            packing: Packing,
+        },
+    }
+
+    impl DeviceRaw {
+        /// Uploads `raw` as it is (packed frames stay packed).
+        pub(crate) fn upload(dev: &Dev, raw: &Raw<'_>) -> Result<Self> {
+            raw.validate()?;
+            Ok(match raw {
+                Raw::U8(i) => DeviceRaw::U8(DeviceImage::upload(dev, i)?),
+                Raw::U16(i) => DeviceRaw::U16(DeviceImage::upload(dev, i)?),
+                Raw::Packed12 {
+                    data,
+                    width,
+                    height,
+                    packing,
+                } => DeviceRaw::Packed {
+                    bytes: DeviceBuffer::from_slice(dev, data)?,
+                    width: *width,
+                    height: *height,
+                    packing: *packing,
+                },
+            })
+        }
+
+        /// The most bits a sample holds and whether samples sit in 16-bit
+        /// containers (see `DemosaicParams::levels_for`).
+        pub(crate) fn depth(&self) -> (u32, bool) {
+            match self {
+                DeviceRaw::U8(_) => (8, false),
+                DeviceRaw::U16(_) => (16, true),
+                DeviceRaw::Packed { .. } => (12, false),
+            }
+        }
+
+        pub(crate) fn size(&self) -> (usize, usize) {
+            match self {
+                DeviceRaw::U8(i) => (i.width(), i.height()),
+                DeviceRaw::U16(i) => (i.width(), i.height()),
+                DeviceRaw::Packed { width, height, .. } => (*width, *height),
+            }
+        }
+
+        fn arg(&self) -> Arg<'_> {
+            match self {
+                DeviceRaw::U8(i) => Arg::img(i),
+                DeviceRaw::U16(i) => Arg::img(i),
+                DeviceRaw::Packed { bytes, .. } => Arg::buf(bytes),
+            }
+        }
+
+        /// The kernel's input type and its `PACKED` option.
+        fn build(&self) -> (SampleType, u8) {
+            match self {
+                DeviceRaw::U8(_) => (SampleType::U8, 0),
+                DeviceRaw::U16(_) => (SampleType::U16, 0),
+                DeviceRaw::Packed { packing, .. } => (
+                    SampleType::U8,
+                    match packing {
+                        Packing::Pfnc12p => 1,
+                        Packing::GigE12Packed => 2,
+                    },
+                ),
+            }
+        }
+    }
+
+    /// A device frame as a kernel sees it: the buffer, the size, the input
+    /// sample type and the `PACKED` option.
+    pub(crate) struct RawArg<'a> {
+        pub(crate) arg: Arg<'a>,
+        pub(crate) width: usize,
+        pub(crate) height: usize,
+        pub(crate) sample: SampleType,
+        pub(crate) packed: u8,
+    }
+
+    impl DeviceRaw {
+        pub(crate) fn raw_arg(&self) -> RawArg<'_> {
+            let (width, height) = self.size();
+            let (sample, packed) = self.build();
+            RawArg {
+                arg: self.arg(),
+                width,
+                height,
+                sample,
+                packed,
+            }
+        }
+    }
+
+    /// Runs `spec` on a device frame into `out` (the frame's size, 3 or 4
+    /// channels); returns the kernel time. `clamp_hi` saturates f32 output
+    /// to `0..clamp_hi` (for pipelines whose stage type is an integer one).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn launch<U: Sample>(
+        progs: &Programs,
+        dev: &Dev,
+        spec: &VariantSpec,
+        input: RawArg<'_>,
+        out: &DeviceImage<U>,
+        p: &DemosaicParams,
+        lv: &Levels,
+        clamp_hi: Option<f32>,
+    ) -> Result<Duration> {
+        let (w, h) = (input.width, input.height);
+        super::super::check_cfa_size(w, h)?;
+        if (out.width(), out.height()) != (w, h) || !matches!(out.channels(), 3 | 4) {
+            return Err(Error::arg(format!(
+                "demosaic output must be {w}x{h} with 3 or 4 channels, got {}x{}x{}",
+                out.width(),
+                out.height(),
+                out.channels()
+            )));
+        }
+        let shape = Shape::new(w, h, 1, input.sample).with_params(OpParams::Demosaic(*p));
+        let (rx, ry) = p.pattern.red_at();
+        let mut extra = format!(
+            "-DPACKED={} -DTOUT={} -DOUT_FLOAT={} -DMETHOD={} -DRX={rx} -DRY={ry}",
+            input.packed,
+            U::TYPE.cl_name(),
+            (U::TYPE == SampleType::F32) as u8,
+            p.method as u8,
+        );
+        if let (Some(hi), SampleType::F32) = (clamp_hi, U::TYPE) {
+            extra.push_str(&format!(" -DCLAMP_HI={hi:?}f"));
+        }
+        let k = progs.kernel(
+            dev,
+            SPEC.name,
+            spec,
+            &shape,
+            &extra,
+            &spec.kernel_name(SPEC.name),
+        )?;
+        let [lev, scale] = lv.kernel_args();
+        let ev = dev.launch(
+            &k,
+            &[w / 2, h / 2],
+            &spec.local,
+            &[
+                input.arg,
+                Arg::img(out),
+                Arg::int(out.channels())?,
+                Arg::int(w)?,
+                Arg::int(h)?,
+                Arg::F32x4(lev),
+                Arg::F32x4(scale),
+            ],
+        )?;
+        Ok(ev.duration()?.unwrap_or_default())
+    }
+
+    /// Demosaics a device frame into a float4 working image (RGBA f32, in
+    /// the units `lv` levels to, alpha at full scale), the input of the
+    /// Gaussian's device passes (`ops::gaussian::device::blur_w`) and of
+    /// device-resident pipelines. `p.channels` is ignored; `clamp_hi` as in
+    /// [`launch`].
+    pub(crate) fn demosaic_w(
+        progs: &Programs,
+        dev: &Dev,
+        spec: &VariantSpec,
+        input: &DeviceRaw,
+        p: &DemosaicParams,
+        lv: &Levels,
+        clamp_hi: Option<f32>,
+    ) -> Result<(DeviceImage<f32>, Duration)> {
+        let (w, h) = input.size();
+        let out = DeviceImage::<f32>::new(dev, w, h, 4)?;
+        let p = DemosaicParams { channels: 4, ..*p };
+        let kt = launch(progs, dev, spec, input.raw_arg(), &out, &p, lv, clamp_hi)?;
+        Ok((out, kt))
+    }
+
+    /// Host in, host out.
+    pub(crate) fn run<U: Sample>(
+        progs: &Programs,
+        dev: &Dev,
+        spec: &VariantSpec,
+        raw: &Raw<'_>,
+        p: &DemosaicParams,
+        lv: &Levels,
+    ) -> Result<(Image<U>, Duration)> {
+        let input = DeviceRaw::upload(dev, raw)?;
+        if U::TYPE == SampleType::F32 && p.channels == 4 {
+            // RGBA f32 is the working image itself.
+            let (out, kt) = demosaic_w(progs, dev, spec, &input, p, lv, None)?;
+            let boxed: Box<dyn std::any::Any> = Box::new(out.download(dev)?);
+            let out = boxed
+                .downcast::<Image<U>>()
+                .map_err(|_| Error::arg("demosaic: f32 output type mismatch"))?;
+            return Ok((*out, kt));
+        }
+        let (w, h) = input.size();
+        let out = DeviceImage::<U>::new(dev, w, h, p.channels)?;
+        let kt = launch(progs, dev, spec, input.raw_arg(), &out, p, lv, None)?;
+        Ok((out.download(dev)?, kt))
+    }
+}
