@@ -13,6 +13,7 @@ pub mod gaussian;
 pub mod minmax;
 pub mod normalize;
 pub mod transpose;
+pub mod tuning;
 
 use std::time::Duration;
 
@@ -212,6 +213,17 @@ pub const OPS: &[&OpSpec] = &[
     &gaussian::SPEC,
     &demosaic::SPEC,
     &colormap::SPEC,
+];
+
+/// Every operation's tuning and bench entry, in [`OPS`] order (see
+/// [`tuning::Tunable`]).
+pub static TUNABLES: &[&dyn tuning::Tunable] = &[
+    &transpose::TUNE,
+    &minmax::TUNE,
+    &normalize::TUNE,
+    &gaussian::TUNE,
+    &demosaic::TUNE,
+    &colormap::TUNE,
 ];
 
 /// Every embedded kernel source: the shared ones, then each operation's.

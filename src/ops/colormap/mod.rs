@@ -49,6 +49,7 @@ use crate::error::{Error, Result};
 use crate::image::{Image, Sample};
 use crate::ops::{minmax::MinMax, OpParams, OpSpec, RunReport, Shape};
 pub use api::ColormapExt;
+pub use tune::TUNE;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {

@@ -3,6 +3,7 @@
 mod api;
 pub mod cpu;
 pub mod reference;
+mod tune;
 pub mod variants;
 
 use serde::Serialize;
@@ -13,6 +14,7 @@ use crate::image::{Image, Sample};
 use crate::ops::Programs;
 use crate::ops::{OpSpec, RunReport, Shape};
 pub use api::MinmaxExt;
+pub use tune::TUNE;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {

@@ -10,6 +10,7 @@
 mod api;
 pub mod cpu;
 pub mod reference;
+mod tune;
 pub mod variants;
 
 use crate::backend::Dev;
@@ -18,6 +19,7 @@ use crate::image::{Image, Sample, SampleType};
 use crate::ops::Programs;
 use crate::ops::{minmax::MinMax, OpSpec, RunReport, Shape};
 pub use api::NormalizeExt;
+pub use tune::TUNE;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {

@@ -4,6 +4,7 @@
 mod api;
 pub mod cpu;
 pub mod reference;
+mod tune;
 pub mod variants;
 
 use crate::backend::Dev;
@@ -12,6 +13,7 @@ use crate::image::{Image, Sample};
 use crate::ops::Programs;
 use crate::ops::{OpSpec, RunReport, Shape};
 pub use api::TransposeExt;
+pub use tune::TUNE;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
