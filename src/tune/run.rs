@@ -130,6 +130,17 @@ fn plan(cfg: &TuneConfig, fp: &str) -> Result<Vec<(TuneKey, Job)>> {
     Ok(jobs)
 }
 
+/// The checksum over `op`'s variant names and kernel sources.
+fn checksum(engine: &Engine, op: &OpSpec) -> Result<String> {
+    let sum = engine.tuning().checksum(op.name).ok_or_else(|| {
+        Error::arg(format!(
+            "cannot tune {}: its kernel sources could not be read (see the warning above)",
+            op.name
+        ))
+    })?;
+    Ok(sum.to_string())
+}
+
 /// Tunes the keys `cfg` describes on `engine`'s OpenCL device, records each
 /// entry in the engine (and its cache file) as soon as it is measured, and
 /// returns them all. Keys with a valid entry are taken from the cache
@@ -182,15 +193,7 @@ pub fn tune(
                 message,
             });
         };
-        let checksum = tuning
-            .checksum(job.op.name)
-            .ok_or_else(|| {
-                Error::arg(format!(
-                    "cannot tune {}: its kernel sources could not be read (see the warning above)",
-                    job.op.name
-                ))
-            })?
-            .to_string();
+        let checksum = checksum(engine, job.op)?;
         let mut m = Measure {
             engine,
             dev: &dev,
