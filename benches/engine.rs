@@ -33,7 +33,12 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
     let img: Image<f32> = test_image(w, h, 1).expect("image");
     let gp = GaussianParams::new(2.0);
     // Gray f32 to RGBA f32 over an explicit range (the bench's own parameters).
-    let cm = clfilter::bench::colormap_params::<f32>(1);
+    let cm = clfilter::ColormapParams {
+        min: Some(0.1),
+        max: Some(0.9),
+        channels: 4,
+        ..Default::default()
+    };
     let mut g = c.benchmark_group(format!("{}/{w}x{h}/f32", op.name));
     g.throughput(Throughput::Bytes(
         (w * h * bytes_per_pixel(op.name, 4, 1)) as u64,
@@ -44,31 +49,30 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
 
     #[cfg(feature = "opencl")]
     if let clfilter::Backend::OpenCl(dev) = engine.backend() {
-        use clfilter::backend::opencl::DeviceImage;
-        let input = DeviceImage::upload(dev, &img).expect("upload");
+        use clfilter::bench::device::time_kernel;
+        // The registry's case of the operation: this image's size, sigma 2,
+        // the bench's parameters.
+        let entry = ops::tuning::tunable(op).expect("tuning entry");
+        let ask = ops::tuning::Ask {
+            sigmas: &[2.0],
+            channels: 1,
+            method: None,
+        };
+        let params = entry.params(&ask).expect("parameters")[0];
+        let case = entry
+            .case(clfilter::SampleType::F32, (w, h, 1), params)
+            .expect("case");
         for spec in op.variants {
             // Skip variants this shape or device cannot run (e.g. gray-only ones).
-            if clfilter::bench::device::time_variant(
-                &engine, dev, op.name, spec.name, &input, 1, 2.0,
-            )
-            .is_err()
-            {
+            if time_kernel(&engine, dev, &*case, spec, 1).is_err() {
                 continue;
             }
             g.bench_function(format!("{}(kernel)", spec.name), |b| {
                 b.iter_custom(|iters| {
-                    clfilter::bench::device::time_variant(
-                        &engine,
-                        dev,
-                        op.name,
-                        spec.name,
-                        &input,
-                        iters as usize,
-                        2.0,
-                    )
-                    .expect("timed run")
-                    .into_iter()
-                    .sum()
+                    time_kernel(&engine, dev, &*case, spec, iters as usize)
+                        .expect("timed run")
+                        .into_iter()
+                        .sum()
                 })
             });
         }

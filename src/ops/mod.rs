@@ -18,6 +18,7 @@ pub mod gaussian;
 pub mod minmax;
 pub mod normalize;
 pub mod transpose;
+pub mod tuning;
 
 use std::time::Duration;
 
@@ -230,6 +231,17 @@ pub static STAGES: &[&StageDef] = &[
     &demosaic::stage::DEMOSAIC,
     &normalize::stage::CONVERT,
     &colormap::stage::COLORMAP,
+];
+
+/// Every operation's tuning and bench entry, in [`OPS`] order (see
+/// [`tuning::Tunable`]).
+pub static TUNABLES: &[&dyn tuning::Tunable] = &[
+    &transpose::TUNE,
+    &minmax::TUNE,
+    &normalize::TUNE,
+    &gaussian::TUNE,
+    &demosaic::TUNE,
+    &colormap::TUNE,
 ];
 
 /// Every embedded kernel source: the shared ones, then each operation's.

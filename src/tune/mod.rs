@@ -6,11 +6,14 @@
 //!
 //! - [`key`]: keys and buckets (in `crate::dispatch`, which reads them).
 //! - [`store`]: the cache file and its records (likewise).
-//! - [`run`]: the tuner itself ([`tune`]).
-//! - `cases`: the only per-operation code, input generation and checking.
+//! - [`run`]: the tuner itself ([`tune`]): the keys to measure.
+//! - `measure`: one key's gate and timings.
+//!
+//! Operations come from the registry: each one's inputs, parameter sets and
+//! checks are in its `tune.rs` ([`crate::ops::tuning`]).
 
 #[cfg(feature = "opencl")]
-mod cases;
+mod measure;
 #[cfg(feature = "opencl")]
 pub mod run;
 

@@ -162,7 +162,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         iters: args.iters as usize,
         cpu: !args.no_cpu,
         sigma: args.sigma,
-        demosaic_method: args.method,
+        method: args.method.name().to_string(),
     };
     let engine = global.engine()?;
     let pb = spinner(format!(

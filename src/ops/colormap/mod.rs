@@ -48,6 +48,8 @@ use crate::error::{Error, Result};
 use crate::image::{Image, Sample};
 use crate::ops::{minmax::MinMax, OpParams, OpSpec, RunReport, Shape};
 pub use api::ColormapExt;
+pub use tune::TUNE;
+
 use std::fmt;
 
 /// The operation's description.

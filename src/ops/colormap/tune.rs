@@ -1,11 +1,164 @@
-//! Colormap's tuning key fields.
+//! Colormap's tuning key fields, and its tuning and bench entry.
 
-use super::ColormapParams;
+use super::*;
+use crate::image::SampleType;
+use crate::ops::tuning::{self, Ask, Case, Expected, OnDevice, Output, Runner, Tunable};
+use crate::ops::{Dispatch, Programs, VariantSpec};
 
 impl ColormapParams {
     /// The tuning parameter bucket: the output channels alone (`rgba`), as
     /// every map costs the same.
     pub fn bucket_words(&self) -> (&'static str, &'static str) {
         (if self.channels == 4 { "rgba" } else { "rgb" }, "")
+    }
+}
+
+/// The tuning and bench entry (see [`crate::ops::tuning`]): a 1-channel
+/// image mapped through Turbo into its own type with
+/// [`tuning::rgb_channels`] channels (every map costs the same).
+pub struct Tune;
+
+/// [`Tune`], for the registry.
+pub static TUNE: Tune = Tune;
+
+impl Tunable for Tune {
+    fn spec(&self) -> &'static OpSpec {
+        &SPEC
+    }
+
+    fn params(&self, ask: &Ask<'_>) -> Result<Vec<OpParams>> {
+        Ok(vec![OpParams::Colormap(ColormapParams {
+            channels: tuning::rgb_channels(ask.channels),
+            ..ColormapParams::default()
+        })])
+    }
+
+    fn job_shape(
+        &self,
+        sample: SampleType,
+        (w, h, c): (usize, usize, usize),
+        params: OpParams,
+    ) -> Result<Shape> {
+        crate::image::check_shape(w, h, c)?;
+        if let OpParams::Colormap(p) = params {
+            p.validate()?;
+            crate::image::check_shape(w, h, p.channels)?;
+        }
+        Ok(Shape::new(w, h, 1, sample).with_params(params))
+    }
+
+    /// One sample read, one colour pixel written.
+    fn bytes_per_pixel(&self, sample: usize, channels: usize) -> usize {
+        sample * (1 + tuning::rgb_channels(channels))
+    }
+
+    fn case(
+        &self,
+        sample: SampleType,
+        (w, h, _): (usize, usize, usize),
+        params: OpParams,
+    ) -> Result<Box<dyn Case>> {
+        let OpParams::Colormap(p) = params else {
+            return Err(Error::arg("tuning colormap needs its parameters"));
+        };
+        Ok(match sample {
+            SampleType::U8 => Box::new(ColormapCase::<u8>::new(w, h, p)?),
+            SampleType::U16 => Box::new(ColormapCase::<u16>::new(w, h, p)?),
+            SampleType::F32 => Box::new(ColormapCase::<f32>::new(w, h, p)?),
+        })
+    }
+}
+
+/// With an explicit range, the middle 80% of the type's (the automatic
+/// range would time `minmax` too).
+struct ColormapCase<T: Sample> {
+    img: Image<T>,
+    p: ColormapParams,
+    on_device: OnDevice,
+}
+
+impl<T: Sample> ColormapCase<T> {
+    fn new(w: usize, h: usize, p: ColormapParams) -> Result<Self> {
+        let full = T::TYPE.full_scale();
+        let p = ColormapParams {
+            min: Some(0.1 * full),
+            max: Some(0.9 * full),
+            ..p
+        };
+        p.validate()?;
+        Ok(ColormapCase {
+            img: tuning::test_image(w, h, 1)?,
+            p,
+            on_device: OnDevice::default(),
+        })
+    }
+}
+
+impl<T: Sample> Case for ColormapCase<T> {
+    fn shape(&self) -> Shape {
+        Shape::new(self.img.width(), self.img.height(), 1, T::TYPE)
+            .with_params(OpParams::Colormap(self.p))
+    }
+
+    /// The f32 bound: the reference is f64.
+    fn cpu_tolerance(&self) -> f32 {
+        variants::TOLERANCE
+    }
+
+    /// The unrounded f64 colours (0..1, as f32) at T's full scale.
+    fn reference(&self) -> Result<Expected> {
+        let range = self.p.range(None)?;
+        let mut out = reference::colormap::<T, f32>(&self.img, &self.p, range)?;
+        tuning::scale(&mut out, T::TYPE.full_scale(), false);
+        Ok(Expected::Image(out, tuning::rounding::<T>()))
+    }
+
+    fn run(&self, d: &dyn Dispatch) -> Result<(Output, RunReport)> {
+        let (o, r) = d.colormap_report::<T, T>(&self.img, &self.p)?;
+        Ok((Box::new(o), r))
+    }
+
+    fn check(
+        &self,
+        got: &Output,
+        want: &Expected,
+        tolerance: f32,
+    ) -> std::result::Result<(), String> {
+        tuning::check_output::<T>(got, want, tolerance)
+    }
+
+    /// Into a device output of the input's type with `p.channels`.
+    fn kernel_runner<'a>(
+        &'a self,
+        progs: &'a Programs,
+        dev: &'a Dev,
+        spec: &'static VariantSpec,
+    ) -> Result<Runner<'a>> {
+        #[cfg(feature = "opencl")]
+        {
+            use crate::backend::opencl::DeviceImage;
+            let (lo, hi) = self.p.range(None)?;
+            tuning::check_variant(&SPEC, spec, &self.shape(), dev.info().local_mem)?;
+            let input = self.on_device.image(dev, &self.img)?;
+            let (w, h) = (input.width(), input.height());
+            let out = DeviceImage::<T>::new(dev, w, h, self.p.channels)?;
+            let p = self.p;
+            let full = T::TYPE.full_scale();
+            Ok(Box::new(move || {
+                device::launch(progs, dev, spec, input, &out, &p, lo, hi, full)
+            }))
+        }
+        #[cfg(not(feature = "opencl"))]
+        {
+            let _ = (progs, spec, &self.on_device);
+            match *dev {}
+        }
+    }
+
+    fn cpu_runner(&self) -> Result<Runner<'_>> {
+        let range = self.p.range(None)?;
+        Ok(tuning::wall(move || {
+            cpu::colormap::<T, T>(&self.img, &self.p, range).map(drop)
+        }))
     }
 }

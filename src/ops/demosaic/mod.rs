@@ -33,6 +33,7 @@ pub(crate) use crate::image::bayer::{B, G, R};
 use crate::image::{Image, Sample, SampleType};
 use crate::ops::{OpParams, OpSpec, RunReport, Shape};
 pub use api::DemosaicExt;
+pub use tune::TUNE;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {

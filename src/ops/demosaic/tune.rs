@@ -1,6 +1,8 @@
-//! Demosaic's tuning key fields.
+//! Demosaic's tuning key fields, and its tuning and bench entry.
 
-use super::DemosaicParams;
+use super::*;
+use crate::ops::tuning::{self, Ask, Case, Expected, Output, Runner, Tunable};
+use crate::ops::{Dispatch, Programs, VariantSpec};
 
 impl DemosaicParams {
     /// The tuning parameter bucket: the method sets the neighbourhood (and
@@ -10,5 +12,185 @@ impl DemosaicParams {
             self.method.name(),
             if self.channels == 4 { "rgba" } else { "rgb" },
         )
+    }
+}
+
+/// The tuning and bench entry (see [`crate::ops::tuning`]): a 1-channel
+/// RGGB frame of the sample type (u8 or u16), demosaiced into the same
+/// type with [`tuning::rgb_channels`] channels, with each method asked for.
+pub struct Tune;
+
+/// [`Tune`], for the registry.
+pub static TUNE: Tune = Tune;
+
+impl Tunable for Tune {
+    fn spec(&self) -> &'static OpSpec {
+        &SPEC
+    }
+
+    fn params(&self, ask: &Ask<'_>) -> Result<Vec<OpParams>> {
+        let methods = match ask.method {
+            None => Method::ALL.to_vec(),
+            Some(m) => vec![m.parse()?],
+        };
+        Ok(methods
+            .into_iter()
+            .map(|m| {
+                OpParams::Demosaic(DemosaicParams {
+                    channels: tuning::rgb_channels(ask.channels),
+                    ..DemosaicParams::new(Pattern::Rggb, m)
+                })
+            })
+            .collect())
+    }
+
+    fn reads(&self, sample: SampleType) -> std::result::Result<(), String> {
+        if sample == SampleType::F32 {
+            return Err(
+                "demosaic reads u8 or u16 Bayer frames: tune it with --type u8 or --type u16"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    fn job_shape(
+        &self,
+        sample: SampleType,
+        (w, h, c): (usize, usize, usize),
+        params: OpParams,
+    ) -> Result<Shape> {
+        crate::image::check_shape(w, h, c)?;
+        check_cfa_size(w, h)?;
+        Ok(Shape::new(w, h, 1, sample).with_params(params))
+    }
+
+    /// One sample read, one colour pixel written.
+    fn bytes_per_pixel(&self, sample: usize, channels: usize) -> usize {
+        sample * (1 + tuning::rgb_channels(channels))
+    }
+
+    fn case(
+        &self,
+        sample: SampleType,
+        (w, h, _): (usize, usize, usize),
+        params: OpParams,
+    ) -> Result<Box<dyn Case>> {
+        let OpParams::Demosaic(p) = params else {
+            return Err(Error::arg("tuning demosaic needs its parameters"));
+        };
+        Ok(match sample {
+            SampleType::U8 => Box::new(DemosaicCase::<u8>::new(w, h, p)?),
+            SampleType::U16 => Box::new(DemosaicCase::<u16>::new(w, h, p)?),
+            SampleType::F32 => Box::new(DemosaicCase::<f32>::new(w, h, p)?),
+        })
+    }
+}
+
+/// A frame of `T` (an f32 one is the error of every call but `shape`).
+struct DemosaicCase<T: Sample> {
+    cfa: Image<T>,
+    p: DemosaicParams,
+}
+
+impl<T: Sample> DemosaicCase<T> {
+    fn new(w: usize, h: usize, p: DemosaicParams) -> Result<Self> {
+        Ok(DemosaicCase {
+            cfa: tuning::test_image(w, h, 1)?,
+            p,
+        })
+    }
+
+    /// The frame as a demosaic input (u8 or u16 only).
+    fn raw(&self) -> Result<Raw<'_>> {
+        let any = &self.cfa as &dyn std::any::Any;
+        if let Some(i) = any.downcast_ref::<Image<u8>>() {
+            return Ok(Raw::U8(i));
+        }
+        if let Some(i) = any.downcast_ref::<Image<u16>>() {
+            return Ok(Raw::U16(i));
+        }
+        Err(Error::arg(
+            "demosaic benches read u8 or u16 frames (--type u8|u16)",
+        ))
+    }
+}
+
+impl<T: Sample> Case for DemosaicCase<T> {
+    fn shape(&self) -> Shape {
+        Shape::new(self.cfa.width(), self.cfa.height(), 1, T::TYPE)
+            .with_params(OpParams::Demosaic(self.p))
+    }
+
+    /// The kernels' float-ordering bound: the CPU path sums in its own
+    /// order too.
+    fn cpu_tolerance(&self) -> f32 {
+        variants::CPU_TOLERANCE
+    }
+
+    /// The unrounded f32 reference at T's full scale; integer outputs
+    /// saturate, and may round either way of it.
+    fn reference(&self) -> Result<Expected> {
+        let raw = self.raw()?;
+        let lv = self.p.levels(&raw, SampleType::F32)?;
+        let mut out = reference::demosaic::<f32>(&raw, &self.p, &lv)?;
+        let integer = T::TYPE != SampleType::F32;
+        tuning::scale(&mut out, T::TYPE.full_scale(), integer);
+        Ok(Expected::Image(out, tuning::rounding::<T>()))
+    }
+
+    fn run(&self, d: &dyn Dispatch) -> Result<(Output, RunReport)> {
+        let (o, r) = d.demosaic_report::<T>(&self.raw()?, &self.p)?;
+        Ok((Box::new(o), r))
+    }
+
+    fn check(
+        &self,
+        got: &Output,
+        want: &Expected,
+        tolerance: f32,
+    ) -> std::result::Result<(), String> {
+        tuning::check_output::<T>(got, want, tolerance)
+    }
+
+    /// Uploads the frame for each runner, into an output of the frame's
+    /// sample type with `p.channels`.
+    fn kernel_runner<'a>(
+        &'a self,
+        progs: &'a Programs,
+        dev: &'a Dev,
+        spec: &'static VariantSpec,
+    ) -> Result<Runner<'a>> {
+        #[cfg(feature = "opencl")]
+        {
+            use crate::backend::opencl::DeviceImage;
+            let raw = self.raw()?;
+            let lv = self.p.levels(&raw, T::TYPE)?;
+            tuning::check_variant(&SPEC, spec, &self.shape(), dev.info().local_mem)?;
+            let input = device::DeviceRaw::upload(dev, &raw)?;
+            let (w, h) = (self.cfa.width(), self.cfa.height());
+            let out = DeviceImage::<T>::new(dev, w, h, self.p.channels)?;
+            let p = self.p;
+            Ok(Box::new(move || {
+                device::launch(progs, dev, spec, input.raw_arg(), &out, &p, &lv, None)
+            }))
+        }
+        #[cfg(not(feature = "opencl"))]
+        {
+            let _ = (progs, spec);
+            match *dev {}
+        }
+    }
+
+    /// Checks the frame first, so that only the bench row says what is wrong.
+    fn cpu_runner(&self) -> Result<Runner<'_>> {
+        let raw = self.raw()?;
+        let lv = self.p.levels(&raw, T::TYPE)?;
+        raw.validate()?;
+        let (w, h) = raw.size();
+        crate::image::check_shape(w, h, self.p.channels)?;
+        Ok(tuning::wall(move || {
+            cpu::demosaic::<T>(&raw, &self.p, &lv).map(drop)
+        }))
     }
 }

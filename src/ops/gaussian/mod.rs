@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::image::{Image, Sample};
 use crate::ops::{OpParams, OpSpec, RunReport, Shape};
 pub use api::GaussianExt;
+pub use tune::TUNE;
 
 /// How the image continues past its edges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]

@@ -5,6 +5,7 @@ pub mod cpu;
 pub(crate) mod device;
 pub mod reference;
 pub mod stage;
+mod tune;
 pub mod variants;
 
 use serde::Serialize;
@@ -14,6 +15,7 @@ use crate::error::Result;
 use crate::image::{Image, Sample};
 use crate::ops::{OpSpec, RunReport, Shape};
 pub use api::MinmaxExt;
+pub use tune::TUNE;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {

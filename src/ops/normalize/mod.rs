@@ -12,6 +12,7 @@ pub mod cpu;
 pub(crate) mod device;
 pub mod reference;
 pub mod stage;
+mod tune;
 pub mod variants;
 
 use crate::backend::Dev;
@@ -19,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::image::{Image, Sample, SampleType};
 use crate::ops::{minmax::MinMax, OpSpec, RunReport, Shape};
 pub use api::NormalizeExt;
+pub use tune::TUNE;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {

@@ -6,6 +6,7 @@ pub mod cpu;
 pub(crate) mod device;
 pub mod reference;
 pub mod stage;
+mod tune;
 pub mod variants;
 
 use crate::backend::Dev;
@@ -13,6 +14,7 @@ use crate::error::Result;
 use crate::image::{Image, Sample};
 use crate::ops::{OpSpec, RunReport, Shape};
 pub use api::TransposeExt;
+pub use tune::TUNE;
 
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {

@@ -1,0 +1,107 @@
+//! `minmax`'s tuning and bench entry.
+
+use super::*;
+use crate::image::SampleType;
+use crate::ops::tuning::{self, Case, Expected, OnDevice, Output, Runner, Tunable};
+use crate::ops::{Dispatch, OpParams, VariantSpec};
+
+/// The tuning and bench entry (see [`crate::ops::tuning`]).
+pub struct Tune;
+
+/// [`Tune`], for the registry.
+pub static TUNE: Tune = Tune;
+
+impl Tunable for Tune {
+    fn spec(&self) -> &'static OpSpec {
+        &SPEC
+    }
+
+    /// One read of the pixel.
+    fn bytes_per_pixel(&self, sample: usize, channels: usize) -> usize {
+        sample * channels
+    }
+
+    fn case(
+        &self,
+        sample: SampleType,
+        (w, h, c): (usize, usize, usize),
+        _: OpParams,
+    ) -> Result<Box<dyn Case>> {
+        Ok(match sample {
+            SampleType::U8 => Box::new(MinmaxCase::<u8>::new(w, h, c)?),
+            SampleType::U16 => Box::new(MinmaxCase::<u16>::new(w, h, c)?),
+            SampleType::F32 => Box::new(MinmaxCase::<f32>::new(w, h, c)?),
+        })
+    }
+}
+
+struct MinmaxCase<T: Sample> {
+    img: Image<T>,
+    on_device: OnDevice,
+}
+
+impl<T: Sample> MinmaxCase<T> {
+    fn new(w: usize, h: usize, c: usize) -> Result<Self> {
+        Ok(MinmaxCase {
+            img: tuning::test_image(w, h, c)?,
+            on_device: OnDevice::default(),
+        })
+    }
+}
+
+impl<T: Sample> Case for MinmaxCase<T> {
+    fn shape(&self) -> Shape {
+        Shape::new(
+            self.img.width(),
+            self.img.height(),
+            self.img.channels(),
+            T::TYPE,
+        )
+    }
+
+    fn reference(&self) -> Result<Expected> {
+        Ok(Expected::Extremes(reference::minmax(&self.img)))
+    }
+
+    fn run(&self, d: &dyn Dispatch) -> Result<(Output, RunReport)> {
+        let (m, r) = d.minmax_report(&self.img)?;
+        Ok((Box::new(m), r))
+    }
+
+    fn check(
+        &self,
+        got: &Output,
+        want: &Expected,
+        tolerance: f32,
+    ) -> std::result::Result<(), String> {
+        tuning::check_output::<T>(got, want, tolerance)
+    }
+
+    fn kernel_runner<'a>(
+        &'a self,
+        progs: &'a crate::ops::Programs,
+        dev: &'a Dev,
+        spec: &'static VariantSpec,
+    ) -> Result<Runner<'a>> {
+        #[cfg(feature = "opencl")]
+        {
+            tuning::check_variant(&SPEC, spec, &self.shape(), dev.info().local_mem)?;
+            let input = self.on_device.image(dev, &self.img)?;
+            Ok(Box::new(move || {
+                Ok(super::device::launch(progs, dev, spec, input)?.1)
+            }))
+        }
+        #[cfg(not(feature = "opencl"))]
+        {
+            let _ = (progs, spec, &self.on_device);
+            match *dev {}
+        }
+    }
+
+    fn cpu_runner(&self) -> Result<Runner<'_>> {
+        Ok(tuning::wall(move || {
+            let _ = cpu::minmax(&self.img);
+            Ok(())
+        }))
+    }
+}

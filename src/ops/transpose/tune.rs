@@ -1,0 +1,105 @@
+//! `transpose`'s tuning and bench entry.
+
+use super::*;
+use crate::image::SampleType;
+use crate::ops::tuning::{self, Case, Expected, OnDevice, Output, Runner, Tunable};
+use crate::ops::{Dispatch, OpParams, VariantSpec};
+
+/// The tuning and bench entry (see [`crate::ops::tuning`]).
+pub struct Tune;
+
+/// [`Tune`], for the registry.
+pub static TUNE: Tune = Tune;
+
+impl Tunable for Tune {
+    fn spec(&self) -> &'static OpSpec {
+        &SPEC
+    }
+
+    fn case(
+        &self,
+        sample: SampleType,
+        (w, h, c): (usize, usize, usize),
+        _: OpParams,
+    ) -> Result<Box<dyn Case>> {
+        Ok(match sample {
+            SampleType::U8 => Box::new(TransposeCase::<u8>::new(w, h, c)?),
+            SampleType::U16 => Box::new(TransposeCase::<u16>::new(w, h, c)?),
+            SampleType::F32 => Box::new(TransposeCase::<f32>::new(w, h, c)?),
+        })
+    }
+}
+
+struct TransposeCase<T: Sample> {
+    img: Image<T>,
+    on_device: OnDevice,
+}
+
+impl<T: Sample> TransposeCase<T> {
+    fn new(w: usize, h: usize, c: usize) -> Result<Self> {
+        Ok(TransposeCase {
+            img: tuning::test_image(w, h, c)?,
+            on_device: OnDevice::default(),
+        })
+    }
+}
+
+impl<T: Sample> Case for TransposeCase<T> {
+    fn shape(&self) -> Shape {
+        Shape::new(
+            self.img.width(),
+            self.img.height(),
+            self.img.channels(),
+            T::TYPE,
+        )
+    }
+
+    fn reference(&self) -> Result<Expected> {
+        let out = reference::transpose(&self.img)?;
+        Ok(Expected::Image(tuning::as_f32(&out)?, 0.0))
+    }
+
+    fn run(&self, d: &dyn Dispatch) -> Result<(Output, RunReport)> {
+        let (o, r) = d.transpose_report(&self.img)?;
+        Ok((Box::new(o), r))
+    }
+
+    fn check(
+        &self,
+        got: &Output,
+        want: &Expected,
+        tolerance: f32,
+    ) -> std::result::Result<(), String> {
+        tuning::check_output::<T>(got, want, tolerance)
+    }
+
+    fn kernel_runner<'a>(
+        &'a self,
+        progs: &'a crate::ops::Programs,
+        dev: &'a Dev,
+        spec: &'static VariantSpec,
+    ) -> Result<Runner<'a>> {
+        #[cfg(feature = "opencl")]
+        {
+            use crate::backend::opencl::DeviceImage;
+            tuning::check_variant(&SPEC, spec, &self.shape(), dev.info().local_mem)?;
+            let input = self.on_device.image(dev, &self.img)?;
+            let (w, h, c) = (input.width(), input.height(), input.channels());
+            let out = DeviceImage::<T>::new(dev, h, w, c)?;
+            Ok(Box::new(move || {
+                Ok(super::device::launch(progs, dev, spec, input, &out)?
+                    .duration()?
+                    .unwrap_or_default())
+            }))
+        }
+        #[cfg(not(feature = "opencl"))]
+        {
+            let _ = (progs, spec, &self.on_device);
+            match *dev {}
+        }
+    }
+
+    fn cpu_runner(&self) -> Result<Runner<'_>> {
+        Ok(tuning::wall(move || cpu::transpose(&self.img).map(drop)))
+    }
+}
