@@ -58,7 +58,7 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
             channels: 1,
             method: None,
         };
-        let params = entry.params(&ask).expect("parameters")[0];
+        let params = entry.params(&ask).expect("parameters")[0].clone();
         let case = entry
             .case(clfilter::SampleType::F32, (w, h, 1), params)
             .expect("case");

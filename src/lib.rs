@@ -24,14 +24,4 @@ pub use ops::normalize::NormalizeParams;
 pub use ops::RunReport;
 pub use pipeline::{Pipeline, PipelineBuilder};
 
-/// The operations' entry points on an [`Engine`] (`engine.gaussian(..)`,
-/// `engine.transpose(..)`, ...): `use clfilter::prelude::*;`.
-pub mod prelude {
-    pub use crate::ops::colormap::ColormapExt;
-    pub use crate::ops::demosaic::DemosaicExt;
-    pub use crate::ops::gaussian::GaussianExt;
-    pub use crate::ops::minmax::MinmaxExt;
-    pub use crate::ops::normalize::NormalizeExt;
-    pub use crate::ops::transpose::TransposeExt;
-    pub use crate::ops::Dispatch;
-}
+pub use ops::prelude;

@@ -106,8 +106,7 @@ fn params(sigma_x: f32, sigma_y: f32, border: Border) -> GaussianParams {
 }
 
 fn shape<T: Sample>(img: &Image<T>, p: &GaussianParams) -> Shape {
-    Shape::new(img.width(), img.height(), img.channels(), T::TYPE)
-        .with_params(OpParams::Gaussian(*p))
+    Shape::new(img.width(), img.height(), img.channels(), T::TYPE).with_params(OpParams::new(*p))
 }
 
 /// `(width, height, channels)`.

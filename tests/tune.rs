@@ -177,7 +177,7 @@ fn report_winner(
     p: &clfilter::ColormapParams,
 ) -> Option<String> {
     let shape = ops::Shape::new(img.width(), img.height(), 1, SampleType::F32)
-        .with_params(OpParams::Colormap(*p));
+        .with_params(OpParams::new(*p));
     engine
         .tuned_order(self::op(op), &shape, Mode::E2e)
         .and_then(|o| o.first().cloned())
@@ -243,7 +243,7 @@ fn engine_runs_what_the_tuner_chose() {
     assert!(!order.iter().any(|v| v == ops::CPU));
     // Another parameter bucket is untuned: the default order runs.
     let sharp = ops::gaussian::GaussianParams::new(1.5);
-    let shape = Shape::new(64, 64, 1, SampleType::F32).with_params(OpParams::Gaussian(sharp));
+    let shape = Shape::new(64, 64, 1, SampleType::F32).with_params(OpParams::new(sharp));
     assert!(fresh
         .tuned_order(&ops::gaussian::SPEC, &shape, Mode::E2e)
         .is_none());
@@ -518,7 +518,7 @@ fn forced_variants_override_the_tuning() {
 fn params_buckets() {
     use clfilter::ops::{colormap::ColormapParams, gaussian::GaussianParams};
     use clfilter::tune::key::{params_bucket, TuneKey};
-    let g = |s: f32| params_bucket(&OpParams::Gaussian(GaussianParams::new(s)));
+    let g = |s: f32| params_bucket(&OpParams::new(GaussianParams::new(s)));
     assert_eq!(g(1.5), "sigma<2 replicate");
     assert_eq!(g(2.0), "sigma2-8 replicate");
     assert_eq!(g(8.0), "sigma>=8 replicate");
@@ -526,14 +526,14 @@ fn params_buckets() {
         channels: 4,
         ..Default::default()
     };
-    assert_eq!(params_bucket(&OpParams::Colormap(cm)), "rgba");
-    let cm_shape = Shape::new(9, 9, 1, SampleType::U8).with_params(OpParams::Colormap(cm));
+    assert_eq!(params_bucket(&OpParams::new(cm)), "rgba");
+    let cm_shape = Shape::new(9, 9, 1, SampleType::U8).with_params(OpParams::new(cm));
     let key = TuneKey::new("d", "colormap", &cm_shape);
     assert!(key.fits(&cm_shape));
-    let rgb = OpParams::Colormap(ColormapParams::default());
+    let rgb = OpParams::new(ColormapParams::default());
     assert!(!key.fits(&cm_shape.with_params(rgb)));
-    let shape = Shape::new(7, 5, 1, SampleType::F32)
-        .with_params(OpParams::Gaussian(GaussianParams::new(9.0)));
+    let shape =
+        Shape::new(7, 5, 1, SampleType::F32).with_params(OpParams::new(GaussianParams::new(9.0)));
     let key = TuneKey::new("d", "gaussian", &shape);
     assert!(key.fits(&shape));
     assert!(!key.fits(&Shape {
@@ -541,7 +541,6 @@ fn params_buckets() {
         ..shape
     }));
     assert!(!key.fits(
-        &Shape::new(7, 5, 3, SampleType::U8)
-            .with_params(OpParams::Gaussian(GaussianParams::new(1.0)))
+        &Shape::new(7, 5, 3, SampleType::U8).with_params(OpParams::new(GaussianParams::new(1.0)))
     ));
 }

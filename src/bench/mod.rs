@@ -111,7 +111,6 @@ pub struct BenchReport {
 /// an operation without a tuning entry).
 pub fn bytes_per_pixel(op: &str, sample: usize, channels: usize) -> usize {
     tuning::tunables()
-        .iter()
         .find(|t| t.spec().name == op)
         .map_or(2 * sample * channels, |t| {
             t.bytes_per_pixel(sample, channels)
@@ -206,7 +205,7 @@ impl Bench<'_> {
         let copy = device::copy_bandwidth(engine, dev, bytes, c.iters)?;
         self.report.copy_gb_per_s = Some(copy);
         for (t, sets) in &self.plan {
-            for &params in sets {
+            for params in sets.iter().cloned() {
                 let case = self.case(*t, params)?;
                 for spec in t.spec().variants {
                     let row = match device::time_kernel(engine, dev, &*case, spec, c.iters) {
@@ -224,7 +223,7 @@ impl Bench<'_> {
     /// (a frame type the operation does not read) is the row's error.
     fn cpu_rows(&mut self) -> Result<()> {
         for (t, sets) in &self.plan {
-            for &params in sets {
+            for params in sets.iter().cloned() {
                 let case = self.case(*t, params)?;
                 let mut once = match case.cpu_runner() {
                     Ok(r) => r,

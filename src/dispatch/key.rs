@@ -106,7 +106,7 @@ mod tests {
         assert_eq!(size_bucket(3840, 2160), 23);
         assert_eq!(size_bucket(8192, 8192), 26);
         assert_eq!(size_bucket(1, 1), 0);
-        assert_eq!(params_bucket(&OpParams::None), "-");
+        assert_eq!(params_bucket(&OpParams::NONE), "-");
         let shape = Shape::new(1920, 1080, 1, SampleType::F32);
         let k = TuneKey::new("dev", "op", &shape);
         assert_eq!(k.format, "f32x1");

@@ -57,7 +57,7 @@ pub trait Tunable: Sync {
     /// (default: one, without parameters).
     fn params(&self, ask: &Ask<'_>) -> Result<Vec<OpParams>> {
         let _ = ask;
-        Ok(vec![OpParams::None])
+        Ok(vec![OpParams::NONE])
     }
 
     /// `Err(why)` when the operation does not read samples of `sample`:
@@ -142,23 +142,19 @@ pub trait Case {
     fn cpu_runner(&self) -> Result<Runner<'_>>;
 }
 
-/// Every operation's entry, in [`crate::ops::OPS`] order.
-pub fn tunables() -> &'static [&'static dyn Tunable] {
-    crate::ops::TUNABLES
+/// Every operation's entry, in [`crate::ops::OPERATIONS`] order.
+pub fn tunables() -> impl Iterator<Item = &'static dyn Tunable> {
+    crate::ops::OPERATIONS.iter().map(|o| o.tune)
 }
 
 /// `op`'s entry, or [`Error::Unsupported`] for an operation without one.
 pub fn tunable(op: &OpSpec) -> Result<&'static dyn Tunable> {
     tunables()
-        .iter()
-        .copied()
         .find(|t| t.spec().name == op.name)
         .ok_or_else(|| Error::Unsupported {
             op: op.name.into(),
             variant: "-".into(),
-            reason: "the operation has no tuning entry (add `TUNE` in its tune.rs and list it \
-                     in ops::TUNABLES)"
-                .into(),
+            reason: "the operation is not in the registry (ops::OPERATIONS)".into(),
         })
 }
 

@@ -105,7 +105,7 @@ impl Measure<'_, '_> {
     pub fn entry(&mut self, checksum: &str) -> Result<(TuneEntry, Option<DispatchCheck>)> {
         let (engine, dev, job) = (self.engine, self.dev, self.job);
         let size = (job.width, job.height, self.channels);
-        let case = job.tunable.case(self.sample, size, job.params)?;
+        let case = job.tunable.case(self.sample, size, job.params.clone())?;
         let case = &*case;
         let want = case.reference()?;
         let mut names: Vec<&'static str> = engine.variants(job.op).iter().map(|v| v.name).collect();

@@ -105,7 +105,7 @@ fn plan(cfg: &TuneConfig, fp: &str) -> Result<Vec<(TuneKey, Job)>> {
             for params in tunable.params(&ask)? {
                 // Validates the size, channels and parameters.
                 let size = (width, height, cfg.channels);
-                let shape = tunable.job_shape(cfg.sample, size, params)?;
+                let shape = tunable.job_shape(cfg.sample, size, params.clone())?;
                 let key = TuneKey::new(fp, op.name, &shape);
                 if let Some((_, j)) = jobs.iter().find(|(k, _)| *k == key) {
                     log::info!(

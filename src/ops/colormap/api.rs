@@ -33,7 +33,7 @@ pub trait ColormapExt: Dispatch {
         };
         let range = p.range(data.as_ref())?;
         let shape =
-            Shape::new(img.width(), img.height(), 1, T::TYPE).with_params(OpParams::Colormap(*p));
+            Shape::new(img.width(), img.height(), 1, T::TYPE).with_params(OpParams::new(*p));
         crate::ops::dispatch(
             self,
             &SPEC,

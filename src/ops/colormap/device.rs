@@ -71,7 +71,7 @@ mod cl {
             )));
         }
         let m = Mapping::new(lo, hi, out_scale)?;
-        let shape = Shape::new(w, h, 1, T::TYPE).with_params(OpParams::Colormap(ColormapParams {
+        let shape = Shape::new(w, h, 1, T::TYPE).with_params(OpParams::new(ColormapParams {
             channels: out.channels(),
             ..*p
         }));

@@ -35,7 +35,7 @@
 //! - `max - min` must lie in `1e-30..=1e30`, so that the f32 arithmetic
 //!   neither overflows nor meets denormals (which some devices flush to 0).
 
-mod api;
+pub mod api;
 pub mod cpu;
 pub mod reference;
 pub mod stage;
@@ -60,6 +60,13 @@ pub static SPEC: OpSpec = OpSpec {
     gpu_order: &["pixel"],
     cpu_device_order: &["pixel"],
     prefer: None,
+};
+
+/// The operation's registry entry.
+pub static OP: crate::ops::Operation = crate::ops::Operation {
+    spec: &SPEC,
+    stages: &[&stage::COLORMAP],
+    tune: &TUNE,
 };
 
 /// The narrowest and widest `max - min` accepted.

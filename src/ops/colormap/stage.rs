@@ -123,8 +123,8 @@ impl StageOp for ColormapParams {
             self.range(None)?
         };
         let mt = w.materialize(cx.d, cx.dev)?;
-        let params = OpParams::Colormap(*self);
-        let (logical, working) = (w.logical_shape(params), w.working_shape(params));
+        let params = OpParams::new(*self);
+        let (logical, working) = (w.logical_shape(params.clone()), w.working_shape(params));
         let (img, mut rep) = crate::ops::dispatch_on_device(
             cx.d,
             &SPEC,

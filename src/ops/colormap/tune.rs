@@ -5,10 +5,10 @@ use crate::image::SampleType;
 use crate::ops::tuning::{self, Ask, Case, Expected, OnDevice, Output, Runner, Tunable};
 use crate::ops::{Dispatch, Programs, VariantSpec};
 
-impl ColormapParams {
+impl crate::ops::TuneBucket for ColormapParams {
     /// The tuning parameter bucket: the output channels alone (`rgba`), as
     /// every map costs the same.
-    pub fn bucket_words(&self) -> (&'static str, &'static str) {
+    fn bucket_words(&self) -> (&'static str, &'static str) {
         (if self.channels == 4 { "rgba" } else { "rgb" }, "")
     }
 }
@@ -27,7 +27,7 @@ impl Tunable for Tune {
     }
 
     fn params(&self, ask: &Ask<'_>) -> Result<Vec<OpParams>> {
-        Ok(vec![OpParams::Colormap(ColormapParams {
+        Ok(vec![OpParams::new(ColormapParams {
             channels: tuning::rgb_channels(ask.channels),
             ..ColormapParams::default()
         })])
@@ -40,7 +40,7 @@ impl Tunable for Tune {
         params: OpParams,
     ) -> Result<Shape> {
         crate::image::check_shape(w, h, c)?;
-        if let OpParams::Colormap(p) = params {
+        if let Some(p) = params.get::<ColormapParams>().copied() {
             p.validate()?;
             crate::image::check_shape(w, h, p.channels)?;
         }
@@ -58,7 +58,7 @@ impl Tunable for Tune {
         (w, h, _): (usize, usize, usize),
         params: OpParams,
     ) -> Result<Box<dyn Case>> {
-        let OpParams::Colormap(p) = params else {
+        let Some(p) = params.get::<ColormapParams>().copied() else {
             return Err(Error::arg("tuning colormap needs its parameters"));
         };
         Ok(match sample {
@@ -97,7 +97,7 @@ impl<T: Sample> ColormapCase<T> {
 impl<T: Sample> Case for ColormapCase<T> {
     fn shape(&self) -> Shape {
         Shape::new(self.img.width(), self.img.height(), 1, T::TYPE)
-            .with_params(OpParams::Colormap(self.p))
+            .with_params(OpParams::new(self.p))
     }
 
     /// The f32 bound: the reference is f64.

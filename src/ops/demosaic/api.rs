@@ -20,7 +20,7 @@ pub trait DemosaicExt: Dispatch {
         raw.validate()?;
         let lv = p.levels(raw, U::TYPE)?;
         let (w, h) = raw.size();
-        let shape = Shape::new(w, h, 1, raw.sample()).with_params(OpParams::Demosaic(*p));
+        let shape = Shape::new(w, h, 1, raw.sample()).with_params(OpParams::new(*p));
         crate::ops::dispatch(
             self,
             &SPEC,

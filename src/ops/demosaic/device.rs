@@ -168,7 +168,7 @@ mod cl {
                 out.channels()
             )));
         }
-        let shape = Shape::new(w, h, 1, input.sample).with_params(OpParams::Demosaic(*p));
+        let shape = Shape::new(w, h, 1, input.sample).with_params(OpParams::new(*p));
         let (rx, ry) = p.pattern.red_at();
         let mut extra = format!(
             "-DPACKED={} -DTOUT={} -DOUT_FLOAT={} -DMETHOD={} -DRX={rx} -DRY={ry}",

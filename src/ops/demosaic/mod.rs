@@ -17,7 +17,7 @@
 //! Inputs ([`Raw`]): 8-bit images, 8..16-bit samples in `u16` containers, and
 //! the two packed 12-bit layouts, which the OpenCL variants unpack on the device.
 
-mod api;
+pub mod api;
 pub mod cpu;
 pub mod reference;
 pub mod stage;
@@ -43,6 +43,13 @@ pub static SPEC: OpSpec = OpSpec {
     gpu_order: &["tile", "direct"],
     cpu_device_order: &["direct", "tile"],
     prefer: None,
+};
+
+/// The operation's registry entry.
+pub static OP: crate::ops::Operation = crate::ops::Operation {
+    spec: &SPEC,
+    stages: &[&stage::DEMOSAIC],
+    tune: &TUNE,
 };
 
 /// How missing colours are interpolated.

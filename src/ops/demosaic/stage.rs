@@ -271,7 +271,7 @@ impl StageOp for DemosaicStage {
             .unwrap_or(if max > 8 { SampleType::U16 } else { input_ty });
         let p = &self.params;
         let lv = p.levels_for(max, wide, out_ty)?;
-        let shape = Shape::new(w, h, 1, input_ty).with_params(OpParams::Demosaic(*p));
+        let shape = Shape::new(w, h, 1, input_ty).with_params(OpParams::new(*p));
         let clamp = (out_ty != SampleType::F32).then(|| out_ty.full_scale());
         let (img, rep) =
             crate::ops::dispatch_on_device(cx.d, &SPEC, forced, (&shape, &shape), |dev, spec| {

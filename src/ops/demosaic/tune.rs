@@ -4,10 +4,10 @@ use super::*;
 use crate::ops::tuning::{self, Ask, Case, Expected, Output, Runner, Tunable};
 use crate::ops::{Dispatch, Programs, VariantSpec};
 
-impl DemosaicParams {
+impl crate::ops::TuneBucket for DemosaicParams {
     /// The tuning parameter bucket: the method sets the neighbourhood (and
     /// so the cost), and RGB and RGBA stores differ in width (`mhc rgb`).
-    pub fn bucket_words(&self) -> (&'static str, &'static str) {
+    fn bucket_words(&self) -> (&'static str, &'static str) {
         (
             self.method.name(),
             if self.channels == 4 { "rgba" } else { "rgb" },
@@ -36,7 +36,7 @@ impl Tunable for Tune {
         Ok(methods
             .into_iter()
             .map(|m| {
-                OpParams::Demosaic(DemosaicParams {
+                OpParams::new(DemosaicParams {
                     channels: tuning::rgb_channels(ask.channels),
                     ..DemosaicParams::new(Pattern::Rggb, m)
                 })
@@ -76,7 +76,7 @@ impl Tunable for Tune {
         (w, h, _): (usize, usize, usize),
         params: OpParams,
     ) -> Result<Box<dyn Case>> {
-        let OpParams::Demosaic(p) = params else {
+        let Some(p) = params.get::<DemosaicParams>().copied() else {
             return Err(Error::arg("tuning demosaic needs its parameters"));
         };
         Ok(match sample {
@@ -119,7 +119,7 @@ impl<T: Sample> DemosaicCase<T> {
 impl<T: Sample> Case for DemosaicCase<T> {
     fn shape(&self) -> Shape {
         Shape::new(self.cfa.width(), self.cfa.height(), 1, T::TYPE)
-            .with_params(OpParams::Demosaic(self.p))
+            .with_params(OpParams::new(self.p))
     }
 
     /// The kernels' float-ordering bound: the CPU path sums in its own

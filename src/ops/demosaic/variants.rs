@@ -2,17 +2,16 @@
 //! format; they differ in how a quad's neighbourhood reaches the work-item.
 
 use super::Method;
-use crate::ops::{any_shape, no_local, OpParams, Shape, VariantSpec};
+use crate::ops::{any_shape, no_local, Shape, VariantSpec};
 
 /// `tile` work-group shape in quads (`-DTX`, `-DTY` in its options).
 pub const TILE: [usize; 2] = [16, 8];
 
 /// The method a request asks for (mhc when the shape carries no parameters).
 fn method(s: &Shape) -> Method {
-    match s.params {
-        OpParams::Demosaic(p) => p.method,
-        _ => Method::default(),
-    }
+    s.params
+        .get::<super::DemosaicParams>()
+        .map_or_else(Method::default, |p| p.method)
 }
 
 /// Local memory of `tile`: one f32 per sample of the tile and its apron.

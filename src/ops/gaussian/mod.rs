@@ -4,7 +4,7 @@
 //! image. Small sigma uses an exact separable FIR, where Deriche's
 //! approximation is poor.
 
-mod api;
+pub mod api;
 pub mod coeffs;
 pub mod cpu;
 pub mod reference;
@@ -114,9 +114,7 @@ impl GaussianParams {
 /// weigh more. docs/PERFORMANCE.md has the runs; `filterctl tune` replaces
 /// these guesses per device.
 fn prefer(s: &Shape, kind: crate::backend::DeviceKind) -> Option<&'static str> {
-    let OpParams::Gaussian(p) = s.params else {
-        return None;
-    };
+    let p = s.params.get::<GaussianParams>()?;
     if kind == crate::backend::DeviceKind::Cpu {
         return None;
     }
@@ -155,6 +153,13 @@ pub static SPEC: OpSpec = OpSpec {
         "iir_tiles",
     ],
     prefer: Some(prefer),
+};
+
+/// The operation's registry entry.
+pub static OP: crate::ops::Operation = crate::ops::Operation {
+    spec: &SPEC,
+    stages: &[&stage::GAUSSIAN],
+    tune: &TUNE,
 };
 
 /// Work-group size and samples per work-item of `gaussian_row_local`
@@ -210,7 +215,7 @@ pub(crate) mod device {
     /// The working-image shape (f32, 1 or 4 channels) for kernel builds.
     fn w_shape(img: &DeviceImage<f32>, p: &GaussianParams) -> Shape {
         Shape::new(img.width(), img.height(), img.channels(), SampleType::F32)
-            .with_params(OpParams::Gaussian(*p))
+            .with_params(OpParams::new(*p))
     }
 
     /// One recursive pass along columns (`cols`, `cols4`) or rows (`rows`).
@@ -757,7 +762,7 @@ pub(crate) mod device {
         }
         let (w, h) = (img.width(), img.height());
         let n = w * h;
-        let user = Shape::new(w, h, ch, T::TYPE).with_params(OpParams::Gaussian(*p));
+        let user = Shape::new(w, h, ch, T::TYPE).with_params(OpParams::new(*p));
         let is_float = format!("-DT_IS_FLOAT={}", (T::TYPE == SampleType::F32) as u8);
         let input = DeviceImage::upload(dev, img)?;
         let work = DeviceImage::<f32>::new(dev, w, h, if ch == 1 { 1 } else { 4 })?;
@@ -785,7 +790,7 @@ pub(crate) mod device {
 /// The dispatch key of a blur of `img`.
 fn gaussian_shape<T: Sample>(img: &Image<T>, p: &GaussianParams) -> Shape {
     Shape::new(img.width(), img.height(), img.channels(), T::TYPE)
-        .with_params(OpParams::Gaussian(*p))
+        .with_params(OpParams::new(*p))
 }
 
 /// The report of a blur with both sigmas 0: a copy on the host.

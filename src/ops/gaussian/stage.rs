@@ -126,8 +126,8 @@ impl StageOp for GaussianParams {
             let kt = w.materialize(cx.d, cx.dev)?;
             record.reports.push(cx.own_report("saturate", start, kt));
         }
-        let params = OpParams::Gaussian(*self);
-        let (logical, working) = (w.logical_shape(params), w.working_shape(params));
+        let params = OpParams::new(*self);
+        let (logical, working) = (w.logical_shape(params.clone()), w.working_shape(params));
         let (img, rep) = crate::ops::dispatch_on_device(
             cx.d,
             &SPEC,

@@ -5,13 +5,13 @@ use crate::image::SampleType;
 use crate::ops::tuning::{self, Ask, Case, Expected, OnDevice, Output, Runner, Tunable};
 use crate::ops::{Dispatch, Programs, VariantSpec};
 
-impl GaussianParams {
+impl crate::ops::TuneBucket for GaussianParams {
     /// The tuning parameter bucket: the larger sigma falls in `sigma<2`
     /// (where the FIR is cheap and the recursive variants are near their
     /// accuracy limit), `sigma2-8` (both kinds run; the FIR's radius grows
     /// with sigma) or `sigma>=8` (beyond the local-memory FIR's radius),
     /// followed by the border.
-    pub fn bucket_words(&self) -> (&'static str, &'static str) {
+    fn bucket_words(&self) -> (&'static str, &'static str) {
         let s = self.sigma_x.max(self.sigma_y);
         let range = if s < 2.0 {
             "sigma<2"
@@ -44,7 +44,7 @@ impl Tunable for Tune {
         Ok(ask
             .sigmas
             .iter()
-            .map(|&s| OpParams::Gaussian(GaussianParams::new(s)))
+            .map(|&s| OpParams::new(GaussianParams::new(s)))
             .collect())
     }
 
@@ -55,7 +55,7 @@ impl Tunable for Tune {
         params: OpParams,
     ) -> Result<Shape> {
         crate::image::check_shape(w, h, c)?;
-        if let OpParams::Gaussian(p) = params {
+        if let Some(p) = params.get::<GaussianParams>().copied() {
             p.validate()?;
             if p.sigma_x <= 0.0 {
                 return Err(Error::arg("tuning gaussian needs a sigma > 0"));
@@ -65,10 +65,7 @@ impl Tunable for Tune {
     }
 
     fn sigma(&self, params: &OpParams) -> Option<f32> {
-        match params {
-            OpParams::Gaussian(p) => Some(p.sigma_x),
-            _ => None,
-        }
+        params.get::<GaussianParams>().map(|p| p.sigma_x)
     }
 
     fn case(
@@ -77,7 +74,7 @@ impl Tunable for Tune {
         (w, h, c): (usize, usize, usize),
         params: OpParams,
     ) -> Result<Box<dyn Case>> {
-        let OpParams::Gaussian(p) = params else {
+        let Some(p) = params.get::<GaussianParams>().copied() else {
             return Err(Error::arg("tuning gaussian needs its parameters"));
         };
         Ok(match sample {
@@ -132,7 +129,7 @@ impl<T: Sample> Case for GaussianCase<T> {
             self.img.channels(),
             T::TYPE,
         )
-        .with_params(OpParams::Gaussian(self.gauss))
+        .with_params(OpParams::new(self.gauss))
     }
 
     /// The recursive variants' bound: the CPU path is recursive too.

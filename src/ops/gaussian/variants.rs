@@ -5,7 +5,7 @@
 //! transpose op's `local_x4` kernel; see `docs/KERNELS.md`.
 
 use super::{Border, GaussianParams, IIR_MIN_SIGMA};
-use crate::ops::{no_local, OpParams, Shape, VariantSpec};
+use crate::ops::{no_local, Shape, VariantSpec};
 
 /// The recursive variants' tolerance against the reference (Deriche's
 /// approximation), also the CPU path's bound.
@@ -21,10 +21,10 @@ pub const FIR_TX: usize = 16;
 pub const FIR_TY: usize = 16;
 
 fn params(s: &Shape) -> Result<GaussianParams, String> {
-    match s.params {
-        OpParams::Gaussian(p) => Ok(p),
-        _ => Err("gaussian variants need gaussian parameters".into()),
-    }
+    s.params
+        .get::<GaussianParams>()
+        .copied()
+        .ok_or_else(|| "gaussian variants need gaussian parameters".into())
 }
 
 /// The recursive variants: replicate border, every non-zero sigma >= 1.

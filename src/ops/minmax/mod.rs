@@ -1,6 +1,6 @@
 //! `minmax`: per-channel minimum and maximum, fused in one pass over the image.
 
-mod api;
+pub mod api;
 pub mod cpu;
 pub(crate) mod device;
 pub mod reference;
@@ -25,6 +25,13 @@ pub static SPEC: OpSpec = OpSpec {
     gpu_order: &["tree_vec4", "tree"],
     cpu_device_order: &["tree_vec4", "tree"],
     prefer: None,
+};
+
+/// The operation's registry entry.
+pub static OP: crate::ops::Operation = crate::ops::Operation {
+    spec: &SPEC,
+    stages: &[&stage::MINMAX],
+    tune: &TUNE,
 };
 
 /// Per-channel extremes, as f32 in the input's units (200u8 is 200.0).

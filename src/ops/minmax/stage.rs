@@ -81,8 +81,8 @@ pub fn minmax_of(
     use crate::ops::OpParams;
     let mt = w.materialize(cx.d, cx.dev)?;
     let (logical, working) = (
-        w.logical_shape(OpParams::None),
-        w.working_shape(OpParams::None),
+        w.logical_shape(OpParams::NONE),
+        w.working_shape(OpParams::NONE),
     );
     let img = &w.img;
     let (m, mut r) =

@@ -7,7 +7,7 @@
 //! alpha channel of 4-channel images is only rescaled between the types'
 //! full ranges, so opaque stays opaque.
 
-mod api;
+pub mod api;
 pub mod cpu;
 pub(crate) mod device;
 pub mod reference;
@@ -30,6 +30,13 @@ pub static SPEC: OpSpec = OpSpec {
     gpu_order: &["pixel", "x4"],
     cpu_device_order: &["pixel", "x4"],
     prefer: None,
+};
+
+/// The operation's registry entry.
+pub static OP: crate::ops::Operation = crate::ops::Operation {
+    spec: &SPEC,
+    stages: &[&stage::NORMALIZE, &stage::CONVERT],
+    tune: &TUNE,
 };
 
 /// What to normalize by. Both `None`: stretch min..max to the full range.

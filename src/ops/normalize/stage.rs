@@ -191,8 +191,8 @@ impl StageOp for NormalizeStage {
         };
         let mt = w.materialize(cx.d, cx.dev)?;
         let (logical, working) = (
-            w.logical_shape(OpParams::None),
-            w.working_shape(OpParams::None),
+            w.logical_shape(OpParams::NONE),
+            w.working_shape(OpParams::NONE),
         );
         let (img, mut rep) = crate::ops::dispatch_on_device(
             cx.d,

@@ -1,7 +1,7 @@
 //! `transpose`: swaps rows and columns. Used by the separable filters, and
 //! the simplest kernel that shows what memory access patterns cost.
 
-mod api;
+pub mod api;
 pub mod cpu;
 pub(crate) mod device;
 pub mod reference;
@@ -24,4 +24,11 @@ pub static SPEC: OpSpec = OpSpec {
     gpu_order: &["local_x4", "local_diag", "local", "naive"],
     cpu_device_order: &["local_x4", "local", "naive"],
     prefer: None,
+};
+
+/// The operation's registry entry.
+pub static OP: crate::ops::Operation = crate::ops::Operation {
+    spec: &SPEC,
+    stages: &[&stage::TRANSPOSE],
+    tune: &TUNE,
 };

@@ -77,8 +77,8 @@ impl StageOp for TransposeStage {
         use crate::ops::OpParams;
         let w = input.into_work();
         let (logical, working) = (
-            w.logical_shape(OpParams::None),
-            w.working_shape(OpParams::None),
+            w.logical_shape(OpParams::NONE),
+            w.working_shape(OpParams::NONE),
         );
         let (img, rep) = crate::ops::dispatch_on_device(
             cx.d,
