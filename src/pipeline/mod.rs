@@ -52,9 +52,8 @@ pub use spec::{parse_stages, Stage};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::{DynImage, SampleType};
-pub use crate::ops::minmax::stage::format_minmax;
-use crate::ops::minmax::MinMax;
-use crate::ops::stage::{write_spec, StageArgs, StageRecord, VARIANT};
+pub use crate::ops::stage::StageRecord;
+use crate::ops::stage::{write_spec, StageArgs, VARIANT};
 pub use crate::ops::stage::{OptionDef, StageDef, StageOp};
 use crate::ops::RunReport;
 pub use crate::ops::STAGES;
@@ -397,21 +396,26 @@ pub fn parse(spec: &str) -> Result<Vec<Op>> {
     compile(spec, &parse_stages(spec)?)
 }
 
-/// What one stage did.
+/// What one stage did: its [`StageRecord`] (the engine calls it made, its
+/// text results, any typed result) with the stage and where it ran. The
+/// record's fields read through: `outcome.reports`, `outcome.lines`.
 #[derive(Debug, Clone)]
 pub struct StageOutcome {
     /// The stage.
     pub op: Op,
-    /// The engine calls it made, in order (`normalize` without `sub` and
-    /// `factor` makes two: `minmax`, then `normalize`).
-    pub reports: Vec<RunReport>,
-    /// The result of a `minmax` stage.
-    pub minmax: Option<MinMax>,
-    /// Text results to show the user (a `minmax` stage's range).
-    pub lines: Vec<String>,
+    /// What it recorded.
+    pub record: StageRecord,
     /// Whether the stage ran inside a device-resident chain (its input and
     /// output stayed on the device).
     pub on_device: bool,
+}
+
+impl std::ops::Deref for StageOutcome {
+    type Target = StageRecord;
+
+    fn deref(&self) -> &StageRecord {
+        &self.record
+    }
 }
 
 impl StageOutcome {
@@ -419,9 +423,7 @@ impl StageOutcome {
     pub(crate) fn of(op: &Op, record: StageRecord, on_device: bool) -> Self {
         StageOutcome {
             op: op.clone(),
-            reports: record.reports,
-            minmax: record.minmax,
-            lines: record.lines,
+            record,
             on_device,
         }
     }
