@@ -559,8 +559,8 @@ pub fn run(
     let mut reports = Vec::new();
     let mut lines = Vec::new();
     for o in outcomes {
-        reports.extend(o.reports);
-        lines.extend(o.lines);
+        reports.extend(o.record.reports);
+        lines.extend(o.record.lines);
     }
     Ok((img, reports, lines))
 }

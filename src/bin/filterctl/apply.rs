@@ -259,7 +259,7 @@ fn run_one(
             stage: i + 1,
             spec: op.to_string(),
             ms: outcome.reports.iter().map(|r| r.elapsed).sum(),
-            calls: outcome.reports,
+            calls: outcome.record.reports,
             minmax: outcome.minmax.map(|m| JsonMinMax {
                 min: m.min[..m.channels].to_vec(),
                 max: m.max[..m.channels].to_vec(),
