@@ -260,7 +260,7 @@ fn run_one(
             spec: op.to_string(),
             ms: outcome.reports.iter().map(|r| r.elapsed).sum(),
             calls: outcome.record.reports,
-            minmax: outcome.minmax.map(|m| JsonMinMax {
+            minmax: outcome.record.minmax.map(|m| JsonMinMax {
                 min: m.min[..m.channels].to_vec(),
                 max: m.max[..m.channels].to_vec(),
             }),
