@@ -6,8 +6,11 @@
 
 pub mod coeffs;
 pub mod cpu;
+pub mod policy;
 pub mod reference;
 pub mod variants;
+
+pub use policy::{IIR_MIN_SIGMA, MAX_SIGMA};
 
 use crate::engine::{Dev, Engine};
 use crate::error::{Error, Result};
@@ -37,15 +40,6 @@ impl std::str::FromStr for Border {
         }
     }
 }
-
-/// The largest sigma accepted. The recursive filter's cost does not depend
-/// on sigma, and it stays finite and accurate far beyond this; the limit only
-/// rejects values that are surely mistakes.
-pub const MAX_SIGMA: f32 = 10_000.0;
-
-/// Below this sigma Deriche's approximation is too coarse (its error passes
-/// 1e-3 of full scale), so an exact FIR is used.
-pub const IIR_MIN_SIGMA: f32 = 1.0;
 
 /// Parameters of a Gaussian blur.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -94,36 +88,6 @@ impl GaussianParams {
     }
 }
 
-/// On GPUs, colour (float4) blurs of small sigma run fastest as the FIR:
-/// on an H200, 4096x3000 RGBA f32 at sigma 2 takes 0.47 ms with `fir_local`
-/// against 1.03 ms with `iir_blocks` (8192x8192: 2.5 against 4.9 ms), while
-/// at sigma 8 the FIR loses (1.6 against 1.03 ms); its cost grows with the
-/// radius, so the crossover is near sigma 4. Gray rows go to `iir_local`
-/// (0.53 against 1.23 ms at sigma 2), which the static order already tries
-/// first. Gray images of 4 MP and more go to `iir_tiles`, which reads the
-/// image twice and writes it once where `iir_local` moves it five times: on
-/// an H200 at sigma 8 it took 0.440 against 0.542 ms at 8192x8192 and 0.087
-/// against 0.092 at 3840x2160, won at 3200x1800 (5.8 MP, 0.070 against
-/// 0.074 in an earlier build), tied at 2560x1440 (3.7 MP) and lost at
-/// 1920x1080 (0.052 against 0.045), where its passes over the tiles' sums
-/// weigh more. docs/PERFORMANCE.md has the runs; `filterctl tune` replaces
-/// these guesses per device.
-fn prefer(s: &Shape, kind: crate::backend::DeviceKind) -> Option<&'static str> {
-    let OpParams::Gaussian(p) = s.params else {
-        return None;
-    };
-    if kind == crate::backend::DeviceKind::Cpu {
-        return None;
-    }
-    let colour = s.channels > 1;
-    let small = p.sigma_x.max(p.sigma_y) <= 4.0;
-    if colour {
-        small.then_some("fir_local")
-    } else {
-        (s.width * s.height >= 4 << 20).then_some("iir_tiles")
-    }
-}
-
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
     name: "gaussian",
@@ -149,7 +113,7 @@ pub static SPEC: OpSpec = OpSpec {
         "iir_local",
         "iir_tiles",
     ],
-    prefer: Some(prefer),
+    prefer: Some(policy::prefer),
 };
 
 /// Work-group size and samples per work-item of `gaussian_row_local`
@@ -184,9 +148,10 @@ pub(crate) mod device {
     use std::any::Any;
     use std::time::Duration;
 
+    use super::policy::{self, TileLine};
     use super::{
-        coeffs::{Deriche, BIQUAD_MAX_SIGMA},
-        reference, row_blk_geometry, row_local_geometry, variants, GaussianParams, SPEC, T2_TILE,
+        coeffs::Deriche, reference, row_blk_geometry, row_local_geometry, variants, GaussianParams,
+        SPEC, T2_TILE,
     };
     use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage, Kernel};
     use crate::engine::{Dev, Engine};
@@ -477,9 +442,9 @@ pub(crate) mod device {
     fn fix_tables(cols: &Deriche, rows: &Deriche) -> Vec<f32> {
         let n = 8 * T2_TILE;
         let (c, r) = (cols.tile_tables(T2_TILE), rows.tile_tables(T2_TILE));
-        let line = |d: &Deriche| match d.sigma <= BIQUAD_MAX_SIGMA {
-            true => d.tile_biquads(),
-            false => d.tile_deltas(),
+        let line = |d: &Deriche| match policy::tile_line(d.sigma) {
+            TileLine::Biquad => d.tile_biquads(),
+            TileLine::Delta => d.tile_deltas(),
         };
         [&r[..n], &c[n..2 * n], &r[2 * n..], &line(cols), &line(rows)].concat()
     }
@@ -500,9 +465,9 @@ pub(crate) mod device {
         let shape = w_shape(src, p);
         // Each direction's tile lines as biquads where its sigma allows,
         // in delta form above (`fix_tables` matches).
-        let bq = |sigma: f32, flag: &str| match sigma as f64 <= BIQUAD_MAX_SIGMA {
-            true => format!(" -D{flag}=1"),
-            false => format!(" -D{flag}=2"),
+        let bq = |sigma: f32, flag: &str| match policy::tile_line(sigma as f64) {
+            TileLine::Biquad => format!(" -D{flag}=1"),
+            TileLine::Delta => format!(" -D{flag}=2"),
         };
         let opts = format!(
             "-DT_IS_FLOAT=1 -DCOL_BLK={T2_TILE} -DT2_TILE={T2_TILE}{}{}",

@@ -4,7 +4,7 @@
 //! `gaussian_rowblk_*`, `gaussian_fir_rows`, `gaussian_fir_cols`) plus the
 //! transpose op's `local_x4` kernel; see `docs/KERNELS.md`.
 
-use super::{Border, GaussianParams, IIR_MIN_SIGMA};
+use super::{policy, GaussianParams};
 use crate::ops::{no_local, OpParams, Shape, VariantSpec};
 
 /// The recursive variants' tolerance against the reference (Deriche's
@@ -29,32 +29,13 @@ fn params(s: &Shape) -> Result<GaussianParams, String> {
 
 /// The recursive variants: replicate border, every non-zero sigma >= 1.
 fn iir(s: &Shape) -> Result<(), String> {
-    let p = params(s)?;
-    if p.border != Border::Replicate {
-        return Err("the recursive variants support the replicate border only".into());
-    }
-    match p.min_nonzero_sigma() {
-        Some(m) if m < IIR_MIN_SIGMA => Err(format!(
-            "sigma {m} < {IIR_MIN_SIGMA}: Deriche's approximation is too coarse there (use fir_local)"
-        )),
-        _ => Ok(()),
-    }
+    policy::iir_fits(&params(s)?)
 }
 
-/// FIR radius for a sigma, as the reference defines it.
-pub fn radius(sigma: f32) -> usize {
-    (6.0 * sigma as f64).ceil() as usize
-}
+pub use policy::radius;
 
 fn fir(s: &Shape) -> Result<(), String> {
-    let p = params(s)?;
-    let r = radius(p.sigma_x).max(radius(p.sigma_y));
-    if r > FIR_RMAX {
-        return Err(format!(
-            "FIR radius {r} (6 sigma) exceeds the staged maximum {FIR_RMAX}"
-        ));
-    }
-    Ok(())
+    policy::fir_fits(&params(s)?)
 }
 
 /// The working image is float (gray) or float4 (colour).
@@ -80,17 +61,10 @@ fn local_rows_local(s: &Shape) -> usize {
 }
 
 /// The recursive variants' constraints, and a row short enough for one
-/// work-group (at most 1024 work-items) to hold.
+/// work-group to hold.
 fn local_rows(s: &Shape) -> Result<(), String> {
     iir(s)?;
-    let (wg, _) = super::row_local_geometry(s.width, working_channels(s));
-    if wg > 1024 {
-        return Err(format!(
-            "rows of {} pixels need {wg} work-items per row (at most 1024)",
-            s.width
-        ));
-    }
-    Ok(())
+    policy::row_local_fits(s.width, working_channels(s))
 }
 
 /// iir_rowblk: a row tile (one segment per work-item, at the odd stride)

@@ -21,12 +21,7 @@
 const ALPHA: [(f64, f64); 2] = [(0.84, 1.8675), (-0.34015, -0.1299)];
 const LAMBDA: [(f64, f64); 2] = [(1.783, 0.6318), (1.723, 1.997)];
 
-/// Largest sigma whose recursions run as real biquads (the rayon path's
-/// lines, `iir_tiles`' tile lines); above it the rayon path runs complex
-/// sections and `iir_tiles` the delta form ([`Deriche::tile_deltas`]),
-/// which keep f32 rounding small. (See `Deriche::tile_biquads` and the
-/// rayon path's `Biquad` for the measured rounding.)
-pub const BIQUAD_MAX_SIGMA: f64 = 64.0;
+pub use super::policy::BIQUAD_MAX_SIGMA;
 
 /// Length of [`Deriche::tile_biquads`]' and [`Deriche::tile_deltas`]' tables.
 pub const TILE_BIQUAD_LEN: usize = 26;
