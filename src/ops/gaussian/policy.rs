@@ -1,9 +1,10 @@
 //! Every sigma cut-off and size threshold that decides which path a blur
 //! takes: recursive or FIR, the tile lines' form, the variant an untuned
-//! device tries first, and the tuning cache's parameter buckets.
+//! device tries first, and the tuning cache's parameter buckets. The
+//! kernels' own sizes (tiles, work-groups) are in [`super::geometry`].
 
-use super::variants::FIR_RMAX;
-use super::{row_local_geometry, Border, GaussianParams};
+use super::geometry::{row_local_geometry, FIR_RMAX};
+use super::{Border, GaussianParams};
 use crate::backend::DeviceKind;
 use crate::ops::{OpParams, Shape};
 

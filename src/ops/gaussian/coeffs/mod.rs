@@ -24,7 +24,48 @@ const LAMBDA: [(f64, f64); 2] = [(1.783, 0.6318), (1.723, 1.997)];
 pub use super::policy::BIQUAD_MAX_SIGMA;
 
 /// Length of [`Deriche::tile_biquads`]' and [`Deriche::tile_deltas`]' tables.
-pub const TILE_BIQUAD_LEN: usize = 26;
+pub const TILE_BIQUAD_LEN: usize = line::LEN;
+
+/// Where each field of a tile-line table ([`Deriche::tile_biquads`],
+/// [`Deriche::tile_deltas`]) starts; each field holds (section 0,
+/// section 1) unless said otherwise. The kernels get these as `-DBQ_*`
+/// ([`FIELDS`](line::FIELDS)).
+pub mod line {
+    /// The first feedback coefficient: `d1` (biquads), `e1` (delta form).
+    pub const D1: usize = 0;
+    /// The second feedback coefficient: `d2` (biquads), `g` (delta form).
+    pub const D2: usize = 2;
+    /// The causal feed-forward `n0`.
+    pub const N0: usize = 4;
+    /// The causal feed-forward `n1`.
+    pub const N1: usize = 6;
+    /// The anticausal feed-forward `m0`.
+    pub const M0: usize = 8;
+    /// The anticausal feed-forward `m1`.
+    pub const M1: usize = 10;
+    /// A line's first value (or step) from a complex state: (re0, im0,
+    /// re1, im1).
+    pub const B: usize = 12;
+    /// The two sections' 2x2 inverses, row-major, 4 values each.
+    pub const INV: usize = 16;
+    /// `Re(a / p)`.
+    pub const CR: usize = 24;
+    /// The table's length.
+    pub const LEN: usize = 26;
+    /// The `.cl` names of the fields, as build options pass them.
+    pub const FIELDS: &[(&str, usize)] = &[
+        ("BQ_D1", D1),
+        ("BQ_D2", D2),
+        ("BQ_N0", N0),
+        ("BQ_N1", N1),
+        ("BQ_M0", M0),
+        ("BQ_M1", M1),
+        ("BQ_B", B),
+        ("BQ_INV", INV),
+        ("BQ_CR", CR),
+        ("BQ_LEN", LEN),
+    ];
+}
 
 /// A complex number (re, im) in f64.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -144,7 +185,7 @@ impl Deriche {
         [a.0 as f32, a.1 as f32, b.0 as f32, b.1 as f32]
     }
 
-    /// Tables for `iir_tiles`' fix-up pass (`gaussian_t2_fix`) over tiles of
+    /// Tables for `iir_tiles`' fix-up pass (`gaussian_iir_tiles_fix`) over tiles of
     /// `n` samples, in the block sums' order of states `k` (w0 re, w0 im,
     /// w1 re, w1 im, v0 re, v0 im, v1 re, v1 im; w causal, v anticausal):
     /// - `8 * n` sum weights, `[k * n + j]`: what sample `j` adds to the
@@ -190,7 +231,7 @@ impl Deriche {
     }
 
     /// The sections as real biquads for `iir_tiles`' tile lines
-    /// (`t2_line_bq` in cl/gaussian.cl), [`TILE_BIQUAD_LEN`] values, each
+    /// (`t2_line_bq` in cl/gaussian/tiles.cl), [`TILE_BIQUAD_LEN`] values, each
     /// field as (section 0, section 1):
     /// - `d1 = 2 Re p`, `d2 = -|p|^2`: the feedback of both directions;
     /// - `n0 = Re a`, `n1 = -Re(conj(p) a)`: the causal feed-forward, for
@@ -217,7 +258,7 @@ impl Deriche {
     }
 
     /// The sections in delta form for `iir_tiles`' tile lines above
-    /// [`BIQUAD_MAX_SIGMA`] (`t2_line_dq` in cl/gaussian.cl). Each biquad
+    /// [`BIQUAD_MAX_SIGMA`] (`t2_line_dq` in cl/gaussian/tiles.cl). Each biquad
     /// `y[n] = d1 y[n-1] + d2 y[n-2] + ..` is run on its output and the
     /// output's step `e[n] = y[n] - y[n-1]`:
     /// `e[n] = e1 y[n-1] + g e[n-1] + n0 x[n] + n1 x[n-1]`, `y[n] = y[n-1] +
@@ -276,22 +317,23 @@ impl Deriche {
             let det = a.im * r.re - a.re * r.im;
             [-r.im / det, a.im / det, -r.re / det, a.re / det]
         };
-        let v: Vec<f64> = [
-            per(feedback[0]),
-            per(feedback[1]),
-            per(&|s| s.weight.re),
-            per(&|s| -conj(s.pole).mul(s.weight).re),
-            per(&|s| s.pole.mul(s.weight).re),
-            per(&|s| -norm(s.pole) * s.weight.re),
-        ]
-        .concat()
-        .into_iter()
-        .chain([start(&s0).re, start(&s0).im, start(&s1).re, start(&s1).im])
-        .chain(inv(&s0))
-        .chain(inv(&s1))
-        .chain(per(&|s| s.weight.div(s.pole).re))
-        .collect();
-        std::array::from_fn(|i| v[i] as f32)
+        let mut v = [0.0f32; TILE_BIQUAD_LEN];
+        let mut put = |at: usize, values: &[f64]| {
+            for (slot, x) in v[at..at + values.len()].iter_mut().zip(values) {
+                *slot = *x as f32;
+            }
+        };
+        put(line::D1, &per(feedback[0]));
+        put(line::D2, &per(feedback[1]));
+        put(line::N0, &per(&|s| s.weight.re));
+        put(line::N1, &per(&|s| -conj(s.pole).mul(s.weight).re));
+        put(line::M0, &per(&|s| s.pole.mul(s.weight).re));
+        put(line::M1, &per(&|s| -norm(s.pole) * s.weight.re));
+        let (b0, b1) = (start(&s0), start(&s1));
+        put(line::B, &[b0.re, b0.im, b1.re, b1.im]);
+        put(line::INV, &[inv(&s0), inv(&s1)].concat());
+        put(line::CR, &per(&|s| s.weight.div(s.pole).re));
+        v
     }
 
     /// Filters one line in place, replicate borders, in f64 (used by tests and

@@ -297,18 +297,8 @@ fn matches_the_sampled_gaussian_within_deriche_accuracy() {
     }
 }
 
-/// The reason for the section form: in f32, the expanded 4th-order
-/// direct form loses all accuracy at large sigma; the sections do not.
-#[test]
-fn f32_sections_stay_accurate_where_the_direct_form_fails() {
-    let sigma = 200.0;
-    let d = Deriche::new(sigma);
-    let x = random_line(3000, 3);
-    let mut exact = x.clone();
-    let mut tmp = vec![0.0; x.len()];
-    d.filter_line_f64(&mut exact, &mut tmp);
-
-    // Sections in f32.
+/// Both sections run in f32 over `x`, from the replicate steady states.
+fn f32_sections(d: &Deriche, x: &[f64]) -> Vec<f32> {
     let mut sec = vec![0f32; x.len()];
     for s in &d.sections {
         let (pr, pi) = (s.pole.re as f32, s.pole.im as f32);
@@ -332,13 +322,12 @@ fn f32_sections_stay_accurate_where_the_direct_form_fails() {
             vi = pr * ui + pi * ur;
         }
     }
-    let sec_err = sec
-        .iter()
-        .zip(&exact)
-        .map(|(a, b)| (*a as f64 - b).abs())
-        .fold(0.0, f64::max);
+    sec
+}
 
-    // The same causal filter multiplied out to 1 + a1 z^-1 + .. + a4 z^-4, in f32.
+/// The largest difference between the causal filter multiplied out to
+/// `1 + a1 z^-1 + .. + a4 z^-4` run in f32 and the same recursion in f64.
+fn direct_form_error(d: &Deriche, x: &[f64]) -> f64 {
     let p: Vec<C64> = d
         .sections
         .iter()
@@ -363,7 +352,7 @@ fn f32_sections_stay_accurate_where_the_direct_form_fails() {
         let dc: f64 = den.iter().map(|c| c.re).sum();
         let mut y = vec![x[0] / dc; 4];
         let mut out = Vec::with_capacity(x.len());
-        for &xi in &x {
+        for &xi in x {
             let v = if f32_mode {
                 let (y1, y2, y3, y4) = (
                     y[y.len() - 1] as f32,
@@ -385,11 +374,28 @@ fn f32_sections_stay_accurate_where_the_direct_form_fails() {
         out
     };
     let (d32, d64) = (run(true), run(false));
-    let direct_err = d32
-        .iter()
+    d32.iter()
         .zip(&d64)
         .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max)
+}
+
+/// The reason for the section form: in f32, the expanded 4th-order
+/// direct form loses all accuracy at large sigma; the sections do not.
+#[test]
+fn f32_sections_stay_accurate_where_the_direct_form_fails() {
+    let sigma = 200.0;
+    let d = Deriche::new(sigma);
+    let x = random_line(3000, 3);
+    let mut exact = x.clone();
+    let mut tmp = vec![0.0; x.len()];
+    d.filter_line_f64(&mut exact, &mut tmp);
+    let sec_err = f32_sections(&d, &x)
+        .iter()
+        .zip(&exact)
+        .map(|(a, b)| (*a as f64 - b).abs())
         .fold(0.0, f64::max);
+    let direct_err = direct_form_error(&d, &x);
     eprintln!(
         "sigma {sigma}: f32 sections max error {sec_err:.2e}, f32 direct form {direct_err:.2e}"
     );
