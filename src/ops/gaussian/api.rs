@@ -27,7 +27,7 @@ pub trait GaussianExt: Dispatch {
             self,
             &SPEC,
             &gaussian_shape(img, p),
-            |dev: &Dev, spec| self.gaussian_on(dev, spec, img, p),
+            |dev: &Dev, spec| device::run(self.programs(), dev, spec, img, p),
             || cpu::gaussian(img, p),
         )
     }
@@ -57,7 +57,7 @@ pub trait GaussianExt: Dispatch {
             &SPEC,
             &gaussian_shape(img, p),
             |dev: &Dev, spec| {
-                self.gaussian_on(dev, spec, img, p)
+                device::run(self.programs(), dev, spec, img, p)
                     .map(|(out, t)| (Some(out), t))
             },
             || cpu::gaussian_into(img, p, dst).map(|()| None),
@@ -70,24 +70,6 @@ pub trait GaussianExt: Dispatch {
         Ok(report)
     }
 
-    /// One device variant's run of the blur, and its kernel time.
-    #[cfg_attr(not(feature = "opencl"), allow(unused_variables))]
-    fn gaussian_on<T: Sample>(
-        &self,
-        dev: &Dev,
-        spec: &'static crate::ops::VariantSpec,
-        img: &Image<T>,
-        p: &GaussianParams,
-    ) -> Result<(Image<T>, std::time::Duration)> {
-        #[cfg(feature = "opencl")]
-        {
-            device::run(self.programs(), dev, spec, img, p)
-        }
-        #[cfg(not(feature = "opencl"))]
-        {
-            match *dev {}
-        }
-    }
 }
 
 impl<D: Dispatch + ?Sized> GaussianExt for D {}

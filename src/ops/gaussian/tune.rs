@@ -10,21 +10,9 @@ impl crate::ops::TuneBucket for GaussianParams {
     /// (where the FIR is cheap and the recursive variants are near their
     /// accuracy limit), `sigma2-8` (both kinds run; the FIR's radius grows
     /// with sigma) or `sigma>=8` (beyond the local-memory FIR's radius),
-    /// followed by the border.
+    /// followed by the border ([`super::policy::BUCKET_SIGMAS`]).
     fn bucket_words(&self) -> (&'static str, &'static str) {
-        let s = self.sigma_x.max(self.sigma_y);
-        let range = if s < 2.0 {
-            "sigma<2"
-        } else if s < 8.0 {
-            "sigma2-8"
-        } else {
-            "sigma>=8"
-        };
-        let border = match self.border {
-            Border::Replicate => "replicate",
-            Border::Mirror => "mirror",
-        };
-        (range, border)
+        super::policy::params_bucket_parts(self)
     }
 }
 

@@ -1,24 +1,23 @@
-//! OpenCL variants of `gaussian`. Multi-pass variants are made of stage
-//! kernels in `cl/gaussian.cl` (`gaussian_iir_rows`, `gaussian_iir_cols`,
-//! `gaussian_iir_cols4`, `gaussian_blk_*`, `gaussian_row_local`,
-//! `gaussian_rowblk_*`, `gaussian_fir_rows`, `gaussian_fir_cols`) plus the
-//! transpose op's `local_x4` kernel; see `docs/KERNELS.md`.
+//! OpenCL variants of `gaussian`: the variant table, and with each entry
+//! the passes it runs ([`plan`]). The kernels are in `cl/gaussian/`, named
+//! after the variants (`passes` says how); `iir_transpose` and
+//! `iir_blocks` also run the transpose op's `local_x4`. See
+//! `docs/KERNELS.md`.
 
-use super::{Border, GaussianParams, IIR_MIN_SIGMA};
+use super::geometry::{
+    row_blk_geometry, row_local_bytes, row_local_geometry, working_channels, working_pixel,
+    T2_STRIDE, T2_TILE,
+};
+use super::passes::{Axis::*, Both, Line::*, Plan, Step::*};
+use super::{policy, GaussianParams};
 use crate::ops::{no_local, Shape, VariantSpec};
+
+pub use super::geometry::{FIR_LX, FIR_RMAX, FIR_TX, FIR_TY};
+pub use super::policy::radius;
 
 /// The recursive variants' tolerance against the reference (Deriche's
 /// approximation), also the CPU path's bound.
 pub const IIR_TOLERANCE: f32 = 1e-3;
-
-/// The largest FIR radius the local-memory FIR variant stages (`FIR_RMAX`).
-pub const FIR_RMAX: usize = 48;
-/// FIR row-pass segment width and column-pass tile (`FIR_LX`, `FIR_TX`, `FIR_TY`).
-pub const FIR_LX: usize = 128;
-/// Column-pass tile width.
-pub const FIR_TX: usize = 16;
-/// Column-pass tile height.
-pub const FIR_TY: usize = 16;
 
 fn params(s: &Shape) -> Result<GaussianParams, String> {
     s.params
@@ -29,76 +28,39 @@ fn params(s: &Shape) -> Result<GaussianParams, String> {
 
 /// The recursive variants: replicate border, every non-zero sigma >= 1.
 fn iir(s: &Shape) -> Result<(), String> {
-    let p = params(s)?;
-    if p.border != Border::Replicate {
-        return Err("the recursive variants support the replicate border only".into());
-    }
-    match p.min_nonzero_sigma() {
-        Some(m) if m < IIR_MIN_SIGMA => Err(format!(
-            "sigma {m} < {IIR_MIN_SIGMA}: Deriche's approximation is too coarse there (use fir_local)"
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// FIR radius for a sigma, as the reference defines it.
-pub fn radius(sigma: f32) -> usize {
-    (6.0 * sigma as f64).ceil() as usize
+    policy::iir_fits(&params(s)?)
 }
 
 fn fir(s: &Shape) -> Result<(), String> {
-    let p = params(s)?;
-    let r = radius(p.sigma_x).max(radius(p.sigma_y));
-    if r > FIR_RMAX {
-        return Err(format!(
-            "FIR radius {r} (6 sigma) exceeds the staged maximum {FIR_RMAX}"
-        ));
-    }
-    Ok(())
-}
-
-/// The working image is float (gray) or float4 (colour).
-fn working_pixel(s: &Shape) -> usize {
-    if s.channels == 1 {
-        4
-    } else {
-        16
-    }
+    policy::fir_fits(&params(s)?)
 }
 
 fn fir_tiles(s: &Shape) -> usize {
     let rows = FIR_LX + 2 * FIR_RMAX;
     let cols = (FIR_TY + 2 * FIR_RMAX) * FIR_TX;
-    rows.max(cols) * working_pixel(s)
+    rows.max(cols) * working_pixel(s.channels)
 }
 
 /// iir_local: the row pass stages a whole row plus the scan's four states
 /// per work-item (the column pass needs no local memory).
 fn local_rows_local(s: &Shape) -> usize {
-    let (wg, seg) = super::row_local_geometry(s.width, working_channels(s));
-    (wg * (seg + 1) + 4 * wg) * working_pixel(s)
+    let (wg, seg) = row_local_geometry(s.width, working_channels(s.channels));
+    row_local_bytes(wg, seg, s.channels)
 }
 
 /// The recursive variants' constraints, and a row short enough for one
-/// work-group (at most 1024 work-items) to hold.
+/// work-group to hold.
 fn local_rows(s: &Shape) -> Result<(), String> {
     iir(s)?;
-    let (wg, _) = super::row_local_geometry(s.width, working_channels(s));
-    if wg > 1024 {
-        return Err(format!(
-            "rows of {} pixels need {wg} work-items per row (at most 1024)",
-            s.width
-        ));
-    }
-    Ok(())
+    policy::row_local_fits(s.width, working_channels(s.channels))
 }
 
 /// iir_rowblk: a row tile (one segment per work-item, at the odd stride)
 /// plus the scan's four states per work-item; the column pass needs none.
 /// 13 KiB for colour, 18.5 KiB for gray.
 fn local_row_tiles(s: &Shape) -> usize {
-    let (wg, seg) = super::row_blk_geometry(working_channels(s));
-    (wg * (seg + 1) + 4 * wg) * working_pixel(s)
+    let (wg, seg) = row_blk_geometry(working_channels(s.channels));
+    row_local_bytes(wg, seg, s.channels)
 }
 
 /// iir_tiles: gray only (a float4 tile would not fit local memory).
@@ -113,109 +75,182 @@ fn gray_tiles(s: &Shape) -> Result<(), String> {
 /// iir_tiles: one square tile at a padded stride (the fix-up pass needs
 /// less).
 fn local_tiles(_: &Shape) -> usize {
-    let t = super::T2_TILE;
-    t * (t + 1) * 4
-}
-
-fn working_channels(s: &Shape) -> usize {
-    if s.channels == 1 {
-        1
-    } else {
-        4
-    }
+    T2_TILE * T2_STRIDE * 4
 }
 
 fn transpose_tile(s: &Shape) -> usize {
     // The transpose op's local_x4 tile over working pixels.
-    32 * 33 * working_pixel(s)
+    32 * 33 * working_pixel(s.channels)
 }
 
-/// The variant table.
-pub static VARIANTS: &[VariantSpec] = &[
-    VariantSpec {
-        name: "iir_rows_cols",
-        summary: "rgH (one work-item per row, uncoalesced) then rgV (one per column)",
-        files: &["gaussian/gaussian.cl"],
-        options: "",
-        local: [64, 1],
-        local_bytes: no_local,
-        supports: iir,
-        tolerance: IIR_TOLERANCE,
-    },
-    VariantSpec {
-        name: "iir_transpose",
-        summary: "rgV, transpose (local_x4), rgV, transpose: every pass coalesced",
-        files: &["gaussian/gaussian.cl"],
-        options: "",
-        local: [64, 1],
-        local_bytes: transpose_tile,
-        supports: iir,
-        tolerance: IIR_TOLERANCE,
-    },
-    VariantSpec {
-        name: "iir_transpose_f4",
-        summary: "as iir_transpose; gray filters 4 columns per work-item with float4",
-        files: &["gaussian/gaussian.cl"],
-        options: "",
-        local: [64, 1],
-        local_bytes: transpose_tile,
-        supports: iir,
-        tolerance: IIR_TOLERANCE,
-    },
-    VariantSpec {
-        name: "iir_blocks",
-        summary: "block-parallel rgV (blocks of 64 gray / 16 colour rows in registers, exact \
-                  carries) + transposes: fills a large GPU",
-        files: &["gaussian/gaussian.cl"],
-        options: "",
-        local: [64, 1],
-        local_bytes: transpose_tile,
-        supports: iir,
-        tolerance: IIR_TOLERANCE,
-    },
-    VariantSpec {
-        name: "iir_local",
-        summary: "block-parallel rgV with blocks in registers, then each row whole in local \
-                  memory, scanned across work-items: no transposes",
-        files: &["gaussian/gaussian.cl"],
-        options: "",
-        local: [64, 1],
-        local_bytes: local_rows_local,
-        supports: local_rows,
-        tolerance: 1e-3,
-    },
-    VariantSpec {
-        name: "iir_rowblk",
-        summary: "block-parallel rgV with blocks in registers, then rows cut into tiles staged \
-                  in local memory, scanned within a tile and carried between tiles: no \
-                  transposes at any width",
-        files: &["gaussian/gaussian.cl"],
-        options: "",
-        local: [64, 1],
-        local_bytes: local_row_tiles,
-        supports: iir,
-        tolerance: IIR_TOLERANCE,
-    },
-    VariantSpec {
-        name: "iir_tiles",
-        summary: "square tiles read twice: column and row block sums from one read, both \
-                  carries, then each tile filtered down and across (gray)",
-        files: &["gaussian/gaussian.cl"],
-        options: "",
-        local: [64, 1],
-        local_bytes: local_tiles,
-        supports: gray_tiles,
-        tolerance: IIR_TOLERANCE,
-    },
-    VariantSpec {
-        name: "fir_local",
-        summary:
-            "separable FIR, row segments and column tiles staged in local memory (radius <= 48)",
-        files: &["gaussian/gaussian.cl"],
-        options: "-DFIR_RMAX=48 -DFIR_LX=128 -DFIR_TX=16 -DFIR_TY=16",
-        local: [128, 1],
-        local_bytes: fir_tiles,
-        supports: fir,
-        tolerance: 1e-5,
-    },
-];
+/// The passes `spec` runs: its entry's plan in the table below. (The entry
+/// is found by its name, the table's key: a `&'static` entry's address is
+/// not unique across crates, so it cannot serve.)
+pub fn plan(spec: &VariantSpec) -> Option<&'static Plan> {
+    VARIANTS
+        .iter()
+        .position(|v| v.name == spec.name)
+        .map(|i| &PLANS[i])
+}
+
+/// Builds [`VARIANTS`] and the plans from one list of (entry, plan) pairs,
+/// so that each variant's passes sit with its entry.
+macro_rules! table {
+    ($(($spec:expr, $plan:expr)),* $(,)?) => {
+        /// The variant table.
+        pub static VARIANTS: &[VariantSpec] = &[$($spec),*];
+        /// Each variant's passes, in [`VARIANTS`]' order.
+        static PLANS: &[Plan] = &[$($plan),*];
+    };
+}
+
+table!(
+    (
+        VariantSpec {
+            name: "iir_rows_cols",
+            summary: "rgH (one work-item per row, uncoalesced) then rgV (one per column)",
+            files: &["gaussian/common.cl", "gaussian/iir.cl"],
+            options: "",
+            local: [64, 1],
+            local_bytes: no_local,
+            supports: iir,
+            tolerance: IIR_TOLERANCE,
+        },
+        Plan {
+            both: None,
+            steps: &[Along(X, IirRows), Along(Y, IirCols)],
+        }
+    ),
+    (
+        VariantSpec {
+            name: "iir_transpose",
+            summary: "rgV, transpose (local_x4), rgV, transpose: every pass coalesced",
+            files: &["gaussian/common.cl", "gaussian/iir.cl"],
+            options: "",
+            local: [64, 1],
+            local_bytes: transpose_tile,
+            supports: iir,
+            tolerance: IIR_TOLERANCE,
+        },
+        Plan {
+            both: None,
+            steps: &[Along(Y, IirCols), Transposed(IirCols)],
+        }
+    ),
+    (
+        VariantSpec {
+            name: "iir_transpose_f4",
+            summary: "as iir_transpose; gray filters 4 columns per work-item with float4",
+            files: &["gaussian/common.cl", "gaussian/iir.cl"],
+            options: "",
+            local: [64, 1],
+            local_bytes: transpose_tile,
+            supports: iir,
+            tolerance: IIR_TOLERANCE,
+        },
+        Plan {
+            both: None,
+            steps: &[Along(Y, IirCols4), Transposed(IirCols4)],
+        }
+    ),
+    (
+        VariantSpec {
+            name: "iir_blocks",
+            summary: "block-parallel rgV (blocks of 64 gray / 16 colour rows in registers, \
+                      exact carries) + transposes: fills a large GPU",
+            files: &["gaussian/common.cl", "gaussian/blocks.cl"],
+            options: "",
+            local: [64, 1],
+            local_bytes: transpose_tile,
+            supports: iir,
+            tolerance: IIR_TOLERANCE,
+        },
+        Plan {
+            both: None,
+            steps: &[Along(Y, ColBlocks), Transposed(ColBlocks)],
+        }
+    ),
+    (
+        VariantSpec {
+            name: "iir_local",
+            summary: "block-parallel rgV with blocks in registers, then each row whole in \
+                      local memory, scanned across work-items: no transposes",
+            files: &[
+                "gaussian/common.cl",
+                "gaussian/blocks.cl",
+                "gaussian/rows.cl"
+            ],
+            options: "",
+            local: [64, 1],
+            local_bytes: local_rows_local,
+            supports: local_rows,
+            tolerance: 1e-3,
+        },
+        Plan {
+            both: None,
+            steps: &[Along(Y, ColBlocks), Along(X, RowLocal)],
+        }
+    ),
+    (
+        VariantSpec {
+            name: "iir_rowblk",
+            summary: "block-parallel rgV with blocks in registers, then rows cut into tiles \
+                      staged in local memory, scanned within a tile and carried between \
+                      tiles: no transposes at any width",
+            files: &[
+                "gaussian/common.cl",
+                "gaussian/blocks.cl",
+                "gaussian/rows.cl"
+            ],
+            options: "",
+            local: [64, 1],
+            local_bytes: local_row_tiles,
+            supports: iir,
+            tolerance: IIR_TOLERANCE,
+        },
+        Plan {
+            both: None,
+            steps: &[Along(Y, ColBlocks), Along(X, RowBlocks)],
+        }
+    ),
+    (
+        VariantSpec {
+            name: "iir_tiles",
+            summary: "square tiles read twice: column and row block sums from one read, both \
+                      carries, then each tile filtered down and across (gray)",
+            files: &[
+                "gaussian/common.cl",
+                "gaussian/blocks.cl",
+                "gaussian/rows.cl",
+                "gaussian/tiles.cl",
+            ],
+            options: "",
+            local: [64, 1],
+            local_bytes: local_tiles,
+            supports: gray_tiles,
+            tolerance: IIR_TOLERANCE,
+        },
+        // One sigma 0: the other axis as iir_rowblk runs it.
+        Plan {
+            both: Some(Both::Tiles),
+            steps: &[Along(Y, ColBlocks), Along(X, RowBlocks)],
+        }
+    ),
+    (
+        VariantSpec {
+            name: "fir_local",
+            summary: "separable FIR, row segments and column tiles staged in local memory \
+                      (radius <= 48)",
+            files: &["gaussian/common.cl", "gaussian/fir.cl"],
+            options: "",
+            local: [128, 1],
+            local_bytes: fir_tiles,
+            supports: fir,
+            tolerance: 1e-5,
+        },
+        Plan {
+            both: None,
+            steps: &[Along(X, FirRows), Along(Y, FirCols)],
+        }
+    ),
+);

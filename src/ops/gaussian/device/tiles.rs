@@ -1,0 +1,119 @@
+//! `iir_tiles` with both sigmas non-zero: both directions in square tiles
+//! from two reads of the image, the tiles joined by the carries of both
+//! directions (`cl/gaussian/tiles.cl` says how).
+
+use super::super::coeffs::Deriche;
+use super::super::geometry::{tiles_defines, STATES, T2_BQ_AT, T2_FW_AT, T2_ONE_AT, T2_TILE};
+use super::super::passes::Both;
+use super::super::policy::{tile_line, TileLine};
+use super::launch::{time, Ctx, Out};
+use crate::backend::opencl::{Arg, DeviceBuffer, DeviceImage, Kernel as ClKernel};
+use crate::error::Result;
+
+/// `gaussian_iir_tiles_fix`'s table (its parts where [`T2_FW_AT`] says):
+/// the rows' sum weights, the columns' state weights, the rows' sums of a
+/// constant 1 (see [`Deriche::tile_tables`]), then the columns' and the
+/// rows' tile-line coefficients (biquads or delta form, as
+/// [`tiles_defines`] builds the kernels).
+fn fix_tables(cols: &Deriche, rows: &Deriche) -> Vec<f32> {
+    let (c, r) = (cols.tile_tables(T2_TILE), rows.tile_tables(T2_TILE));
+    let line = |d: &Deriche| match tile_line(d.sigma) {
+        TileLine::Biquad => d.tile_biquads(),
+        TileLine::Delta => d.tile_deltas(),
+    };
+    let t = [
+        &r[..T2_FW_AT],
+        &c[T2_FW_AT..T2_ONE_AT],
+        &r[T2_ONE_AT..],
+        &line(cols),
+        &line(rows),
+    ]
+    .concat();
+    debug_assert_eq!(r.len(), T2_BQ_AT);
+    t
+}
+
+/// The buffers of one tiled blur besides its input.
+struct Bufs {
+    /// STATES states per (tile row, column).
+    colsums: DeviceImage<f32>,
+    /// STATES states per (tile column, row).
+    rowsums: DeviceImage<f32>,
+    /// Per row its first and last column-filtered values from zero state,
+    /// and the raw first sample.
+    edges: DeviceImage<f32>,
+    /// Per row its first and last exactly column-filtered values.
+    exact: DeviceImage<f32>,
+    /// The result.
+    out: DeviceImage<f32>,
+    /// [`fix_tables`].
+    tables: DeviceBuffer<f32>,
+}
+
+impl Ctx<'_> {
+    /// `both` over `src` (both sigmas non-zero).
+    pub(super) fn both(&self, both: Both, src: &DeviceImage<f32>) -> Result<Out> {
+        match both {
+            Both::Tiles => self.tiles(src),
+        }
+    }
+
+    /// [`Both::Tiles`]: gray, both sigmas non-zero.
+    fn tiles(&self, src: &DeviceImage<f32>) -> Result<Out> {
+        let (w, h) = (src.width(), src.height());
+        let (ntx, nty) = (w.div_ceil(T2_TILE), h.div_ceil(T2_TILE));
+        let p = self.p;
+        let shape = self.w_shape(src);
+        let defines = tiles_defines(p);
+        let ks = Both::Tiles
+            .kernels()
+            .iter()
+            .map(|&k| self.kernel(&shape, &defines, k))
+            .collect::<Result<Vec<_>>>()?;
+        let [k_sums, k_carry, k_fix, k_apply] = &ks[..] else {
+            unreachable!("the tiles run four kernels")
+        };
+        let (dc, dr) = (
+            Deriche::new(p.sigma_y as f64),
+            Deriche::new(p.sigma_x as f64),
+        );
+        let [_, ac, _, _] = dc.kernel_args();
+        let [pr, ar, _, _] = dr.kernel_args();
+        let dev = self.dev;
+        let b = Bufs {
+            colsums: DeviceImage::<f32>::new(dev, w, nty * STATES, 1)?,
+            rowsums: DeviceImage::<f32>::new(dev, h, ntx * STATES, 1)?,
+            edges: DeviceImage::<f32>::new(dev, 3, h, 1)?,
+            exact: DeviceImage::<f32>::new(dev, 2, h, 1)?,
+            out: DeviceImage::<f32>::new(dev, w, h, 1)?,
+            tables: DeviceBuffer::from_slice(dev, &fix_tables(&dc, &dr))?,
+        };
+        let dims = [Arg::int(w)?, Arg::int(h)?, Arg::int(ntx)?, Arg::int(nty)?];
+        // The three tile passes take (in, colsums, rowsums, their own
+        // buffers, the sizes, their coefficients).
+        let tile_pass = |k: &ClKernel, bufs: &[Arg], coefs: &[[f32; 4]]| {
+            let mut args = vec![Arg::img(src), Arg::img(&b.colsums), Arg::img(&b.rowsums)];
+            args.extend_from_slice(bufs);
+            args.extend(dims);
+            args.extend(coefs.iter().map(|&c| Arg::F32x4(c)));
+            dev.launch(k, &[ntx * T2_TILE, nty], &[T2_TILE, 1], &args)
+        };
+        let (edges, exact, tables) = (Arg::img(&b.edges), Arg::img(&b.exact), Arg::buf(&b.tables));
+        let e1 = tile_pass(k_sums, &[edges, tables], &[ac, pr])?;
+        let e2 = self.carry(k_carry, src, &b.colsums, false, &dc, T2_TILE)?;
+        let e3 = tile_pass(k_fix, &[edges, exact, tables], &[])?;
+        // The rows' lines are `exact`'s rows: first and last value.
+        let e4 = self.carry(k_carry, &b.exact, &b.rowsums, true, &dr, T2_TILE)?;
+        let e5 = tile_pass(k_apply, &[exact, tables, Arg::img(&b.out)], &[ac, ar])?;
+        let t = [time(e1)?, time(e2)?, time(e3)?, time(e4)?, time(e5)?];
+        log::debug!(
+            "gaussian tiles {w}x{h}: sums {:?} col carry {:?} fix {:?} row carry {:?} apply {:?}",
+            t[0],
+            t[1],
+            t[2],
+            t[3],
+            t[4]
+        );
+        Ok((b.out, t.iter().sum()))
+    }
+}

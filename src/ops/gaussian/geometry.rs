@@ -1,0 +1,228 @@
+//! The device kernels' sizes: tiles, segments, blocks, work-groups and
+//! table layouts. Each is defined here once and reaches `cl/gaussian/` as a
+//! `-D` build option ([`fixed_defines`] for every build, the other
+//! `*_defines` functions per pass); the `.cl` files check each one with
+//! `#error` instead of defaulting it. The cut-offs that choose between
+//! paths are in [`super::policy`].
+
+use super::coeffs::line;
+use super::policy::{tile_line, TileLine};
+use super::GaussianParams;
+
+/// The largest FIR radius `fir_local` stages (`FIR_RMAX`).
+pub const FIR_RMAX: usize = 48;
+/// `fir_local`'s row-pass segment width and work-group size (`FIR_LX`).
+pub const FIR_LX: usize = 128;
+/// `fir_local`'s column-pass tile width (`FIR_TX`).
+pub const FIR_TX: usize = 16;
+/// `fir_local`'s column-pass tile height (`FIR_TY`).
+pub const FIR_TY: usize = 16;
+
+/// Work-items per work-group of the working-image conversions.
+pub const CONVERT_WG: usize = 256;
+
+/// Lines per work-group of the block-parallel passes' carry
+/// (`gaussian_blk_carry`, `CARRY_LINES`).
+pub const CARRY_LINES: usize = 32;
+/// Runs of blocks per line in the carry, one work-item each (`CARRY_LANES`):
+/// the work-group is `CARRY_LINES x CARRY_LANES`.
+pub const CARRY_LANES: usize = 8;
+
+/// Working values per block in the block sums: the causal and anticausal
+/// states of both sections, (re, im) each (`SUMS_AT` in `blocks.cl`).
+pub const STATES: usize = 8;
+
+/// Side of `iir_tiles`' square tiles (`T2_TILE`): a tile's column is held
+/// in registers twice, as `iir_local`'s column blocks are.
+pub const T2_TILE: usize = 64;
+/// `iir_tiles`' tile stride in local memory (`TSP`): one past the side, so a
+/// row's and a column's samples fall in different banks.
+pub const T2_STRIDE: usize = T2_TILE + 1;
+
+/// Where the parts of `iir_tiles`' table (`fix_tables` in the device code)
+/// start: the rows' sum weights at 0, the columns' state weights
+/// (`T2_FW_AT`), the rows' sums of a constant 1 (`T2_ONE_AT`), then the
+/// columns' and the rows' tile-line coefficients (`T2_BQ_AT`, each
+/// [`line::LEN`] long). The first three parts are
+/// [`Deriche::tile_tables`](super::coeffs::Deriche::tile_tables)' layout
+/// for tiles of [`T2_TILE`].
+pub const T2_FW_AT: usize = STATES * T2_TILE;
+/// See [`T2_FW_AT`].
+pub const T2_ONE_AT: usize = 2 * STATES * T2_TILE;
+/// See [`T2_FW_AT`].
+pub const T2_BQ_AT: usize = T2_ONE_AT + STATES;
+
+/// Work-group size and samples per work-item of `iir_local`'s row pass for
+/// rows of `width` working pixels (`channels` 1, else float4).
+pub fn row_local_geometry(width: usize, channels: usize) -> (usize, usize) {
+    // A float4 segment takes 4x the registers, so it is shorter.
+    let seg = if channels == 1 { 32 } else { 8 };
+    (width.div_ceil(seg).next_multiple_of(32), seg)
+}
+
+/// Work-group size and samples per work-item of the row tiles
+/// (`gaussian_rowblk_sums` / `_apply`) for working pixels of `channels`
+/// (1, else float4): a row tile is their product, 4096 gray or 512 colour
+/// pixels. Segments are as long as `iir_local`'s (the causal outputs are
+/// held in registers); the group sizes are first guesses, not measured.
+pub fn row_blk_geometry(channels: usize) -> (usize, usize) {
+    if channels == 1 {
+        (128, 32)
+    } else {
+        (64, 8)
+    }
+}
+
+/// Stride of the staged row segments (`RSP`): odd, so the 32 work-items of
+/// a warp reading "their" m-th sample hit 32 different banks.
+pub fn row_stride(seg: usize) -> usize {
+    seg + 1
+}
+
+/// Rows per block of the block-parallel column pass (`COL_BLK`): the block
+/// is held in registers twice (input and causal output). 64 gray rows beat
+/// 32 (twice the blocks make the carry pass dearer) and 96 (which spills).
+pub fn col_block(channels: usize) -> usize {
+    if channels == 1 {
+        64
+    } else {
+        16
+    }
+}
+
+/// The working image's channels: 1 (gray) or 4 (colour, float4).
+pub fn working_channels(channels: usize) -> usize {
+    if channels == 1 {
+        1
+    } else {
+        4
+    }
+}
+
+/// Bytes of one working pixel: float (gray) or float4 (colour).
+pub fn working_pixel(channels: usize) -> usize {
+    4 * working_channels(channels)
+}
+
+/// Local memory of a row pass's work-group (`iir_local`, `iir_rowblk`): the
+/// staged segments plus the scan's four states per work-item.
+pub fn row_local_bytes(wg: usize, seg: usize, channels: usize) -> usize {
+    (wg * row_stride(seg) + 4 * wg) * working_pixel(channels)
+}
+
+/// The constants every gaussian kernel build gets (none depends on the
+/// request): the FIR's staging sizes, the carry's work-group, `iir_tiles`'
+/// tile and table layout and its tile lines' coefficient layout.
+pub fn fixed_defines() -> String {
+    let mut d = vec![
+        ("FIR_RMAX", FIR_RMAX),
+        ("FIR_LX", FIR_LX),
+        ("FIR_TX", FIR_TX),
+        ("FIR_TY", FIR_TY),
+        ("CARRY_LINES", CARRY_LINES),
+        ("CARRY_LANES", CARRY_LANES),
+        ("T2_TILE", T2_TILE),
+        ("TSP", T2_STRIDE),
+        ("T2_FW_AT", T2_FW_AT),
+        ("T2_ONE_AT", T2_ONE_AT),
+        ("T2_BQ_AT", T2_BQ_AT),
+    ];
+    d.extend(line::FIELDS.iter().map(|&(name, at)| (name, at)));
+    defines(&d)
+}
+
+/// `-DT_IS_FLOAT=1|0`: whether the kernels' user type `T` is float.
+pub fn is_float(float: bool) -> String {
+    format!("-DT_IS_FLOAT={}", float as u8)
+}
+
+/// The column blocks' build options for working pixels of `channels`.
+pub fn col_blocks_defines(channels: usize) -> String {
+    format!(
+        "{} {}",
+        is_float(true),
+        defines(&[("COL_BLK", col_block(channels))])
+    )
+}
+
+/// A row pass's build options: work-groups of `wg` work-items, `seg`
+/// samples each.
+pub fn rows_defines(wg: usize, seg: usize) -> String {
+    let d = [("ROW_SEG", seg), ("ROW_WG", wg), ("RSP", row_stride(seg))];
+    format!("{} {}", is_float(true), defines(&d))
+}
+
+/// `iir_tiles`' build options: each direction's tile-line form
+/// ([`tile_line`]: `T2_BQC` columns, `T2_BQR` rows; 1 biquads, 2 delta
+/// form) and the column blocks (one per tile) for the carries.
+pub fn tiles_defines(p: &GaussianParams) -> String {
+    let form = |sigma: f32| match tile_line(sigma as f64) {
+        TileLine::Biquad => 1,
+        TileLine::Delta => 2,
+    };
+    let d = [
+        ("COL_BLK", T2_TILE),
+        ("T2_BQC", form(p.sigma_y)),
+        ("T2_BQR", form(p.sigma_x)),
+    ];
+    format!("{} {}", is_float(true), defines(&d))
+}
+
+/// `-DNAME=value` for each pair, space-separated.
+fn defines(d: &[(&str, usize)]) -> String {
+    d.iter()
+        .map(|(name, v)| format!("-D{name}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names a `.cl` text checks with `#ifndef NAME` / `#error`.
+    fn required(text: &str) -> Vec<String> {
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        lines
+            .windows(2)
+            .filter(|w| w[1].starts_with("#error"))
+            .filter_map(|w| w[0].strip_prefix("#ifndef "))
+            .map(|n| n.trim().to_string())
+            .collect()
+    }
+
+    /// Every constant a gaussian `.cl` file requires is passed by some
+    /// build, and every constant passed is used somewhere.
+    #[test]
+    fn every_required_define_is_passed() {
+        let p = GaussianParams::new(3.0);
+        let passed = [
+            fixed_defines(),
+            col_blocks_defines(1),
+            rows_defines(32, 8),
+            tiles_defines(&p),
+            is_float(false),
+            "-DMIRROR=1".to_string(),
+        ]
+        .join(" ");
+        let passed: Vec<&str> = passed
+            .split_whitespace()
+            .map(|d| d.trim_start_matches("-D").split('=').next().unwrap())
+            .collect();
+        let required: Vec<String> = super::super::SPEC
+            .sources
+            .iter()
+            .flat_map(|(_, text)| required(text))
+            .collect();
+        for name in &required {
+            assert!(passed.contains(&name.as_str()), "{name} is never passed");
+        }
+        for name in &passed {
+            let used = super::super::SPEC
+                .sources
+                .iter()
+                .any(|(_, text)| text.contains(name));
+            assert!(used, "{name} is passed but no .cl file uses it");
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Every sigma cut-off and size threshold that decides which path a blur
+//! takes: recursive or FIR, the tile lines' form, the variant an untuned
+//! device tries first, and the tuning cache's parameter buckets. The
+//! kernels' own sizes (tiles, work-groups) are in [`super::geometry`].
+
+use super::geometry::{row_local_geometry, FIR_RMAX};
+use super::{Border, GaussianParams};
+use crate::backend::DeviceKind;
+use crate::ops::Shape;
+
+/// The largest sigma accepted. The recursive filter's cost does not depend
+/// on sigma, and it stays finite and accurate far beyond this; the limit only
+/// rejects values that are surely mistakes.
+pub const MAX_SIGMA: f32 = 10_000.0;
+
+/// Below this sigma Deriche's approximation is too coarse (its error passes
+/// 1e-3 of full scale), so an exact FIR is used: the recursive variants
+/// decline, and the rayon path filters that axis with the FIR.
+pub const IIR_MIN_SIGMA: f32 = 1.0;
+
+/// Largest sigma whose recursions run as real biquads (the rayon path's
+/// lines, `iir_tiles`' tile lines); above it the rayon path runs complex
+/// sections and `iir_tiles` the delta form
+/// ([`Deriche::tile_deltas`](super::coeffs::Deriche::tile_deltas)), which
+/// keep f32 rounding small. (See
+/// [`Deriche::tile_biquads`](super::coeffs::Deriche::tile_biquads) and the
+/// rayon path's `Biquad` for the measured rounding.)
+pub const BIQUAD_MAX_SIGMA: f64 = 64.0;
+
+/// On GPUs, colour blurs up to this sigma (the larger of the two) try
+/// `fir_local` first; see [`prefer`].
+pub const FIR_PREFER_MAX_SIGMA: f32 = 4.0;
+
+/// On GPUs, gray images of at least this many pixels (4 MP) try `iir_tiles`
+/// first; see [`prefer`].
+pub const TILES_MIN_PIXELS: usize = 4 << 20;
+
+/// The most work-items `iir_local` may put on one row (one work-group per
+/// row); wider rows are declined (`iir_rowblk` takes any width).
+pub const ROW_LOCAL_MAX_WG: usize = 1024;
+
+/// The tuning cache's sigma bucket edges: `sigma<2`, `sigma2-8`, `sigma>=8`
+/// (see [`params_bucket`]).
+pub const BUCKET_SIGMAS: [f32; 2] = [2.0, 8.0];
+
+/// FIR radius for a sigma, as the reference defines it: ceil(6 sigma).
+pub fn radius(sigma: f32) -> usize {
+    (6.0 * sigma as f64).ceil() as usize
+}
+
+/// Whether the recursive variants take `p`: replicate border, and every
+/// non-zero sigma at least [`IIR_MIN_SIGMA`].
+pub fn iir_fits(p: &GaussianParams) -> Result<(), String> {
+    if p.border != Border::Replicate {
+        return Err("the recursive variants support the replicate border only".into());
+    }
+    match p.min_nonzero_sigma() {
+        Some(m) if m < IIR_MIN_SIGMA => Err(format!(
+            "sigma {m} < {IIR_MIN_SIGMA}: Deriche's approximation is too coarse there (use fir_local)"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `fir_local` takes `p`: both radii at most the staged
+/// [`FIR_RMAX`].
+pub fn fir_fits(p: &GaussianParams) -> Result<(), String> {
+    let r = radius(p.sigma_x).max(radius(p.sigma_y));
+    if r > FIR_RMAX {
+        return Err(format!(
+            "FIR radius {r} (6 sigma) exceeds the staged maximum {FIR_RMAX}"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `iir_local` can hold rows of `width` working pixels of
+/// `channels` (1, else float4) in one work-group: at most
+/// [`ROW_LOCAL_MAX_WG`] work-items.
+pub fn row_local_fits(width: usize, channels: usize) -> Result<(), String> {
+    let (wg, _) = row_local_geometry(width, channels);
+    if wg > ROW_LOCAL_MAX_WG {
+        return Err(format!(
+            "rows of {width} pixels need {wg} work-items per row (at most {ROW_LOCAL_MAX_WG})"
+        ));
+    }
+    Ok(())
+}
+
+/// The form of `iir_tiles`' tile lines in one direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TileLine {
+    /// Real biquads ([`Deriche::tile_biquads`](super::coeffs::Deriche::tile_biquads)).
+    Biquad,
+    /// Delta form ([`Deriche::tile_deltas`](super::coeffs::Deriche::tile_deltas)).
+    Delta,
+}
+
+/// The tile lines' form for `sigma`: biquads up to [`BIQUAD_MAX_SIGMA`],
+/// the delta form above.
+pub fn tile_line(sigma: f64) -> TileLine {
+    if sigma <= BIQUAD_MAX_SIGMA {
+        TileLine::Biquad
+    } else {
+        TileLine::Delta
+    }
+}
+
+/// On GPUs, colour (float4) blurs of small sigma run fastest as the FIR:
+/// its cost grows with the radius, while the recursive variants' does not,
+/// and the crossover is near sigma 4 ([`FIR_PREFER_MAX_SIGMA`]). Gray rows
+/// go to `iir_local`, which the static order already tries first. Gray
+/// images of 4 MP and more ([`TILES_MIN_PIXELS`]) go to `iir_tiles`, which
+/// reads the image twice and writes it once where `iir_local` moves it five
+/// times; below that its passes over the tiles' sums weigh more.
+/// docs/PERFORMANCE.md has the measurements; `filterctl tune` replaces
+/// these guesses per device.
+pub fn prefer(s: &Shape, kind: DeviceKind) -> Option<&'static str> {
+    let p = s.params.get::<GaussianParams>()?;
+    if kind == DeviceKind::Cpu {
+        return None;
+    }
+    let colour = s.channels > 1;
+    let small = p.sigma_x.max(p.sigma_y) <= FIR_PREFER_MAX_SIGMA;
+    if colour {
+        small.then_some("fir_local")
+    } else {
+        (s.width * s.height >= TILES_MIN_PIXELS).then_some("iir_tiles")
+    }
+}
+
+/// The tuning cache's parameter bucket of a blur as two words: the larger
+/// sigma's range (`sigma<2`, where the FIR is cheap and the recursive
+/// variants are near their accuracy limit; `sigma2-8`, where both kinds
+/// run and the FIR's radius grows with sigma; `sigma>=8`, beyond the
+/// local-memory FIR's radius) and the border.
+pub fn params_bucket_parts(p: &GaussianParams) -> (&'static str, &'static str) {
+    let s = p.sigma_x.max(p.sigma_y);
+    let range = if s < BUCKET_SIGMAS[0] {
+        "sigma<2"
+    } else if s < BUCKET_SIGMAS[1] {
+        "sigma2-8"
+    } else {
+        "sigma>=8"
+    };
+    let border = match p.border {
+        Border::Replicate => "replicate",
+        Border::Mirror => "mirror",
+    };
+    (range, border)
+}
+
+/// [`params_bucket_parts`] joined by a space: `sigma2-8 replicate`.
+pub fn params_bucket(p: &GaussianParams) -> String {
+    let (range, border) = params_bucket_parts(p);
+    format!("{range} {border}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SampleType;
+
+    #[test]
+    fn buckets_are_the_tuning_keys() {
+        let g = |s: f32| params_bucket(&GaussianParams::new(s));
+        assert_eq!(g(1.5), "sigma<2 replicate");
+        assert_eq!(g(2.0), "sigma2-8 replicate");
+        assert_eq!(g(7.99), "sigma2-8 replicate");
+        assert_eq!(g(8.0), "sigma>=8 replicate");
+        let mirror = GaussianParams {
+            border: Border::Mirror,
+            ..GaussianParams::new(0.5)
+        };
+        assert_eq!(params_bucket_parts(&mirror), ("sigma<2", "mirror"));
+    }
+
+    #[test]
+    fn preferred_variants() {
+        let shape = |w, h, c, s| {
+            Shape::new(w, h, c, SampleType::F32)
+                .with_params(crate::ops::OpParams::new(GaussianParams::new(s)))
+        };
+        let gpu = DeviceKind::Gpu;
+        assert_eq!(prefer(&shape(64, 64, 4, 4.0), gpu), Some("fir_local"));
+        assert_eq!(prefer(&shape(64, 64, 3, 4.5), gpu), None);
+        assert_eq!(prefer(&shape(2048, 2048, 1, 8.0), gpu), Some("iir_tiles"));
+        assert_eq!(prefer(&shape(2048, 2047, 1, 8.0), gpu), None);
+        assert_eq!(prefer(&shape(4096, 4096, 1, 8.0), DeviceKind::Cpu), None);
+    }
+
+    #[test]
+    fn tile_lines_switch_above_the_biquad_limit() {
+        assert_eq!(tile_line(BIQUAD_MAX_SIGMA), TileLine::Biquad);
+        assert_eq!(tile_line(BIQUAD_MAX_SIGMA + 1e-9), TileLine::Delta);
+    }
+}
