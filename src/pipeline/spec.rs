@@ -160,135 +160,142 @@ fn is_ident(s: &str) -> bool {
 /// key given twice in a stage.
 pub fn parse_stages(spec: &str) -> Result<Vec<Stage>> {
     if spec.trim().is_empty() {
-        return Err(error_at(
-            spec,
-            0..spec.len(),
-            "the spec is empty; write stages like 'transpose,normalize=out=u8'",
-        ));
+        return Err(error_at(spec, 0..spec.len(), empty_spec_message()));
     }
-    let mut stages = Vec::new();
-    for (i, raw) in split_ranges(spec, 0..spec.len(), ',')
+    split_ranges(spec, 0..spec.len(), ',')
         .into_iter()
         .enumerate()
-    {
-        let index = i + 1;
-        let span = trim_range(spec, raw.clone());
-        if span.is_empty() {
-            let why = if index == 1 {
-                "stage 1 is empty (the spec starts with ',')".to_string()
-            } else if raw.end == spec.len() {
-                format!("stage {index} is empty (the spec ends with ',')")
-            } else {
-                format!("stage {index} is empty (two ',' in a row)")
-            };
-            return Err(error_at(spec, span, why));
-        }
-        let text = &spec[span.clone()];
-        let (name_raw, opts_raw) = match text.find('=') {
-            Some(eq) => (
-                span.start..span.start + eq,
-                Some(span.start + eq + 1..span.end),
-            ),
-            None => (span.clone(), None),
+        .map(|(i, raw)| parse_stage(spec, i + 1, raw))
+        .collect()
+}
+
+/// The error for an empty spec, with an example made of the first two
+/// stages the operations define.
+fn empty_spec_message() -> String {
+    let names: Vec<&str> = crate::ops::STAGES.iter().take(2).map(|d| d.name).collect();
+    format!(
+        "the spec is empty; write stages like '{}' (options as name=key=value:key=value)",
+        names.join(",")
+    )
+}
+
+/// Parses stage `index` (1-based), `spec[raw]` as split at the commas.
+fn parse_stage(spec: &str, index: usize, raw: Range<usize>) -> Result<Stage> {
+    let span = trim_range(spec, raw.clone());
+    if span.is_empty() {
+        let why = if index == 1 {
+            "stage 1 is empty (the spec starts with ',')".to_string()
+        } else if raw.end == spec.len() {
+            format!("stage {index} is empty (the spec ends with ',')")
+        } else {
+            format!("stage {index} is empty (two ',' in a row)")
         };
-        let name_span = trim_range(spec, name_raw);
-        let name = &spec[name_span.clone()];
-        if name.is_empty() {
-            return Err(error_at(
-                spec,
-                span,
-                format!("stage {index}: missing operation name before '='"),
-            ));
-        }
-        if !is_ident(name) {
-            return Err(error_at(
-                spec,
-                name_span,
-                format!(
-                    "stage {index} '{name}': not an operation name \
-                     (names use letters, digits, _ and -; options go after '=')"
-                ),
-            ));
-        }
-        let label = format!("stage {index} '{name}'");
-        let mut stage = Stage {
-            index,
-            name: name.to_string(),
-            options: Vec::new(),
-            span: span.clone(),
-            name_span,
-            option_spans: Vec::new(),
-        };
-        if let Some(opts) = opts_raw {
-            if spec[opts.clone()].trim().is_empty() {
-                return Err(error_at(
-                    spec,
-                    span.end..span.end,
-                    format!("{label}: '=' must be followed by options (key=value:key=value)"),
-                ));
-            }
-            for raw_opt in split_ranges(spec, opts, ':') {
-                let ospan = trim_range(spec, raw_opt);
-                let otext = &spec[ospan.clone()];
-                if otext.is_empty() {
-                    return Err(error_at(
-                        spec,
-                        ospan,
-                        format!("{label}: empty option (stray ':')"),
-                    ));
-                }
-                let Some(eq) = otext.find('=') else {
-                    // ffmpeg's shorthand: a bare first value belongs to the
-                    // stage's first option (`convert=u8`, `gaussian=2`);
-                    // `super::compile` resolves the empty key.
-                    if stage.options.is_empty() {
-                        stage.options.push((String::new(), otext.to_string()));
-                        stage.option_spans.push(ospan);
-                        continue;
-                    }
-                    return Err(error_at(
-                        spec,
-                        ospan,
-                        format!("{label}: option '{otext}' has no value (write key=value)"),
-                    ));
-                };
-                let key = otext[..eq].trim();
-                let value = otext[eq + 1..].trim();
-                if key.is_empty() {
-                    return Err(error_at(
-                        spec,
-                        ospan,
-                        format!("{label}: option '{otext}' has no key (write key=value)"),
-                    ));
-                }
-                if !is_ident(key) {
-                    return Err(error_at(
-                        spec,
-                        ospan,
-                        format!("{label}: '{key}' is not an option name (keys use letters, digits, _ and -)"),
-                    ));
-                }
-                if value.is_empty() {
-                    return Err(error_at(
-                        spec,
-                        ospan,
-                        format!("{label}: option '{key}' has an empty value"),
-                    ));
-                }
-                if stage.get(key).is_some() {
-                    return Err(error_at(
-                        spec,
-                        ospan,
-                        format!("{label}: option '{key}' is given twice"),
-                    ));
-                }
-                stage.options.push((key.to_string(), value.to_string()));
-                stage.option_spans.push(ospan);
-            }
-        }
-        stages.push(stage);
+        return Err(error_at(spec, span, why));
     }
-    Ok(stages)
+    let text = &spec[span.clone()];
+    let (name_raw, opts_raw) = match text.find('=') {
+        Some(eq) => (
+            span.start..span.start + eq,
+            Some(span.start + eq + 1..span.end),
+        ),
+        None => (span.clone(), None),
+    };
+    let name_span = trim_range(spec, name_raw);
+    let name = &spec[name_span.clone()];
+    if name.is_empty() {
+        return Err(error_at(
+            spec,
+            span,
+            format!("stage {index}: missing operation name before '='"),
+        ));
+    }
+    if !is_ident(name) {
+        return Err(error_at(
+            spec,
+            name_span,
+            format!(
+                "stage {index} '{name}': not an operation name \
+                 (names use letters, digits, _ and -; options go after '=')"
+            ),
+        ));
+    }
+    let mut stage = Stage {
+        index,
+        name: name.to_string(),
+        options: Vec::new(),
+        span,
+        name_span,
+        option_spans: Vec::new(),
+    };
+    if let Some(opts) = opts_raw {
+        parse_options(spec, opts, &mut stage)?;
+    }
+    Ok(stage)
+}
+
+/// Parses the options after a stage's `=`, `spec[opts]`, into `stage`.
+fn parse_options(spec: &str, opts: Range<usize>, stage: &mut Stage) -> Result<()> {
+    if spec[opts.clone()].trim().is_empty() {
+        return Err(error_at(
+            spec,
+            stage.span.end..stage.span.end,
+            format!(
+                "{}: '=' must be followed by options (key=value:key=value)",
+                stage.label()
+            ),
+        ));
+    }
+    let label = stage.label();
+    for raw_opt in split_ranges(spec, opts, ':') {
+        let ospan = trim_range(spec, raw_opt);
+        let otext = &spec[ospan.clone()];
+        if otext.is_empty() {
+            return Err(error_at(
+                spec,
+                ospan,
+                format!("{label}: empty option (stray ':')"),
+            ));
+        }
+        let Some(eq) = otext.find('=') else {
+            // ffmpeg's shorthand: a bare first value belongs to the
+            // stage's first option (`convert=u8`, `gaussian=2`);
+            // `super::compile` resolves the empty key.
+            if stage.options.is_empty() {
+                stage.options.push((String::new(), otext.to_string()));
+                stage.option_spans.push(ospan);
+                continue;
+            }
+            return Err(error_at(
+                spec,
+                ospan,
+                format!("{label}: option '{otext}' has no value (write key=value)"),
+            ));
+        };
+        let (key, value) = (otext[..eq].trim(), otext[eq + 1..].trim());
+        if let Some(why) = option_error(stage, otext, key, value) {
+            return Err(error_at(spec, ospan, format!("{label}: {why}")));
+        }
+        stage.options.push((key.to_string(), value.to_string()));
+        stage.option_spans.push(ospan);
+    }
+    Ok(())
+}
+
+/// What is wrong with option `otext` (`key=value`) of `stage`, if anything.
+fn option_error(stage: &Stage, otext: &str, key: &str, value: &str) -> Option<String> {
+    if key.is_empty() {
+        Some(format!("option '{otext}' has no key (write key=value)"))
+    } else if !is_ident(key) {
+        Some(format!(
+            "'{key}' is not an option name (keys use letters, digits, _ and -)"
+        ))
+    } else if value.is_empty() {
+        Some(format!("option '{key}' has an empty value"))
+    } else if stage.get(key).is_some() {
+        Some(format!("option '{key}' is given twice"))
+    } else {
+        None
+    }
 }
 
 pub use crate::error::edit_distance;
@@ -327,13 +334,13 @@ mod tests {
 
     #[test]
     fn parses_names_options_and_spans() {
-        let spec = "transpose, normalize=factor=2 : out=u8 ,minmax";
+        let spec = "flip, scale=factor=2 : out=u8 ,blur";
         let s = parse_stages(spec).unwrap();
         assert_eq!(s.len(), 3);
-        assert_eq!(s[0].name, "transpose");
+        assert_eq!(s[0].name, "flip");
         assert!(s[0].options.is_empty());
         assert_eq!(s[1].index, 2);
-        assert_eq!(s[1].name, "normalize");
+        assert_eq!(s[1].name, "scale");
         assert_eq!(
             s[1].options,
             vec![
@@ -341,15 +348,15 @@ mod tests {
                 ("out".to_string(), "u8".to_string())
             ]
         );
-        assert_eq!(&spec[s[1].name_span.clone()], "normalize");
+        assert_eq!(&spec[s[1].name_span.clone()], "scale");
         assert_eq!(&spec[s[1].option_spans[0].clone()], "factor=2");
         assert_eq!(&spec[s[1].option_spans[1].clone()], "out=u8");
-        assert_eq!(&spec[s[1].span.clone()], "normalize=factor=2 : out=u8");
+        assert_eq!(&spec[s[1].span.clone()], "scale=factor=2 : out=u8");
         assert_eq!(s[1].get("out"), Some("u8"));
         assert_eq!(s[1].get("sub"), None);
-        assert_eq!(&spec[s[1].span_of("sub")], "normalize");
-        assert_eq!(s[2].name, "minmax");
-        assert_eq!(s[2].label(), "stage 3 'minmax'");
+        assert_eq!(&spec[s[1].span_of("sub")], "scale");
+        assert_eq!(s[2].name, "blur");
+        assert_eq!(s[2].label(), "stage 3 'blur'");
     }
 
     #[test]
@@ -363,45 +370,49 @@ mod tests {
         assert!(err("").contains("the spec is empty"));
         assert_eq!(err("").lines().count(), 1);
         assert!(err("  ").contains("the spec is empty"));
-        assert!(err(",transpose").contains("stage 1 is empty"));
-        assert!(err("transpose,").contains("stage 2 is empty (the spec ends with ',')"));
-        assert!(err("transpose,,minmax").contains("stage 2 is empty (two ',' in a row)"));
-        assert!(err("transpose, ,minmax").contains("stage 2 is empty"));
+        // The message's example is a spec that works.
+        let m = err("");
+        let example = m.split('\'').nth(1).unwrap();
+        assert!(super::super::parse(example).is_ok(), "{m}");
+        assert!(err(",flip").contains("stage 1 is empty"));
+        assert!(err("flip,").contains("stage 2 is empty (the spec ends with ',')"));
+        assert!(err("flip,,blur").contains("stage 2 is empty (two ',' in a row)"));
+        assert!(err("flip, ,blur").contains("stage 2 is empty"));
     }
 
     #[test]
     fn bad_names() {
         assert!(err("=factor=2").contains("stage 1: missing operation name"));
-        assert!(err("transpose,nor/malize").contains("stage 2 'nor/malize': not an operation name"));
+        assert!(err("flip,sca/le").contains("stage 2 'sca/le': not an operation name"));
         assert!(err("trans pose").contains("not an operation name"));
     }
 
     #[test]
     fn bad_options() {
-        assert!(err("normalize=").contains("'=' must be followed by options"));
-        assert!(err("normalize=factor=2:").contains("empty option (stray ':')"));
-        assert!(err("normalize=:factor=2").contains("empty option"));
-        assert!(err("normalize=sub=1:factor").contains("option 'factor' has no value"));
+        assert!(err("scale=").contains("'=' must be followed by options"));
+        assert!(err("scale=factor=2:").contains("empty option (stray ':')"));
+        assert!(err("scale=:factor=2").contains("empty option"));
+        assert!(err("scale=sub=1:factor").contains("option 'factor' has no value"));
         // A bare first value is the shorthand for the first option.
         let s = parse_stages("convert=u8").unwrap();
         assert_eq!(s[0].options, vec![(String::new(), "u8".to_string())]);
-        assert!(err("normalize==2").contains("option '=2' has no key"));
-        assert!(err("normalize=factor=").contains("option 'factor' has an empty value"));
-        assert!(err("normalize=fac tor=2").contains("'fac tor' is not an option name"));
-        assert!(err("normalize=factor=2:factor=3")
-            .contains("stage 1 'normalize': option 'factor' is given twice"));
+        assert!(err("scale==2").contains("option '=2' has no key"));
+        assert!(err("scale=factor=").contains("option 'factor' has an empty value"));
+        assert!(err("scale=fac tor=2").contains("'fac tor' is not an option name"));
+        assert!(err("scale=factor=2:factor=3")
+            .contains("stage 1 'scale': option 'factor' is given twice"));
     }
 
     #[test]
     fn errors_point_at_the_token() {
-        let m = err("transpose,normalize=factor=2:factor=3");
+        let m = err("flip,scale=factor=2:factor=3");
         let lines: Vec<&str> = m.lines().collect();
         assert_eq!(lines.len(), 3, "{m}");
-        assert_eq!(lines[1], "    transpose,normalize=factor=2:factor=3");
-        assert_eq!(lines[2], format!("    {}^^^^^^^^", " ".repeat(29)));
+        assert_eq!(lines[1], "    flip,scale=factor=2:factor=3");
+        assert_eq!(lines[2], format!("    {}^^^^^^^^", " ".repeat(20)));
         // Zero-width spans get one caret.
-        let m = err("transpose,");
-        assert!(m.ends_with(&format!("\n    {}^", " ".repeat(10))), "{m}");
+        let m = err("flip,");
+        assert!(m.ends_with(&format!("\n    {}^", " ".repeat(5))), "{m}");
     }
 
     #[test]
@@ -418,21 +429,21 @@ mod tests {
         assert!(m.ends_with("\n    é,\n    ^"), "{m}");
         let m = err(",,é");
         assert!(m.starts_with("stage 1 is empty"), "{m}");
-        let m = err("transpose,,é");
+        let m = err("flip,,é");
         assert!(
-            m.ends_with(&format!("\n    transpose,,é\n    {}^", " ".repeat(10))),
+            m.ends_with(&format!("\n    flip,,é\n    {}^", " ".repeat(5))),
             "{m}"
         );
         assert!(err("é").contains("'é': not an operation name"));
-        assert!(err("normalize=fé=1").contains("'fé' is not an option name"));
-        assert!(err("normalize=sub=1:é").contains("option 'é' has no value"));
-        assert!(err("normalize=½=1").contains("'½' is not an option name"));
+        assert!(err("scale=fé=1").contains("'fé' is not an option name"));
+        assert!(err("scale=sub=1:é").contains("option 'é' has no value"));
+        assert!(err("scale=½=1").contains("'½' is not an option name"));
         assert!(err("tränspose=x").contains("not an operation name"));
         // Values may hold any text; the operations check them.
-        let s = parse_stages("normalize=factor=½:sub=é").unwrap();
+        let s = parse_stages("scale=factor=½:sub=é").unwrap();
         assert_eq!(s[0].get("factor"), Some("½"));
         assert_eq!(s[0].get("sub"), Some("é"));
-        let spec = "normalize=factor=½:sub=é";
+        let spec = "scale=factor=½:sub=é";
         assert_eq!(&spec[s[0].span_of("sub")], "sub=é");
     }
 
@@ -461,7 +472,7 @@ mod tests {
     fn stages_with_missing_option_spans_point_at_the_stage() {
         let stage = Stage {
             index: 1,
-            name: "normalize".into(),
+            name: "scale".into(),
             options: vec![("sub".into(), "1".into()), ("factor".into(), "x".into())],
             span: 0..5,
             name_span: 0..3,
@@ -484,14 +495,17 @@ mod tests {
     #[test]
     fn distances_and_suggestions() {
         assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("normlize", "normalize"), 1);
+        assert_eq!(edit_distance("resmple", "resample"), 1);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
-        let ops = ["transpose", "minmax", "normalize"];
-        assert_eq!(suggest("normlize", ops), Some("normalize"));
-        assert_eq!(suggest("Transpose", ops), Some("transpose"));
-        assert_eq!(suggest("trans", ops), Some("transpose"));
-        assert_eq!(suggest("minmx", ops), Some("minmax"));
-        assert_eq!(suggest("blur", ops), None);
-        assert_eq!(suggest("x", ops), None);
+        let names = ["sharpen", "rotate", "resample"];
+        // One edit away, and case-insensitive.
+        assert_eq!(suggest("resmple", names), Some("resample"));
+        assert_eq!(suggest("Sharpen", names), Some("sharpen"));
+        // Too far for an edit (2 > 5 / 3), but a prefix of 3 or more.
+        assert_eq!(suggest("sharp", names), Some("sharpen"));
+        // A short word one edit away.
+        assert_eq!(suggest("rotte", names), Some("rotate"));
+        assert_eq!(suggest("blur", names), None);
+        assert_eq!(suggest("x", names), None);
     }
 }

@@ -314,10 +314,12 @@ pub fn run_source<R: Read + Send>(
             opts.in_flight
         )));
     }
-    if opts.format.pattern.is_none() && ops.iter().any(|o| o.stage.reads_raw()) {
+    let raw_reader = ops.iter().find(|o| o.stage.reads_raw());
+    if let (None, Some(op)) = (opts.format.pattern, raw_reader) {
         return Err(Error::arg(format!(
-            "format {} is mono: its frames have no colour filter array to demosaic",
-            opts.format
+            "format {} is mono: its frames have no colour filter array to {}",
+            opts.format,
+            op.name()
         )));
     }
     #[cfg(feature = "opencl")]
