@@ -451,11 +451,11 @@ fn check_image_format(path: &Path, img: &DynImage, fmt: RawFormat) -> Result<Raw
     Ok(fmt)
 }
 
-/// Runs `filterctl apply`.
-pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
-    let ops = pipeline::parse_with_format(&args.spec, args.format.as_ref())?;
-    // A size the format does not allow (odd for Bayer) is a usage error.
-    let frame = match (args.size, args.format) {
+/// `--size` with `--format` as a [`FrameSpec`], or `None` when the inputs
+/// are image files. A size the format does not allow (odd for Bayer) is a
+/// usage error.
+fn frame_spec(args: &Args) -> Result<Option<FrameSpec>, CliError> {
+    Ok(match (args.size, args.format) {
         (Some((width, height)), Some(format)) => Some(FrameSpec {
             width,
             height,
@@ -463,12 +463,15 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
             bytes: format.frame_bytes(width, height)?,
         }),
         _ => None,
-    };
-    let jobs = plan(&args, &ops)?;
-    check_not_input(&jobs)?;
-    let dir_mode = jobs.len() > 1 || args.output.as_deref().is_some_and(Path::is_dir);
+    })
+}
+
+/// Checks the outputs before any work: each output's extension, and (for a
+/// single output file) that its folder exists; in folder mode, creates the
+/// output folder.
+fn prepare_outputs(args: &Args, jobs: &[Job], dir_mode: bool) -> Result<(), CliError> {
     // The extension alone is checked now; the sample type once the input is loaded.
-    for job in &jobs {
+    for job in jobs {
         if let Some(out) = &job.output {
             check_extension(out, dir_mode)?;
         }
@@ -495,97 +498,179 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
             })?;
         }
     }
-    let engine = global.engine()?;
-    let mut files = Vec::new();
-    for job in &jobs {
-        let prefix = if jobs.len() > 1 {
-            format!("{}: ", job.input.display())
-        } else {
-            String::new()
-        };
-        let in_file = |e: CliError| e.context(job.input.display().to_string());
-        let t = Instant::now();
-        let (input, file_ops, described) = match &frame {
-            Some(f) => {
-                let raw = read_frame(&job.input, f).map_err(in_file)?;
-                let what = format!("{}x{} {} frame", f.width, f.height, f.format);
-                (Input::Raw(raw), Cow::Borrowed(&ops), what)
-            }
-            None => {
-                let img = clfilter::image::load(&job.input).map_err(|e| match e {
-                    // A raw frame given without --size.
-                    clfilter::Error::Format { path, message } if args.format.is_some() => {
-                        CliError::from(clfilter::Error::Format {
-                            path,
-                            message: format!(
-                                "{message} (a headerless raw frame needs --size WxH \
-                                 as well as --format)"
-                            ),
-                        })
-                    }
-                    other => CliError::from(other),
-                })?;
-                let mut file_ops = Cow::Borrowed(&ops);
-                if let Some(fmt) = args.format {
-                    let used = check_image_format(&job.input, &img, fmt).map_err(in_file)?;
-                    if used != fmt {
-                        file_ops =
-                            Cow::Owned(pipeline::parse_with_format(&args.spec, Some(&used))?);
-                    }
-                }
-                let what = describe(&img);
-                (Input::Image(img), file_ops, what)
-            }
-        };
-        let load = t.elapsed();
-        let ((w, h), c, sample) = match &input {
+    Ok(())
+}
+
+/// What every job of one `filterctl apply` run shares.
+struct Context<'a> {
+    engine: &'a Engine,
+    args: &'a Args,
+    /// The pipeline parsed with `--format`.
+    ops: &'a [Op],
+    /// `--size` with `--format`: the inputs are raw frames.
+    frame: Option<FrameSpec>,
+    /// Outputs go into a folder (several inputs, or `-o` an existing folder).
+    dir_mode: bool,
+    /// More than one input: report and result lines start with the input's name.
+    several: bool,
+}
+
+/// A loaded input, the pipeline to run on it and its description for the
+/// `--report` line.
+struct Loaded<'a> {
+    input: Input,
+    ops: Cow<'a, [Op]>,
+    described: String,
+}
+
+impl Input {
+    /// The input's `(width, height)`, channel count and sample type.
+    fn shape(&self) -> ((usize, usize), usize, SampleType) {
+        match self {
             Input::Image(img) => {
                 let (w, h, c) = img.shape();
                 ((w, h), c, img.sample_type())
             }
             Input::Raw(raw) => (raw.size(), 1, raw.sample()),
-        };
-        let out_sample = pipeline::output_type(&file_ops, sample);
-        if let Some(out) = &job.output {
-            check_output(out, out_sample, output_channels(&file_ops, c), dir_mode)
-                .map_err(in_file)?;
         }
-        if args.report && !args.json {
-            note!(
-                "loaded {} ({described}) in {}",
-                job.input.display(),
-                ms(load)
-            );
+    }
+}
+
+/// Loads an image file; a format error when `--format` is given says that a
+/// headerless raw frame needs `--size` as well.
+fn load_image(path: &Path, args: &Args) -> Result<DynImage, CliError> {
+    clfilter::image::load(path).map_err(|e| match e {
+        // A raw frame given without --size.
+        clfilter::Error::Format { path, message } if args.format.is_some() => {
+            CliError::from(clfilter::Error::Format {
+                path,
+                message: format!(
+                    "{message} (a headerless raw frame needs --size WxH \
+                     as well as --format)"
+                ),
+            })
         }
-        let (result, stages) =
-            run_one(&engine, &file_ops, input, &args, &prefix).map_err(in_file)?;
-        let mut save_ms = None;
-        if let Some(out) = &job.output {
-            let t = Instant::now();
-            clfilter::image::save(&result, out)?;
-            save_ms = Some(t.elapsed());
-            if args.report && !args.json {
-                note!(
-                    "saved {} ({}) in {}",
-                    out.display(),
-                    describe(&result),
-                    ms(t.elapsed())
-                );
-            }
-        }
-        files.push(JsonFile {
-            input: job.input.clone(),
-            output: job.output.clone(),
-            format: args.format,
-            width: w,
-            height: h,
-            channels: c,
-            sample,
-            output_sample: out_sample,
-            load_ms: load,
-            save_ms,
-            stages,
+        other => CliError::from(other),
+    })
+}
+
+/// Loads one job's input: a raw frame (with `--size`), or an image file
+/// checked against `--format`, with the pipeline parsed again when the file
+/// needs another format (see [`check_image_format`]).
+fn load_job<'a>(ctx: &Context<'a>, job: &Job) -> Result<Loaded<'a>, CliError> {
+    let in_file = |e: CliError| e.context(job.input.display().to_string());
+    if let Some(f) = &ctx.frame {
+        let raw = read_frame(&job.input, f).map_err(in_file)?;
+        return Ok(Loaded {
+            input: Input::Raw(raw),
+            ops: Cow::Borrowed(ctx.ops),
+            described: format!("{}x{} {} frame", f.width, f.height, f.format),
         });
+    }
+    let img = load_image(&job.input, ctx.args)?;
+    let mut ops = Cow::Borrowed(ctx.ops);
+    if let Some(fmt) = ctx.args.format {
+        let used = check_image_format(&job.input, &img, fmt).map_err(in_file)?;
+        if used != fmt {
+            ops = Cow::Owned(pipeline::parse_with_format(&ctx.args.spec, Some(&used))?);
+        }
+    }
+    let described = describe(&img);
+    Ok(Loaded {
+        input: Input::Image(img),
+        ops,
+        described,
+    })
+}
+
+/// Saves one result to `out`, printing a report line when asked; returns
+/// the time the save took.
+fn save_result(args: &Args, result: &DynImage, out: &Path) -> Result<Duration, CliError> {
+    let t = Instant::now();
+    clfilter::image::save(result, out)?;
+    let save_ms = t.elapsed();
+    if args.report && !args.json {
+        note!(
+            "saved {} ({}) in {}",
+            out.display(),
+            describe(result),
+            ms(t.elapsed())
+        );
+    }
+    Ok(save_ms)
+}
+
+/// Runs one job: loads its input, checks that its output can hold the
+/// result, runs the pipeline and saves the result. Returns the job's part
+/// of the JSON report.
+fn apply_job(ctx: &Context, job: &Job) -> Result<JsonFile, CliError> {
+    let args = ctx.args;
+    let prefix = if ctx.several {
+        format!("{}: ", job.input.display())
+    } else {
+        String::new()
+    };
+    let in_file = |e: CliError| e.context(job.input.display().to_string());
+    let t = Instant::now();
+    let Loaded {
+        input,
+        ops: file_ops,
+        described,
+    } = load_job(ctx, job)?;
+    let load = t.elapsed();
+    let ((w, h), c, sample) = input.shape();
+    let out_sample = pipeline::output_type(&file_ops, sample);
+    if let Some(out) = &job.output {
+        check_output(out, out_sample, output_channels(&file_ops, c), ctx.dir_mode)
+            .map_err(in_file)?;
+    }
+    if args.report && !args.json {
+        note!(
+            "loaded {} ({described}) in {}",
+            job.input.display(),
+            ms(load)
+        );
+    }
+    let (result, stages) = run_one(ctx.engine, &file_ops, input, args, &prefix).map_err(in_file)?;
+    let save_ms = match &job.output {
+        Some(out) => Some(save_result(args, &result, out)?),
+        None => None,
+    };
+    Ok(JsonFile {
+        input: job.input.clone(),
+        output: job.output.clone(),
+        format: args.format,
+        width: w,
+        height: h,
+        channels: c,
+        sample,
+        output_sample: out_sample,
+        load_ms: load,
+        save_ms,
+        stages,
+    })
+}
+
+/// Runs `filterctl apply`.
+pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
+    let ops = pipeline::parse_with_format(&args.spec, args.format.as_ref())?;
+    let frame = frame_spec(&args)?;
+    let jobs = plan(&args, &ops)?;
+    check_not_input(&jobs)?;
+    let dir_mode = jobs.len() > 1 || args.output.as_deref().is_some_and(Path::is_dir);
+    prepare_outputs(&args, &jobs, dir_mode)?;
+    let engine = global.engine()?;
+    let ctx = Context {
+        engine: &engine,
+        args: &args,
+        ops: &ops,
+        frame,
+        dir_mode,
+        several: jobs.len() > 1,
+    };
+    let mut files = Vec::new();
+    for job in &jobs {
+        files.push(apply_job(&ctx, job)?);
     }
     if args.json {
         let report = JsonReport {

@@ -95,14 +95,31 @@ fn entry_table(e: &TuneEntry, how: &str, check: Option<&DispatchCheck>) -> Resul
     if let Some(c) = e.copy_gb_per_s {
         out!("  copy kernel: {c:.2} GB/s (read + write)")?;
     }
-    let vw = e
-        .candidates
+    timing_rows(e)?;
+    untimed_lines(e)?;
+    if let Some(c) = check {
+        dispatch_line(c)?;
+    }
+    out!("")?;
+    Ok(())
+}
+
+/// The width of the table's variant column: the longest variant name (at
+/// least `variant`) and room for the winner's ` *`.
+fn variant_width(e: &TuneEntry) -> usize {
+    e.candidates
         .iter()
         .map(|c| c.variant.len())
         .max()
         .unwrap_or(0)
         .max(7)
-        + 2;
+        + 2
+}
+
+/// The table's header and a row per timed candidate, kernel mode first,
+/// then end to end; within a mode the fastest first, the winner marked `*`.
+fn timing_rows(e: &TuneEntry) -> Result<(), CliError> {
+    let vw = variant_width(e);
     out!(
         "  {:6}  {:vw$}  {:>10}  {:>7}  {:>9}  {:>7}  {:>6}",
         "mode",
@@ -140,6 +157,13 @@ fn entry_table(e: &TuneEntry, how: &str, check: Option<&DispatchCheck>) -> Resul
             )?;
         }
     }
+    Ok(())
+}
+
+/// A line per candidate that was not timed: disqualified or unsupported
+/// (with why), or a mode that was left out (with the note; never for the
+/// CPU variant).
+fn untimed_lines(e: &TuneEntry) -> Result<(), CliError> {
     for c in &e.candidates {
         match &c.status {
             Status::Disqualified(why) => out!("  disqualified {}: {}", c.variant, first_line(why))?,
@@ -159,18 +183,20 @@ fn entry_table(e: &TuneEntry, how: &str, check: Option<&DispatchCheck>) -> Resul
             }
         }
     }
-    if let Some(c) = check {
-        out!(
-            "  engine call now runs {}: {} ms end to end, forced winner {} ms in the same {} interleaved rounds ({:+.1}%)",
-            c.variant,
-            num(c.median_ms, 3),
-            num(c.winner_median_ms, 3),
-            c.runs,
-            100.0 * (c.median_ms / c.winner_median_ms - 1.0)
-        )?;
-    }
-    out!("")?;
     Ok(())
+}
+
+/// The check of the engine's own call: the variant it runs now against the
+/// forced winner, timed in the same interleaved rounds.
+fn dispatch_line(c: &DispatchCheck) -> Result<(), CliError> {
+    out!(
+        "  engine call now runs {}: {} ms end to end, forced winner {} ms in the same {} interleaved rounds ({:+.1}%)",
+        c.variant,
+        num(c.median_ms, 3),
+        num(c.winner_median_ms, 3),
+        c.runs,
+        100.0 * (c.median_ms / c.winner_median_ms - 1.0)
+    )
 }
 
 /// Build logs run to many lines; the table shows the first.
