@@ -1,6 +1,8 @@
 //! The device side shared by every operation: building a variant's kernel
 //! for a request.
 
+#![cfg(feature = "opencl")]
+
 use crate::backend::opencl::{program_id, Kernel};
 use crate::backend::Dev;
 use crate::error::Result;

@@ -16,13 +16,11 @@
 //! table entry so the two cannot drift apart.
 
 mod contract;
-#[cfg(feature = "opencl")]
 mod device;
 mod report;
 pub mod stage;
 mod table;
 pub mod tuning;
-#[cfg(feature = "opencl")]
 pub mod work;
 
 use std::sync::LazyLock;

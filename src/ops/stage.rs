@@ -204,7 +204,6 @@ pub trait StageOp: fmt::Debug + Send + Sync + 'static {
     /// Runs the stage inside a device-resident chain on `input` (a raw
     /// frame only where [`StageOp::reads_raw`]), with `forced` (the
     /// stage's `variant=`) first; returns the next working image.
-    #[cfg(feature = "opencl")]
     fn run_device(
         &self,
         cx: &crate::ops::work::Chain<'_>,

@@ -9,13 +9,13 @@
 //! exports it as `TUNE`; [`tunables`] lists them.
 
 use std::any::Any;
-use std::cell::OnceCell;
 use std::time::Duration;
 
 use crate::backend::Dev;
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample, SampleType};
 use crate::ops::minmax::MinMax;
+pub use crate::ops::work::OnDevice;
 use crate::ops::{Dispatch, OpParams, OpSpec, Programs, RunReport, Shape, VariantSpec};
 
 /// What a tuning or bench run asks for beyond the size and the sample
@@ -290,29 +290,4 @@ pub fn wall<'a>(mut once: impl FnMut() -> Result<()> + 'a) -> Runner<'a> {
         once()?;
         Ok(t.elapsed())
     })
-}
-
-/// A case's input on the device: uploaded by its first kernel runner and
-/// shared by the rest (one device per case).
-#[derive(Default)]
-pub struct OnDevice(OnceCell<Box<dyn Any>>);
-
-impl OnDevice {
-    /// `img` on `dev`, uploaded on first use.
-    #[cfg(feature = "opencl")]
-    pub fn image<T: Sample>(
-        &self,
-        dev: &Dev,
-        img: &Image<T>,
-    ) -> Result<&crate::backend::opencl::DeviceImage<T>> {
-        use crate::backend::opencl::DeviceImage;
-        if self.0.get().is_none() {
-            let up: Box<dyn Any> = Box::new(DeviceImage::upload(dev, img)?);
-            let _ = self.0.set(up);
-        }
-        self.0
-            .get()
-            .and_then(|b| b.downcast_ref::<DeviceImage<T>>())
-            .ok_or_else(|| Error::arg("a case's device input has another sample type"))
-    }
 }

@@ -224,3 +224,119 @@ mod cl {
         }
     }
 }
+
+/// The stage's arm in a device-resident chain ([`crate::ops::StageOp::run_device`]).
+#[cfg(feature = "opencl")]
+pub(crate) fn run_stage(
+    stage: &super::ColormapParams,
+    cx: &crate::ops::work::Chain<'_>,
+    forced: Option<&str>,
+    input: crate::ops::work::ChainInput<'_>,
+    record: &mut crate::ops::stage::StageRecord,
+) -> crate::error::Result<crate::ops::work::Work> {
+    use crate::backend::opencl::DeviceImage;
+    use crate::ops::stage::SpecText;
+    use crate::ops::work::Work;
+    use crate::ops::OpParams;
+    let mut w = input.into_work();
+    if w.channels != 1 {
+        return Err(crate::error::Error::InvalidInput(format!(
+            "stage '{}': colormap maps 1-channel images, this one has {}",
+            SpecText(stage, forced),
+            w.channels
+        )));
+    }
+    let range = if stage.needs_minmax() {
+        let (m, rep) = crate::ops::minmax::device::minmax_of(cx, None, &mut w)?;
+        record.reports.push(rep);
+        stage.range(Some(&m))?
+    } else {
+        stage.range(None)?
+    };
+    let mt = w.materialize(cx.d, cx.dev)?;
+    let params = OpParams::new(*stage);
+    let (logical, working) = (w.logical_shape(params.clone()), w.working_shape(params));
+    let (img, mut rep) = crate::ops::dispatch_on_device(
+        cx.d,
+        &super::SPEC,
+        forced,
+        (&logical, &working),
+        |dev, spec| {
+            // Float4 working pixels in 8-bit units: the store rounds.
+            let out = DeviceImage::<f32>::new(dev, w.width(), w.height(), 4)?;
+            let cm = super::ColormapParams {
+                channels: 4,
+                ..*stage
+            };
+            let kt = super::device::launch(
+                cx.d.programs(),
+                dev,
+                spec,
+                &w.img,
+                &out,
+                &cm,
+                range.0,
+                range.1,
+                255.0,
+            )?;
+            Ok((out, kt))
+        },
+    )?;
+    rep.kernel_time = rep.kernel_time.map(|t| t + mt);
+    record.reports.push(rep);
+    Ok(Work {
+        img,
+        channels: stage.channels,
+        ty: crate::image::SampleType::U8,
+        scale: 1.0,
+        unsaturated: false,
+    })
+}
+
+/// No chain exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(crate) fn run_stage(
+    _: &super::ColormapParams,
+    cx: &crate::ops::work::Chain<'_>,
+    _: Option<&str>,
+    _: crate::ops::work::ChainInput<'_>,
+    _: &mut crate::ops::stage::StageRecord,
+) -> crate::error::Result<crate::ops::work::Work> {
+    cx.never()
+}
+
+/// A kernel-only runner of `spec` on the case's input, uploaded once
+/// ([`crate::ops::tuning::Case::kernel_runner`]).
+#[cfg(feature = "opencl")]
+pub(super) fn kernel_runner<'a, T: crate::image::Sample>(
+    case: &'a super::tune::ColormapCase<T>,
+    progs: &'a crate::ops::Programs,
+    dev: &'a crate::backend::Dev,
+    spec: &'static crate::ops::VariantSpec,
+) -> crate::error::Result<crate::ops::tuning::Runner<'a>> {
+    use crate::ops::tuning::Case;
+        use crate::backend::opencl::DeviceImage;
+        let (lo, hi) = case.p.range(None)?;
+        crate::ops::tuning::check_variant(&super::SPEC, spec, &case.shape(), dev.info().local_mem)?;
+        let input = case.on_device.image(dev, &case.img)?;
+        let (w, h) = (input.width(), input.height());
+        let out = DeviceImage::<T>::new(dev, w, h, case.p.channels)?;
+        let p = case.p;
+        let full = T::TYPE.full_scale();
+        Ok(Box::new(move || {
+            super::device::launch(progs, dev, spec, input, &out, &p, lo, hi, full)
+        }))
+    }
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn kernel_runner<'a, T: crate::image::Sample>(
+    case: &'a super::tune::ColormapCase<T>,
+    _: &'a crate::ops::Programs,
+    dev: &'a crate::backend::Dev,
+    _: &'static crate::ops::VariantSpec,
+) -> crate::error::Result<crate::ops::tuning::Runner<'a>> {
+    // The upload slot exists in every build; only a device fills it.
+    let _ = &case.on_device;
+    match *dev {}
+}

@@ -94,7 +94,6 @@ impl StageOp for ColormapParams {
         Ok(img.into())
     }
 
-    #[cfg(feature = "opencl")]
     fn run_device(
         &self,
         cx: &crate::ops::work::Chain<'_>,
@@ -102,64 +101,7 @@ impl StageOp for ColormapParams {
         input: crate::ops::work::ChainInput<'_>,
         record: &mut StageRecord,
     ) -> Result<crate::ops::work::Work> {
-        use crate::backend::opencl::DeviceImage;
-        use crate::error::Error;
-        use crate::ops::stage::SpecText;
-        use crate::ops::work::Work;
-        use crate::ops::OpParams;
-        let mut w = input.into_work();
-        if w.channels != 1 {
-            return Err(Error::InvalidInput(format!(
-                "stage '{}': colormap maps 1-channel images, this one has {}",
-                SpecText(self, forced),
-                w.channels
-            )));
-        }
-        let range = if self.needs_minmax() {
-            let (m, rep) = crate::ops::minmax::stage::minmax_of(cx, None, &mut w)?;
-            record.reports.push(rep);
-            self.range(Some(&m))?
-        } else {
-            self.range(None)?
-        };
-        let mt = w.materialize(cx.d, cx.dev)?;
-        let params = OpParams::new(*self);
-        let (logical, working) = (w.logical_shape(params.clone()), w.working_shape(params));
-        let (img, mut rep) = crate::ops::dispatch_on_device(
-            cx.d,
-            &SPEC,
-            forced,
-            (&logical, &working),
-            |dev, spec| {
-                // Float4 working pixels in 8-bit units: the store rounds.
-                let out = DeviceImage::<f32>::new(dev, w.width(), w.height(), 4)?;
-                let cm = ColormapParams {
-                    channels: 4,
-                    ..*self
-                };
-                let kt = super::device::launch(
-                    cx.d.programs(),
-                    dev,
-                    spec,
-                    &w.img,
-                    &out,
-                    &cm,
-                    range.0,
-                    range.1,
-                    255.0,
-                )?;
-                Ok((out, kt))
-            },
-        )?;
-        rep.kernel_time = rep.kernel_time.map(|t| t + mt);
-        record.reports.push(rep);
-        Ok(Work {
-            img,
-            channels: self.channels,
-            ty: SampleType::U8,
-            scale: 1.0,
-            unsaturated: false,
-        })
+        super::device::run_stage(self, cx, forced, input, record)
     }
 
     stage_any!();

@@ -71,10 +71,10 @@ impl Tunable for Tune {
 
 /// With an explicit range, the middle 80% of the type's (the automatic
 /// range would time `minmax` too).
-struct ColormapCase<T: Sample> {
-    img: Image<T>,
-    p: ColormapParams,
-    on_device: OnDevice,
+pub(super) struct ColormapCase<T: Sample> {
+    pub(super) img: Image<T>,
+    pub(super) p: ColormapParams,
+    pub(super) on_device: OnDevice,
 }
 
 impl<T: Sample> ColormapCase<T> {
@@ -134,25 +134,7 @@ impl<T: Sample> Case for ColormapCase<T> {
         dev: &'a Dev,
         spec: &'static VariantSpec,
     ) -> Result<Runner<'a>> {
-        #[cfg(feature = "opencl")]
-        {
-            use crate::backend::opencl::DeviceImage;
-            let (lo, hi) = self.p.range(None)?;
-            tuning::check_variant(&SPEC, spec, &self.shape(), dev.info().local_mem)?;
-            let input = self.on_device.image(dev, &self.img)?;
-            let (w, h) = (input.width(), input.height());
-            let out = DeviceImage::<T>::new(dev, w, h, self.p.channels)?;
-            let p = self.p;
-            let full = T::TYPE.full_scale();
-            Ok(Box::new(move || {
-                device::launch(progs, dev, spec, input, &out, &p, lo, hi, full)
-            }))
-        }
-        #[cfg(not(feature = "opencl"))]
-        {
-            let _ = (progs, spec, &self.on_device);
-            match *dev {}
-        }
+        super::device::kernel_runner(self, progs, dev, spec)
     }
 
     fn cpu_runner(&self) -> Result<Runner<'_>> {

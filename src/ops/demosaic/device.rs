@@ -252,3 +252,91 @@ mod cl {
         Ok((out.download(dev)?, kt))
     }
 }
+
+/// The stage's arm in a device-resident chain ([`crate::ops::StageOp::run_device`]).
+#[cfg(feature = "opencl")]
+pub(crate) fn run_stage(
+    stage: &super::stage::DemosaicStage,
+    cx: &crate::ops::work::Chain<'_>,
+    forced: Option<&str>,
+    input: crate::ops::work::ChainInput<'_>,
+    record: &mut crate::ops::stage::StageRecord,
+) -> crate::error::Result<crate::ops::work::Work> {
+    use crate::ops::stage::SpecText;
+    use crate::ops::work::Work;
+    use crate::ops::{OpParams, Shape};
+    let Ok(r) = input.into_raw() else {
+        return Err(crate::error::Error::InvalidInput(format!(
+            "stage '{}': demosaic reads a raw frame, so it must be the first stage",
+            SpecText(stage, forced)
+        )));
+    };
+    let (w, h) = r.size();
+    let input_ty = r.raw_arg().sample;
+    let (max, wide) = r.depth();
+    let out_ty = stage
+        .out
+        .unwrap_or(if max > 8 { crate::image::SampleType::U16 } else { input_ty });
+    let p = &stage.params;
+    let lv = p.levels_for(max, wide, out_ty)?;
+    let shape = Shape::new(w, h, 1, input_ty).with_params(OpParams::new(*p));
+    let clamp = (out_ty != crate::image::SampleType::F32).then(|| out_ty.full_scale());
+    let (img, rep) =
+        crate::ops::dispatch_on_device(cx.d, &super::SPEC, forced, (&shape, &shape), |dev, spec| {
+            super::device::demosaic_w(cx.d.programs(), dev, spec, r, p, &lv, clamp)
+        })?;
+    record.reports.push(rep);
+    Ok(Work {
+        img,
+        channels: p.channels,
+        ty: out_ty,
+        scale: 1.0,
+        unsaturated: false,
+    })
+}
+
+/// No chain exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(crate) fn run_stage(
+    _: &super::stage::DemosaicStage,
+    cx: &crate::ops::work::Chain<'_>,
+    _: Option<&str>,
+    _: crate::ops::work::ChainInput<'_>,
+    _: &mut crate::ops::stage::StageRecord,
+) -> crate::error::Result<crate::ops::work::Work> {
+    cx.never()
+}
+
+/// A kernel-only runner of `spec` on the case's input, uploaded once
+/// ([`crate::ops::tuning::Case::kernel_runner`]).
+#[cfg(feature = "opencl")]
+pub(super) fn kernel_runner<'a, T: crate::image::Sample>(
+    case: &'a super::tune::DemosaicCase<T>,
+    progs: &'a crate::ops::Programs,
+    dev: &'a crate::backend::Dev,
+    spec: &'static crate::ops::VariantSpec,
+) -> crate::error::Result<crate::ops::tuning::Runner<'a>> {
+    use crate::ops::tuning::Case;
+        use crate::backend::opencl::DeviceImage;
+        let raw = case.raw()?;
+        let lv = case.p.levels(&raw, T::TYPE)?;
+        crate::ops::tuning::check_variant(&super::SPEC, spec, &case.shape(), dev.info().local_mem)?;
+        let input = super::device::DeviceRaw::upload(dev, &raw)?;
+        let (w, h) = (case.cfa.width(), case.cfa.height());
+        let out = DeviceImage::<T>::new(dev, w, h, case.p.channels)?;
+        let p = case.p;
+        Ok(Box::new(move || {
+            super::device::launch(progs, dev, spec, input.raw_arg(), &out, &p, &lv, None)
+        }))
+    }
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn kernel_runner<'a, T: crate::image::Sample>(
+    _: &'a super::tune::DemosaicCase<T>,
+    _: &'a crate::ops::Programs,
+    dev: &'a crate::backend::Dev,
+    _: &'static crate::ops::VariantSpec,
+) -> crate::error::Result<crate::ops::tuning::Runner<'a>> {
+    match *dev {}
+}

@@ -246,7 +246,6 @@ impl StageOp for DemosaicStage {
         Ok(img)
     }
 
-    #[cfg(feature = "opencl")]
     fn run_device(
         &self,
         cx: &crate::ops::work::Chain<'_>,
@@ -254,37 +253,7 @@ impl StageOp for DemosaicStage {
         input: crate::ops::work::ChainInput<'_>,
         record: &mut StageRecord,
     ) -> Result<crate::ops::work::Work> {
-        use crate::ops::stage::SpecText;
-        use crate::ops::work::Work;
-        use crate::ops::{OpParams, Shape};
-        let Ok(r) = input.into_raw() else {
-            return Err(Error::InvalidInput(format!(
-                "stage '{}': demosaic reads a raw frame, so it must be the first stage",
-                SpecText(self, forced)
-            )));
-        };
-        let (w, h) = r.size();
-        let input_ty = r.raw_arg().sample;
-        let (max, wide) = r.depth();
-        let out_ty = self
-            .out
-            .unwrap_or(if max > 8 { SampleType::U16 } else { input_ty });
-        let p = &self.params;
-        let lv = p.levels_for(max, wide, out_ty)?;
-        let shape = Shape::new(w, h, 1, input_ty).with_params(OpParams::new(*p));
-        let clamp = (out_ty != SampleType::F32).then(|| out_ty.full_scale());
-        let (img, rep) =
-            crate::ops::dispatch_on_device(cx.d, &SPEC, forced, (&shape, &shape), |dev, spec| {
-                super::device::demosaic_w(cx.d.programs(), dev, spec, r, p, &lv, clamp)
-            })?;
-        record.reports.push(rep);
-        Ok(Work {
-            img,
-            channels: p.channels,
-            ty: out_ty,
-            scale: 1.0,
-            unsaturated: false,
-        })
+        super::device::run_stage(self, cx, forced, input, record)
     }
 
     stage_any!();

@@ -88,9 +88,9 @@ impl Tunable for Tune {
 }
 
 /// A frame of `T` (an f32 one is the error of every call but `shape`).
-struct DemosaicCase<T: Sample> {
-    cfa: Image<T>,
-    p: DemosaicParams,
+pub(super) struct DemosaicCase<T: Sample> {
+    pub(super) cfa: Image<T>,
+    pub(super) p: DemosaicParams,
 }
 
 impl<T: Sample> DemosaicCase<T> {
@@ -102,7 +102,7 @@ impl<T: Sample> DemosaicCase<T> {
     }
 
     /// The frame as a demosaic input (u8 or u16 only).
-    fn raw(&self) -> Result<Raw<'_>> {
+    pub(super) fn raw(&self) -> Result<Raw<'_>> {
         let any = &self.cfa as &dyn std::any::Any;
         if let Some(i) = any.downcast_ref::<Image<u8>>() {
             return Ok(Raw::U8(i));
@@ -161,25 +161,7 @@ impl<T: Sample> Case for DemosaicCase<T> {
         dev: &'a Dev,
         spec: &'static VariantSpec,
     ) -> Result<Runner<'a>> {
-        #[cfg(feature = "opencl")]
-        {
-            use crate::backend::opencl::DeviceImage;
-            let raw = self.raw()?;
-            let lv = self.p.levels(&raw, T::TYPE)?;
-            tuning::check_variant(&SPEC, spec, &self.shape(), dev.info().local_mem)?;
-            let input = device::DeviceRaw::upload(dev, &raw)?;
-            let (w, h) = (self.cfa.width(), self.cfa.height());
-            let out = DeviceImage::<T>::new(dev, w, h, self.p.channels)?;
-            let p = self.p;
-            Ok(Box::new(move || {
-                device::launch(progs, dev, spec, input.raw_arg(), &out, &p, &lv, None)
-            }))
-        }
-        #[cfg(not(feature = "opencl"))]
-        {
-            let _ = (progs, spec);
-            match *dev {}
-        }
+        super::device::kernel_runner(self, progs, dev, spec)
     }
 
     /// Checks the frame first, so that only the bench row says what is wrong.

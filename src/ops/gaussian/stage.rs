@@ -108,7 +108,6 @@ impl StageOp for GaussianParams {
         Ok(img)
     }
 
-    #[cfg(feature = "opencl")]
     fn run_device(
         &self,
         cx: &crate::ops::work::Chain<'_>,
@@ -116,27 +115,7 @@ impl StageOp for GaussianParams {
         input: crate::ops::work::ChainInput<'_>,
         record: &mut StageRecord,
     ) -> Result<crate::ops::work::Work> {
-        use crate::ops::OpParams;
-        let mut w = input.into_work();
-        if self.min_nonzero_sigma().is_none() {
-            return Ok(w);
-        }
-        if w.unsaturated {
-            let start = std::time::Instant::now();
-            let kt = w.materialize(cx.d, cx.dev)?;
-            record.reports.push(cx.own_report("saturate", start, kt));
-        }
-        let params = OpParams::new(*self);
-        let (logical, working) = (w.logical_shape(params.clone()), w.working_shape(params));
-        let (img, rep) = crate::ops::dispatch_on_device(
-            cx.d,
-            &SPEC,
-            forced,
-            (&logical, &working),
-            |dev, spec| super::device::blur_w(cx.d.programs(), dev, spec, &w.img, self),
-        )?;
-        record.reports.push(rep);
-        Ok(w.with(img))
+        super::device::run_stage(self, cx, forced, input, record)
     }
 
     stage_any!();

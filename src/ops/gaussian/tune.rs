@@ -73,10 +73,10 @@ impl Tunable for Tune {
     }
 }
 
-struct GaussianCase<T: Sample> {
-    img: Image<T>,
-    gauss: GaussianParams,
-    on_device: OnDevice,
+pub(super) struct GaussianCase<T: Sample> {
+    pub(super) img: Image<T>,
+    pub(super) gauss: GaussianParams,
+    pub(super) on_device: OnDevice,
 }
 
 impl<T: Sample> GaussianCase<T> {
@@ -154,32 +154,7 @@ impl<T: Sample> Case for GaussianCase<T> {
         dev: &'a Dev,
         spec: &'static VariantSpec,
     ) -> Result<Runner<'a>> {
-        #[cfg(feature = "opencl")]
-        {
-            use crate::backend::opencl::DeviceImage;
-            tuning::check_variant(&SPEC, spec, &self.shape(), dev.info().local_mem)?;
-            let unsupported = || Error::Unsupported {
-                op: SPEC.name.into(),
-                variant: spec.name.into(),
-                reason: "kernel-only timing runs on f32 gray or RGBA images".into(),
-            };
-            if T::TYPE != SampleType::F32 || self.img.channels() == 3 {
-                return Err(unsupported());
-            }
-            let input = self.on_device.image(dev, &self.img)?;
-            let work = (input as &dyn std::any::Any)
-                .downcast_ref::<DeviceImage<f32>>()
-                .ok_or_else(unsupported)?;
-            let gp = self.gauss;
-            Ok(Box::new(move || {
-                device::blur_w(progs, dev, spec, work, &gp).map(|r| r.1)
-            }))
-        }
-        #[cfg(not(feature = "opencl"))]
-        {
-            let _ = (progs, spec, &self.on_device);
-            match *dev {}
-        }
+        super::device::kernel_runner(self, progs, dev, spec)
     }
 
     fn cpu_runner(&self) -> Result<Runner<'_>> {

@@ -88,3 +88,88 @@ mod cl {
         Ok((m, kt))
     }
 }
+
+/// The stage's arm in a device-resident chain ([`crate::ops::StageOp::run_device`]).
+#[cfg(feature = "opencl")]
+pub(crate) fn run_stage(
+    _: &super::stage::MinMaxStage,
+    cx: &crate::ops::work::Chain<'_>,
+    forced: Option<&str>,
+    input: crate::ops::work::ChainInput<'_>,
+    record: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    let mut w = input.into_work();
+    let (m, rep) = minmax_of(cx, forced, &mut w)?;
+    record.reports.push(rep);
+    record.lines.push(super::stage::format_minmax(&m, w.ty));
+    record.minmax = Some(m);
+    Ok(w)
+}
+
+/// No chain exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(crate) fn run_stage(
+    _: &super::stage::MinMaxStage,
+    cx: &crate::ops::work::Chain<'_>,
+    _: Option<&str>,
+    _: crate::ops::work::ChainInput<'_>,
+    _: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    cx.never()
+}
+/// Per-channel extremes of a working image, in logical units and channels.
+/// `forced` is a minmax stage's own `variant=`, or `None` for the minmax a
+/// colormap or normalize stage runs for its range.
+#[cfg(feature = "opencl")]
+pub fn minmax_of(
+    cx: &crate::ops::work::Chain<'_>,
+    forced: Option<&str>,
+    w: &mut crate::ops::work::Work,
+) -> Result<(MinMax, crate::ops::RunReport)> {
+    use crate::ops::OpParams;
+    let mt = w.materialize(cx.d, cx.dev)?;
+    let (logical, working) = (
+        w.logical_shape(OpParams::NONE),
+        w.working_shape(OpParams::NONE),
+    );
+    let img = &w.img;
+    let (m, mut r) =
+        crate::ops::dispatch_on_device(cx.d, &super::SPEC, forced, (&logical, &working), |dev, spec| {
+            super::device::launch(cx.d.programs(), dev, spec, img)
+        })?;
+    r.kernel_time = r.kernel_time.map(|k| k + mt);
+    let mut out = MinMax::empty(w.channels);
+    out.min[..w.channels].copy_from_slice(&m.min[..w.channels]);
+    out.max[..w.channels].copy_from_slice(&m.max[..w.channels]);
+    Ok((out, r))
+}
+
+/// A kernel-only runner of `spec` on the case's input, uploaded once
+/// ([`crate::ops::tuning::Case::kernel_runner`]).
+#[cfg(feature = "opencl")]
+pub(super) fn kernel_runner<'a, T: crate::image::Sample>(
+    case: &'a super::tune::MinmaxCase<T>,
+    progs: &'a crate::ops::Programs,
+    dev: &'a crate::backend::Dev,
+    spec: &'static crate::ops::VariantSpec,
+) -> crate::error::Result<crate::ops::tuning::Runner<'a>> {
+    use crate::ops::tuning::Case;
+        crate::ops::tuning::check_variant(&super::SPEC, spec, &case.shape(), dev.info().local_mem)?;
+        let input = case.on_device.image(dev, &case.img)?;
+        Ok(Box::new(move || {
+            Ok(super::device::launch(progs, dev, spec, input)?.1)
+        }))
+    }
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn kernel_runner<'a, T: crate::image::Sample>(
+    case: &'a super::tune::MinmaxCase<T>,
+    _: &'a crate::ops::Programs,
+    dev: &'a crate::backend::Dev,
+    _: &'static crate::ops::VariantSpec,
+) -> crate::error::Result<crate::ops::tuning::Runner<'a>> {
+    // The upload slot exists in every build; only a device fills it.
+    let _ = &case.on_device;
+    match *dev {}
+}

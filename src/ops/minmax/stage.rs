@@ -50,7 +50,6 @@ impl StageOp for MinMaxStage {
         Ok(input)
     }
 
-    #[cfg(feature = "opencl")]
     fn run_device(
         &self,
         cx: &crate::ops::work::Chain<'_>,
@@ -58,43 +57,12 @@ impl StageOp for MinMaxStage {
         input: crate::ops::work::ChainInput<'_>,
         record: &mut StageRecord,
     ) -> Result<crate::ops::work::Work> {
-        let mut w = input.into_work();
-        let (m, rep) = minmax_of(cx, forced, &mut w)?;
-        record.reports.push(rep);
-        record.lines.push(format_minmax(&m, w.ty));
-        record.minmax = Some(m);
-        Ok(w)
+        super::device::run_stage(self, cx, forced, input, record)
     }
 
     stage_any!();
 }
 
-/// Per-channel extremes of a working image, in logical units and channels.
-/// `forced` is a minmax stage's own `variant=`, or `None` for the minmax a
-/// colormap or normalize stage runs for its range.
-#[cfg(feature = "opencl")]
-pub fn minmax_of(
-    cx: &crate::ops::work::Chain<'_>,
-    forced: Option<&str>,
-    w: &mut crate::ops::work::Work,
-) -> Result<(MinMax, crate::ops::RunReport)> {
-    use crate::ops::OpParams;
-    let mt = w.materialize(cx.d, cx.dev)?;
-    let (logical, working) = (
-        w.logical_shape(OpParams::NONE),
-        w.working_shape(OpParams::NONE),
-    );
-    let img = &w.img;
-    let (m, mut r) =
-        crate::ops::dispatch_on_device(cx.d, &SPEC, forced, (&logical, &working), |dev, spec| {
-            super::device::launch(cx.d.programs(), dev, spec, img)
-        })?;
-    r.kernel_time = r.kernel_time.map(|k| k + mt);
-    let mut out = MinMax::empty(w.channels);
-    out.min[..w.channels].copy_from_slice(&m.min[..w.channels]);
-    out.max[..w.channels].copy_from_slice(&m.max[..w.channels]);
-    Ok((out, r))
-}
 
 /// Formats a [`MinMax`] as `minmax: R 12..255, G 3..250, B 0..251`
 /// (`minmax: 0..255` for one channel).

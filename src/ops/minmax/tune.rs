@@ -35,9 +35,9 @@ impl Tunable for Tune {
     }
 }
 
-struct MinmaxCase<T: Sample> {
-    img: Image<T>,
-    on_device: OnDevice,
+pub(super) struct MinmaxCase<T: Sample> {
+    pub(super) img: Image<T>,
+    pub(super) on_device: OnDevice,
 }
 
 impl<T: Sample> MinmaxCase<T> {
@@ -83,19 +83,7 @@ impl<T: Sample> Case for MinmaxCase<T> {
         dev: &'a Dev,
         spec: &'static VariantSpec,
     ) -> Result<Runner<'a>> {
-        #[cfg(feature = "opencl")]
-        {
-            tuning::check_variant(&SPEC, spec, &self.shape(), dev.info().local_mem)?;
-            let input = self.on_device.image(dev, &self.img)?;
-            Ok(Box::new(move || {
-                Ok(super::device::launch(progs, dev, spec, input)?.1)
-            }))
-        }
-        #[cfg(not(feature = "opencl"))]
-        {
-            let _ = (progs, spec, &self.on_device);
-            match *dev {}
-        }
+        super::device::kernel_runner(self, progs, dev, spec)
     }
 
     fn cpu_runner(&self) -> Result<Runner<'_>> {

@@ -88,3 +88,148 @@ mod cl {
         )
     }
 }
+
+/// The stage's arm in a device-resident chain ([`crate::ops::StageOp::run_device`]).
+#[cfg(feature = "opencl")]
+pub(crate) fn run_stage(
+    stage: &super::stage::NormalizeStage,
+    cx: &crate::ops::work::Chain<'_>,
+    forced: Option<&str>,
+    input: crate::ops::work::ChainInput<'_>,
+    record: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    use super::Coefficients;
+    use crate::backend::opencl::DeviceImage;
+    use crate::ops::work::{time, Work};
+    use crate::ops::OpParams;
+    let mut w = input.into_work();
+    let out_ty = stage.out.unwrap_or(w.ty);
+    let k = if stage.params.sub.is_none() && stage.params.factor.is_none() {
+        let (m, rep) = crate::ops::minmax::device::minmax_of(cx, None, &mut w)?;
+        record.reports.push(rep);
+        Coefficients::stretch(&m, w.ty, out_ty)?
+    } else {
+        Coefficients::explicit(&stage.params)?
+    };
+    let mt = w.materialize(cx.d, cx.dev)?;
+    let (logical, working) = (
+        w.logical_shape(OpParams::NONE),
+        w.working_shape(OpParams::NONE),
+    );
+    let (img, mut rep) = crate::ops::dispatch_on_device(
+        cx.d,
+        &super::SPEC,
+        forced,
+        (&logical, &working),
+        |dev, spec| {
+            let out = DeviceImage::<f32>::new(dev, w.width(), w.height(), w.img.channels())?;
+            let ev = super::device::launch(cx.d.programs(), dev, spec, &w.img, &out, &k)?;
+            Ok((out, time(ev)?))
+        },
+    )?;
+    rep.kernel_time = rep.kernel_time.map(|t| t + mt);
+    record.reports.push(rep);
+    Ok(Work {
+        img,
+        channels: w.channels,
+        ty: out_ty,
+        scale: 1.0,
+        unsaturated: out_ty != crate::image::SampleType::F32,
+    })
+}
+
+/// No chain exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(crate) fn run_stage(
+    _: &super::stage::NormalizeStage,
+    cx: &crate::ops::work::Chain<'_>,
+    _: Option<&str>,
+    _: crate::ops::work::ChainInput<'_>,
+    _: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    cx.never()
+}
+/// The stage's arm in a device-resident chain ([`crate::ops::StageOp::run_device`]).
+#[cfg(feature = "opencl")]
+pub(crate) fn run_convert_stage(
+    stage: &super::stage::ConvertStage,
+    cx: &crate::ops::work::Chain<'_>,
+    _: Option<&str>,
+    input: crate::ops::work::ChainInput<'_>,
+    record: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    use std::time::{Duration, Instant};
+    let mut w = input.into_work();
+    let out = stage.out;
+    let finer = out == crate::image::SampleType::F32 || out.full_scale() > w.ty.full_scale();
+    if w.ty != crate::image::SampleType::F32 && finer {
+        // From an integer type to finer steps: the host path held
+        // whole steps of the integer type; so must this.
+        let start = Instant::now();
+        let kt = w.quantize(cx.d, cx.dev)?;
+        record.reports.push(cx.own_report("quantize", start, kt));
+    } else if w.unsaturated && out == crate::image::SampleType::F32 {
+        // f32 keeps any value: saturate to the old type first.
+        let start = Instant::now();
+        let kt = w.materialize(cx.d, cx.dev)?;
+        record.reports.push(cx.own_report("saturate", start, kt));
+    }
+    record
+        .reports
+        .push(cx.own_report("folded", Instant::now(), Duration::ZERO));
+    w.scale *= (out.full_scale() as f64 / w.ty.full_scale() as f64) as f32;
+    // Integer to integer keeps values inside the range.
+    w.unsaturated |= w.ty == crate::image::SampleType::F32 && out != crate::image::SampleType::F32;
+    w.ty = out;
+    Ok(w)
+}
+
+/// No chain exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(crate) fn run_convert_stage(
+    _: &super::stage::ConvertStage,
+    cx: &crate::ops::work::Chain<'_>,
+    _: Option<&str>,
+    _: crate::ops::work::ChainInput<'_>,
+    _: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    cx.never()
+}
+
+/// A kernel-only runner of `spec` on the case's input, uploaded once
+/// ([`crate::ops::tuning::Case::kernel_runner`]).
+#[cfg(feature = "opencl")]
+pub(super) fn kernel_runner<'a, T: crate::image::Sample>(
+    case: &'a super::tune::NormalizeCase<T>,
+    progs: &'a crate::ops::Programs,
+    dev: &'a crate::backend::Dev,
+    spec: &'static crate::ops::VariantSpec,
+) -> crate::error::Result<crate::ops::tuning::Runner<'a>> {
+    use crate::ops::tuning::Case;
+        use crate::backend::opencl::DeviceImage;
+        crate::ops::tuning::check_variant(&super::SPEC, spec, &case.shape(), dev.info().local_mem)?;
+        let k = super::tune::bench_coefficients()?;
+        let input = case.on_device.image(dev, &case.img)?;
+        let (w, h, c) = (input.width(), input.height(), input.channels());
+        let out = DeviceImage::<T>::new(dev, w, h, c)?;
+        Ok(Box::new(move || {
+            Ok(
+                super::device::launch::<T, T>(progs, dev, spec, input, &out, &k)?
+                    .duration()?
+                    .unwrap_or_default(),
+            )
+        }))
+    }
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn kernel_runner<'a, T: crate::image::Sample>(
+    case: &'a super::tune::NormalizeCase<T>,
+    _: &'a crate::ops::Programs,
+    dev: &'a crate::backend::Dev,
+    _: &'static crate::ops::VariantSpec,
+) -> crate::error::Result<crate::ops::tuning::Runner<'a>> {
+    // The upload slot exists in every build; only a device fills it.
+    let _ = &case.on_device;
+    match *dev {}
+}

@@ -168,7 +168,6 @@ impl StageOp for NormalizeStage {
         normalize_dyn(d, &input, &self.params, out, record)
     }
 
-    #[cfg(feature = "opencl")]
     fn run_device(
         &self,
         cx: &crate::ops::work::Chain<'_>,
@@ -176,44 +175,7 @@ impl StageOp for NormalizeStage {
         input: crate::ops::work::ChainInput<'_>,
         record: &mut StageRecord,
     ) -> Result<crate::ops::work::Work> {
-        use super::Coefficients;
-        use crate::backend::opencl::DeviceImage;
-        use crate::ops::work::{time, Work};
-        use crate::ops::OpParams;
-        let mut w = input.into_work();
-        let out_ty = self.out.unwrap_or(w.ty);
-        let k = if self.params.sub.is_none() && self.params.factor.is_none() {
-            let (m, rep) = crate::ops::minmax::stage::minmax_of(cx, None, &mut w)?;
-            record.reports.push(rep);
-            Coefficients::stretch(&m, w.ty, out_ty)?
-        } else {
-            Coefficients::explicit(&self.params)?
-        };
-        let mt = w.materialize(cx.d, cx.dev)?;
-        let (logical, working) = (
-            w.logical_shape(OpParams::NONE),
-            w.working_shape(OpParams::NONE),
-        );
-        let (img, mut rep) = crate::ops::dispatch_on_device(
-            cx.d,
-            &SPEC,
-            forced,
-            (&logical, &working),
-            |dev, spec| {
-                let out = DeviceImage::<f32>::new(dev, w.width(), w.height(), w.img.channels())?;
-                let ev = super::device::launch(cx.d.programs(), dev, spec, &w.img, &out, &k)?;
-                Ok((out, time(ev)?))
-            },
-        )?;
-        rep.kernel_time = rep.kernel_time.map(|t| t + mt);
-        record.reports.push(rep);
-        Ok(Work {
-            img,
-            channels: w.channels,
-            ty: out_ty,
-            scale: 1.0,
-            unsaturated: out_ty != SampleType::F32,
-        })
+        super::device::run_stage(self, cx, forced, input, record)
     }
 
     stage_any!();
@@ -252,38 +214,14 @@ impl StageOp for ConvertStage {
     }
 
     /// No kernel: the factor waits for the next stage or the store.
-    #[cfg(feature = "opencl")]
     fn run_device(
         &self,
         cx: &crate::ops::work::Chain<'_>,
-        _forced: Option<&str>,
+        forced: Option<&str>,
         input: crate::ops::work::ChainInput<'_>,
         record: &mut StageRecord,
     ) -> Result<crate::ops::work::Work> {
-        use std::time::{Duration, Instant};
-        let mut w = input.into_work();
-        let out = self.out;
-        let finer = out == SampleType::F32 || out.full_scale() > w.ty.full_scale();
-        if w.ty != SampleType::F32 && finer {
-            // From an integer type to finer steps: the host path held
-            // whole steps of the integer type; so must this.
-            let start = Instant::now();
-            let kt = w.quantize(cx.d, cx.dev)?;
-            record.reports.push(cx.own_report("quantize", start, kt));
-        } else if w.unsaturated && out == SampleType::F32 {
-            // f32 keeps any value: saturate to the old type first.
-            let start = Instant::now();
-            let kt = w.materialize(cx.d, cx.dev)?;
-            record.reports.push(cx.own_report("saturate", start, kt));
-        }
-        record
-            .reports
-            .push(cx.own_report("folded", Instant::now(), Duration::ZERO));
-        w.scale *= (out.full_scale() as f64 / w.ty.full_scale() as f64) as f32;
-        // Integer to integer keeps values inside the range.
-        w.unsaturated |= w.ty == SampleType::F32 && out != SampleType::F32;
-        w.ty = out;
-        Ok(w)
+        super::device::run_convert_stage(self, cx, forced, input, record)
     }
 
     stage_any!();

@@ -30,7 +30,7 @@ impl Tunable for Tune {
 }
 
 /// The coefficients the kernel-only and CPU runners use (the bench's).
-fn bench_coefficients() -> Result<Coefficients> {
+pub(super) fn bench_coefficients() -> Result<Coefficients> {
     Coefficients::explicit(&NormalizeParams {
         sub: Some(1.0),
         factor: Some(0.5),
@@ -39,10 +39,10 @@ fn bench_coefficients() -> Result<Coefficients> {
 
 /// Into the input's type, with explicit coefficients for the checked call,
 /// so that it runs one kernel (the automatic range would time `minmax` too).
-struct NormalizeCase<T: Sample> {
-    img: Image<T>,
-    norm: NormalizeParams,
-    on_device: OnDevice,
+pub(super) struct NormalizeCase<T: Sample> {
+    pub(super) img: Image<T>,
+    pub(super) norm: NormalizeParams,
+    pub(super) on_device: OnDevice,
 }
 
 impl<T: Sample> NormalizeCase<T> {
@@ -98,27 +98,7 @@ impl<T: Sample> Case for NormalizeCase<T> {
         dev: &'a Dev,
         spec: &'static VariantSpec,
     ) -> Result<Runner<'a>> {
-        #[cfg(feature = "opencl")]
-        {
-            use crate::backend::opencl::DeviceImage;
-            tuning::check_variant(&SPEC, spec, &self.shape(), dev.info().local_mem)?;
-            let k = bench_coefficients()?;
-            let input = self.on_device.image(dev, &self.img)?;
-            let (w, h, c) = (input.width(), input.height(), input.channels());
-            let out = DeviceImage::<T>::new(dev, w, h, c)?;
-            Ok(Box::new(move || {
-                Ok(
-                    super::device::launch::<T, T>(progs, dev, spec, input, &out, &k)?
-                        .duration()?
-                        .unwrap_or_default(),
-                )
-            }))
-        }
-        #[cfg(not(feature = "opencl"))]
-        {
-            let _ = (progs, spec, &self.on_device);
-            match *dev {}
-        }
+        super::device::kernel_runner(self, progs, dev, spec)
     }
 
     fn cpu_runner(&self) -> Result<Runner<'_>> {

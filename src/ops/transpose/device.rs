@@ -83,3 +83,82 @@ mod cl {
         )
     }
 }
+
+/// The stage's arm in a device-resident chain ([`crate::ops::StageOp::run_device`]).
+#[cfg(feature = "opencl")]
+pub(crate) fn run_stage(
+    _: &super::stage::TransposeStage,
+    cx: &crate::ops::work::Chain<'_>,
+    forced: Option<&str>,
+    input: crate::ops::work::ChainInput<'_>,
+    record: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    use crate::backend::opencl::DeviceImage;
+    use crate::ops::work::time;
+    use crate::ops::OpParams;
+    let w = input.into_work();
+    let (logical, working) = (
+        w.logical_shape(OpParams::NONE),
+        w.working_shape(OpParams::NONE),
+    );
+    let (img, rep) = crate::ops::dispatch_on_device(
+        cx.d,
+        &super::SPEC,
+        forced,
+        (&logical, &working),
+        |dev, spec| {
+            let out = DeviceImage::<f32>::new(dev, w.height(), w.width(), w.img.channels())?;
+            let ev = super::device::launch(cx.d.programs(), dev, spec, &w.img, &out)?;
+            Ok((out, time(ev)?))
+        },
+    )?;
+    record.reports.push(rep);
+    Ok(w.with(img))
+}
+
+/// No chain exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(crate) fn run_stage(
+    _: &super::stage::TransposeStage,
+    cx: &crate::ops::work::Chain<'_>,
+    _: Option<&str>,
+    _: crate::ops::work::ChainInput<'_>,
+    _: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    cx.never()
+}
+
+/// A kernel-only runner of `spec` on the case's input, uploaded once
+/// ([`crate::ops::tuning::Case::kernel_runner`]).
+#[cfg(feature = "opencl")]
+pub(super) fn kernel_runner<'a, T: crate::image::Sample>(
+    case: &'a super::tune::TransposeCase<T>,
+    progs: &'a crate::ops::Programs,
+    dev: &'a crate::backend::Dev,
+    spec: &'static crate::ops::VariantSpec,
+) -> crate::error::Result<crate::ops::tuning::Runner<'a>> {
+    use crate::ops::tuning::Case;
+        use crate::backend::opencl::DeviceImage;
+        crate::ops::tuning::check_variant(&super::SPEC, spec, &case.shape(), dev.info().local_mem)?;
+        let input = case.on_device.image(dev, &case.img)?;
+        let (w, h, c) = (input.width(), input.height(), input.channels());
+        let out = DeviceImage::<T>::new(dev, h, w, c)?;
+        Ok(Box::new(move || {
+            Ok(super::device::launch(progs, dev, spec, input, &out)?
+                .duration()?
+                .unwrap_or_default())
+        }))
+    }
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn kernel_runner<'a, T: crate::image::Sample>(
+    case: &'a super::tune::TransposeCase<T>,
+    _: &'a crate::ops::Programs,
+    dev: &'a crate::backend::Dev,
+    _: &'static crate::ops::VariantSpec,
+) -> crate::error::Result<crate::ops::tuning::Runner<'a>> {
+    // The upload slot exists in every build; only a device fills it.
+    let _ = &case.on_device;
+    match *dev {}
+}

@@ -64,7 +64,6 @@ impl StageOp for TransposeStage {
         Ok(img)
     }
 
-    #[cfg(feature = "opencl")]
     fn run_device(
         &self,
         cx: &crate::ops::work::Chain<'_>,
@@ -72,27 +71,7 @@ impl StageOp for TransposeStage {
         input: crate::ops::work::ChainInput<'_>,
         record: &mut StageRecord,
     ) -> Result<crate::ops::work::Work> {
-        use crate::backend::opencl::DeviceImage;
-        use crate::ops::work::time;
-        use crate::ops::OpParams;
-        let w = input.into_work();
-        let (logical, working) = (
-            w.logical_shape(OpParams::NONE),
-            w.working_shape(OpParams::NONE),
-        );
-        let (img, rep) = crate::ops::dispatch_on_device(
-            cx.d,
-            &SPEC,
-            forced,
-            (&logical, &working),
-            |dev, spec| {
-                let out = DeviceImage::<f32>::new(dev, w.height(), w.width(), w.img.channels())?;
-                let ev = super::device::launch(cx.d.programs(), dev, spec, &w.img, &out)?;
-                Ok((out, time(ev)?))
-            },
-        )?;
-        record.reports.push(rep);
-        Ok(w.with(img))
+        super::device::run_stage(self, cx, forced, input, record)
     }
 
     stage_any!();

@@ -30,9 +30,9 @@ impl Tunable for Tune {
     }
 }
 
-struct TransposeCase<T: Sample> {
-    img: Image<T>,
-    on_device: OnDevice,
+pub(super) struct TransposeCase<T: Sample> {
+    pub(super) img: Image<T>,
+    pub(super) on_device: OnDevice,
 }
 
 impl<T: Sample> TransposeCase<T> {
@@ -79,24 +79,7 @@ impl<T: Sample> Case for TransposeCase<T> {
         dev: &'a Dev,
         spec: &'static VariantSpec,
     ) -> Result<Runner<'a>> {
-        #[cfg(feature = "opencl")]
-        {
-            use crate::backend::opencl::DeviceImage;
-            tuning::check_variant(&SPEC, spec, &self.shape(), dev.info().local_mem)?;
-            let input = self.on_device.image(dev, &self.img)?;
-            let (w, h, c) = (input.width(), input.height(), input.channels());
-            let out = DeviceImage::<T>::new(dev, h, w, c)?;
-            Ok(Box::new(move || {
-                Ok(super::device::launch(progs, dev, spec, input, &out)?
-                    .duration()?
-                    .unwrap_or_default())
-            }))
-        }
-        #[cfg(not(feature = "opencl"))]
-        {
-            let _ = (progs, spec, &self.on_device);
-            match *dev {}
-        }
+        super::device::kernel_runner(self, progs, dev, spec)
     }
 
     fn cpu_runner(&self) -> Result<Runner<'_>> {

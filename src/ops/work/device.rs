@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::backend::opencl::{Arg, ClEvent, DeviceImage, Kernel};
 use crate::backend::Dev;
 use crate::error::{Error, Result};
-use crate::image::{Sample, SampleType};
+use crate::image::{Image, Sample, SampleType};
 pub(crate) use crate::ops::demosaic::device::DeviceRaw;
 use crate::ops::{any_shape, no_local, Dispatch, OpParams, RunReport, Shape, VariantSpec};
 
@@ -361,4 +361,23 @@ pub(crate) fn upload_image_frame(
         DynImage::U16(i) => Some(DeviceRaw::upload(dev, &Raw::U16(i))?),
         DynImage::F32(_) => None,
     })
+}
+
+/// A case's input on the device: uploaded by its first kernel runner and
+/// shared by the rest (one device per case).
+#[derive(Default)]
+pub struct OnDevice(std::cell::OnceCell<Box<dyn std::any::Any>>);
+
+impl OnDevice {
+    /// `img` on `dev`, uploaded on first use.
+    pub fn image<T: Sample>(&self, dev: &Dev, img: &Image<T>) -> Result<&DeviceImage<T>> {
+        if self.0.get().is_none() {
+            let up: Box<dyn std::any::Any> = Box::new(DeviceImage::upload(dev, img)?);
+            let _ = self.0.set(up);
+        }
+        self.0
+            .get()
+            .and_then(|b| b.downcast_ref::<DeviceImage<T>>())
+            .ok_or_else(|| Error::arg("a case's device input has another sample type"))
+    }
 }
