@@ -22,13 +22,6 @@ use crate::Global;
 
 /// Options of `filterctl apply`.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Spec grammar: name=key=value:key=value,name2,...  Stages: \
-    transpose; minmax; normalize=sub=N:factor=N:out=u8|u16|f32. Every stage takes \
-    variant=NAME. Example: -f 'normalize=out=f32,transpose'. Raw camera frames: \
-    -f demosaic --size 1920x1080 --format bayer_rggb12p frame.raw -o frame.png \
-    (the demosaic takes the format's pattern and bits)"
-)]
 pub struct Args {
     /// The pipeline, for example 'transpose,normalize=out=u8,minmax'.
     #[arg(short = 'f', long = "filter", value_name = "SPEC")]
@@ -681,4 +674,30 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         out!("{}", serde_json::to_string_pretty(&report)?)?;
     }
     Ok(())
+}
+
+/// The help after `filterctl apply --help`: the spec grammar and every
+/// stage of the registry with its options.
+pub fn stages_help() -> String {
+    let mut h = String::from(
+        "Spec grammar: name=key=value:key=value,name2,...  (a bare first value is \
+         the first option: convert=u8). Every stage also takes variant=NAME \
+         (see `filterctl variants`).\n\nStages:\n",
+    );
+    for def in clfilter::pipeline::STAGES.iter() {
+        h.push_str(&format!("  {:<10} {}\n", def.name, def.summary));
+        for o in def.options {
+            h.push_str(&format!(
+                "      {:<28} {}\n",
+                format!("{}={}", o.key, o.value),
+                o.help
+            ));
+        }
+    }
+    h.push_str(
+        "\nExample: -f 'normalize=out=f32,transpose'. Raw camera frames: -f demosaic \
+         --size 1920x1080 --format bayer_rggb12p frame.raw -o frame.png (the demosaic \
+         takes the format's pattern and bits)",
+    );
+    h
 }

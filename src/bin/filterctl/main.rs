@@ -7,7 +7,7 @@
 
 use std::process::ExitCode;
 
-use clap::{ArgAction, Parser, Subcommand};
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, Subcommand};
 use clfilter::{CacheDir, DeviceSelector, Engine, EngineOptions};
 
 use error::CliError;
@@ -157,7 +157,14 @@ fn init_logging(verbose: u8, quiet: u8) {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The stage list comes from the registry, so it is added at run time.
+    let matches = Cli::command()
+        .mut_subcommand("apply", |c| c.after_help(apply::stages_help()))
+        .get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
     init_logging(cli.verbose, cli.quiet);
     let global = Global {
         device: cli.device.unwrap_or_default(),
