@@ -11,6 +11,9 @@ pub mod image;
 pub mod kernels;
 pub mod ops;
 pub mod pipeline;
+/// CPU SIMD: instruction-set tokens, safe dispatch and the vector kernels'
+/// building blocks (the only `unsafe` of the CPU paths).
+pub mod simd;
 pub mod tune;
 
 pub use backend::{Backend, CacheDir, DeviceInfo, DeviceKind, DeviceSelector};

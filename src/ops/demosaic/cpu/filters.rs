@@ -1,0 +1,171 @@
+//! The sites' filters of each method, on a chunk of quads at a time.
+
+use super::CHUNK;
+use crate::simd::Quads;
+
+/// A chunk's colour rows, `[row parity][colour][column parity]`: the
+/// values of the chunk's quads.
+pub(super) type Src<'a> = Quads<'a, CHUNK>;
+
+/// The two interpolated colours of a green site, `[horizontal
+/// neighbours' colour, vertical neighbours' colour]`, and of a red or blue
+/// site, `[green, the other colour]`.
+pub(super) type Slots = [[f32; CHUNK]; 2];
+
+// The sites' filters, in the reference's arithmetic (`reference::bilinear`
+// and `reference::mhc`: the same products and sums in the same order), so
+// every value is the reference's. `t(dy, dx)` is the site's neighbour at
+// (dx, dy).
+
+#[inline(always)]
+fn bilinear_green(t: impl Fn(isize, isize) -> f32) -> [f32; 2] {
+    [0.5 * (t(0, -1) + t(0, 1)), 0.5 * (t(-1, 0) + t(1, 0))]
+}
+
+#[inline(always)]
+fn bilinear_rb(t: impl Fn(isize, isize) -> f32) -> [f32; 2] {
+    [
+        0.25 * (((t(0, -1) + t(0, 1)) + t(-1, 0)) + t(1, 0)),
+        0.25 * (((t(-1, -1) + t(-1, 1)) + t(1, -1)) + t(1, 1)),
+    ]
+}
+
+#[inline(always)]
+fn mhc_green(t: impl Fn(isize, isize) -> f32) -> [f32; 2] {
+    let c0 = t(0, 0);
+    let diag = ((t(-1, -1) + t(-1, 1)) + t(1, -1)) + t(1, 1);
+    let (h1, v1) = (t(0, -1) + t(0, 1), t(-1, 0) + t(1, 0));
+    let (h2, v2) = (t(0, -2) + t(0, 2), t(-2, 0) + t(2, 0));
+    [
+        (5.0 * c0 + 4.0 * h1 - h2 - diag + 0.5 * v2) * 0.125,
+        (5.0 * c0 + 4.0 * v1 - v2 - diag + 0.5 * h2) * 0.125,
+    ]
+}
+
+#[inline(always)]
+fn mhc_rb(t: impl Fn(isize, isize) -> f32) -> [f32; 2] {
+    let c0 = t(0, 0);
+    let ring2 = ((t(0, -2) + t(0, 2)) + t(-2, 0)) + t(2, 0);
+    let cross = ((t(0, -1) + t(0, 1)) + t(-1, 0)) + t(1, 0);
+    let diag = ((t(-1, -1) + t(-1, 1)) + t(1, -1)) + t(1, 1);
+    [
+        (4.0 * c0 + 2.0 * cross - ring2) * 0.125,
+        (6.0 * c0 + 2.0 * diag - 1.5 * ring2) * 0.125,
+    ]
+}
+
+/// A chunk's quads plus one either side.
+pub(super) const WIDE: usize = CHUNK + 2;
+
+/// A chunk's input for the linear filters, `[2 + row][parity]`: the
+/// half-rows of the quad row's rows -2..=3, from the chunk's quad -1 on.
+pub(super) type Wide<'a> = [[&'a [f32; WIDE]; 2]; 6];
+
+/// Both slots of the four sites of a chunk's quads, in one pass (so the
+/// sites share their loads and common sums). `MHC`: mhc, else bilinear;
+/// `GD`: the green sites are the quad's diagonal, (0, 0) and (1, 1).
+#[inline(always)]
+pub(super) fn linear_quads<const MHC: bool, const GD: bool>(rows: &Wide, o: &mut [[Slots; 2]; 2]) {
+    for i in 0..CHUNK {
+        for (py, o) in o.iter_mut().enumerate() {
+            for (px, o) in o.iter_mut().enumerate() {
+                let t = |dy: isize, dx: isize| {
+                    let col = px as isize + dx;
+                    let q = (i as isize + col.div_euclid(2) + 1) as usize;
+                    rows[(py as isize + dy + 2) as usize][col.rem_euclid(2) as usize][q]
+                };
+                let v = match (MHC, (px == py) == GD) {
+                    (true, true) => mhc_green(t),
+                    (true, false) => mhc_rb(t),
+                    (false, true) => bilinear_green(t),
+                    (false, false) => bilinear_rb(t),
+                };
+                o[0][i] = v[0];
+                o[1][i] = v[1];
+            }
+        }
+    }
+}
+
+// The edge method, in `reference::edge_green` and `reference::edge`'s
+// arithmetic. `f(dy, dx)` reads the levelled CFA, `g(dy, dx)` the green plane.
+
+/// Green at the chunk's red or blue sites of one parity.
+#[inline(always)]
+pub(super) fn edge_green<'a>(
+    f: impl Fn(isize, isize) -> &'a [f32; CHUNK],
+    full: f32,
+    o: &mut [f32; CHUNK],
+) {
+    let c = f(0, 0);
+    let (w, e, n, s) = (f(0, -1), f(0, 1), f(-1, 0), f(1, 0));
+    let (w2, e2, n2, s2) = (f(0, -2), f(0, 2), f(-2, 0), f(2, 0));
+    let (nw, ne, sw, se) = (f(-1, -1), f(-1, 1), f(1, -1), f(1, 1));
+    // Two along and one across: for dh x +-2 at y -+1, for dv y +-2 at x -+1.
+    let (ene, wsw, wnw, ese) = (f(-1, 2), f(1, -2), f(-1, -2), f(1, 2));
+    let (ssw, nne, nnw, sse) = (f(2, -1), f(-2, 1), f(-2, -1), f(2, 1));
+    let eps = 4e-6 * full;
+    for i in 0..CHUNK {
+        let (c, w, e, n, s) = (c[i], w[i], e[i], n[i], s[i]);
+        let lh = 2.0 * c - w2[i] - e2[i];
+        let lv = 2.0 * c - n2[i] - s2[i];
+        let gh = 0.5 * (w + e) + 0.25 * lh;
+        let gv = 0.5 * (n + s) + 0.25 * lv;
+        let (nw, ne, sw, se) = (nw[i], ne[i], sw[i], se[i]);
+        let dh = (w - e).abs()
+            + lh.abs()
+            + 0.5 * ((nw - ne).abs() + (sw - se).abs())
+            + 0.25
+                * ((n - ene[i]).abs()
+                    + (s - wsw[i]).abs()
+                    + (n - wnw[i]).abs()
+                    + (s - ese[i]).abs());
+        let dv = (n - s).abs()
+            + lv.abs()
+            + 0.5 * ((nw - sw).abs() + (ne - se).abs())
+            + 0.25
+                * ((w - ssw[i]).abs()
+                    + (e - nne[i]).abs()
+                    + (w - nnw[i]).abs()
+                    + (e - sse[i]).abs());
+        let wh = 1.0 / ((dh + eps) * (dh + eps));
+        let wv = 1.0 / ((dv + eps) * (dv + eps));
+        o[i] = (wh * gh + wv * gv) / (wh + wv);
+    }
+}
+
+/// A green site: green plus the mean colour difference of its horizontal
+/// and of its vertical neighbours.
+#[inline(always)]
+pub(super) fn edge_at_green<'a>(
+    f: impl Fn(isize, isize) -> &'a [f32; CHUNK],
+    g: impl Fn(isize, isize) -> &'a [f32; CHUNK],
+    o: &mut Slots,
+) {
+    let c = g(0, 0);
+    let (fw, fe, fn_, fs) = (f(0, -1), f(0, 1), f(-1, 0), f(1, 0));
+    let (gw, ge, gn, gs) = (g(0, -1), g(0, 1), g(-1, 0), g(1, 0));
+    let [oh, ov] = o;
+    for i in 0..CHUNK {
+        oh[i] = c[i] + 0.5 * ((fw[i] - gw[i]) + (fe[i] - ge[i]));
+        ov[i] = c[i] + 0.5 * ((fn_[i] - gn[i]) + (fs[i] - gs[i]));
+    }
+}
+
+/// A red or blue site: the other colour is green plus the mean colour
+/// difference of the diagonal neighbours (green comes from the plane).
+#[inline(always)]
+pub(super) fn edge_at_rb<'a>(
+    f: impl Fn(isize, isize) -> &'a [f32; CHUNK],
+    g: impl Fn(isize, isize) -> &'a [f32; CHUNK],
+    o: &mut Slots,
+) {
+    let c = g(0, 0);
+    let (fnw, fne, fsw, fse) = (f(-1, -1), f(-1, 1), f(1, -1), f(1, 1));
+    let (gnw, gne, gsw, gse) = (g(-1, -1), g(-1, 1), g(1, -1), g(1, 1));
+    let [_, oo] = o;
+    for i in 0..CHUNK {
+        let d = (fnw[i] - gnw[i]) + (fne[i] - gne[i]) + (fsw[i] - gsw[i]) + (fse[i] - gse[i]);
+        oo[i] = c[i] + 0.25 * d;
+    }
+}

@@ -1,0 +1,428 @@
+//! The rayon demosaic: the image is cut into bands of rows, one task each.
+//!
+//! A band's CFA rows (plus a mirrored apron) are levelled to f32 once,
+//! split into their even and odd columns. A pixel's neighbour at offset
+//! (dx, dy) is then, for every pixel of one parity in a row, the same
+//! half-row at the same index offset, so each of the four sites of a 2x2
+//! quad has one fixed filter for the whole quad row, and there is no
+//! per-pixel branch on the pattern. Each quad row is computed in chunks of
+//! `CHUNK` quads: the missing colours of the chunk's four sites, each in
+//! one pass over its input rows with the reference's arithmetic in the
+//! reference's order (so the results are the reference's), into a few KiB
+//! that stay in L1, which are then narrowed and interleaved into the two
+//! output rows. The edge method first computes the band's green plane
+//! (rows -1..=len) the same way, chunk by chunk, then red and blue from it.
+//!
+//! The band is compiled for each instruction set of [`crate::simd`] up to
+//! 256-bit vectors (on x86-64 CPUs with AVX2: 8 lanes, chosen at run
+//! time), and 8-bit outputs are narrowed and interleaved with byte
+//! shuffles there ([`Simd::interleave_quads`]).
+//!
+//! Files: this one (entry points, a band's steps), `filters` (the sites'
+//! filters), `halves` (the working rows), `tests`.
+
+use std::borrow::Cow;
+use std::mem::MaybeUninit;
+
+use super::reference::mirror;
+use super::{DemosaicParams, Levels, Method, Raw, B, G, R};
+use crate::error::Result;
+use crate::image::{Image, Sample, SampleType};
+use crate::simd::mem::{self, Filler};
+use crate::simd::{Isa, Narrow, Simd, WithSimd};
+
+mod filters;
+mod halves;
+#[cfg(test)]
+mod tests;
+
+use filters::{edge_at_green, edge_at_rb, edge_green, linear_quads, Slots, Src, Wide};
+use halves::{fill_apron, grown, From, Halves, Scratch};
+
+/// Output rows per rayon task (even, so every band starts on a pattern row).
+const BAND: usize = 32;
+/// The apron in half-rows (quads): offsets -3..=3 from parity 0 or 1 reach
+/// half-row indices -2..=2.
+const QPAD: usize = 2;
+/// Quads per chunk of a quad row: a multiple of 8;
+/// large enough to amortise slicing out a chunk's input rows, small
+/// enough that the chunk's input and outputs (about 16 KiB) stay in L1.
+const CHUNK: usize = 192;
+
+/// The widest vectors the bands are compiled for: they were written and
+/// measured with 8 lanes (AVX2), not AVX-512's 16.
+const VECTOR_BITS: usize = 256;
+
+/// The raw samples as rows of `u8` or `u16` (packed frames are unpacked first).
+enum Rows<'a> {
+    U8(&'a Image<u8>),
+    U16(Cow<'a, Image<u16>>),
+}
+
+impl Rows<'_> {
+    /// The levelled samples of row `y` (in range), split into the even and
+    /// odd columns (`w / 2` each).
+    #[inline(always)]
+    fn level_split(&self, y: usize, even: &mut [f32], odd: &mut [f32], black: f32, s: [f32; 2]) {
+        match self {
+            Rows::U8(i) => level_split(i.row(y), even, odd, black, s),
+            Rows::U16(i) => level_split(i.row(y), even, odd, black, s),
+        }
+    }
+}
+
+/// Levels a row into its even and odd columns.
+#[inline(always)]
+fn level_split<T: Sample>(src: &[T], even: &mut [f32], odd: &mut [f32], black: f32, s: [f32; 2]) {
+    for ((e, o), q) in even.iter_mut().zip(odd.iter_mut()).zip(src.chunks_exact(2)) {
+        *e = (q[0].to_f32() - black) * s[0];
+        *o = (q[1].to_f32() - black) * s[1];
+    }
+}
+
+/// Demosaics on the host's cores (see [`super`] for the rules).
+pub fn demosaic<U: Sample>(raw: &Raw<'_>, p: &DemosaicParams, lv: &Levels) -> Result<Image<U>> {
+    demosaic_with(raw, p, lv, Isa::detect_up_to(VECTOR_BITS))
+}
+
+/// [`demosaic`] with the instruction set `isa` (or the best one below it
+/// that the CPU runs).
+fn demosaic_with<U: Sample>(
+    raw: &Raw<'_>,
+    p: &DemosaicParams,
+    lv: &Levels,
+    isa: Isa,
+) -> Result<Image<U>> {
+    raw.validate()?;
+    let (w, h) = raw.size();
+    let n = crate::image::check_shape(w, h, p.channels)?;
+    // Every band writes all of its samples, so the output is never cleared
+    // first (that would be a pass over memory).
+    let out = mem::vec_filled(n, |out| match U::TYPE {
+        SampleType::U8 => run_as::<U, u8>(raw, p, lv, out, isa),
+        SampleType::U16 => run_as::<U, u16>(raw, p, lv, out, isa),
+        SampleType::F32 => run_as::<U, f32>(raw, p, lv, out, isa),
+    })?;
+    Image::from_vec(w, h, p.channels, out)
+}
+
+/// [`run`] for `U`, which is `X`.
+fn run_as<'o, U: Sample, X: Narrow>(
+    raw: &Raw<'_>,
+    p: &DemosaicParams,
+    lv: &Levels,
+    out: &'o mut [MaybeUninit<U>],
+    isa: Isa,
+) -> Result<&'o mut [U]> {
+    let no_path = || crate::Error::arg(format!("demosaic has no CPU output path for {}", U::TYPE));
+    let out = mem::cast_uninit_mut::<U, X>(out).ok_or_else(no_path)?;
+    let done = run(raw, p, lv, out, isa)?;
+    mem::cast_slice_mut::<X, U>(done).ok_or_else(no_path)
+}
+
+/// Demosaics into `out`, band by band on the rayon pool, and returns it
+/// written.
+fn run<'o, U: Narrow>(
+    raw: &Raw<'_>,
+    p: &DemosaicParams,
+    lv: &Levels,
+    out: &'o mut [MaybeUninit<U>],
+    isa: Isa,
+) -> Result<&'o mut [U]> {
+    let rows = match raw {
+        Raw::U8(i) => Rows::U8(i),
+        Raw::U16(i) => Rows::U16(Cow::Borrowed(*i)),
+        Raw::Packed12 {
+            data,
+            width,
+            height,
+            packing,
+        } => Rows::U16(Cow::Owned(packing.unpack(data, *width, *height)?)),
+    };
+    let (w, h) = raw.size();
+    let band = Band {
+        rows: &rows,
+        w,
+        h,
+        p,
+        lv,
+    };
+    let band = &band;
+    Ok(mem::par_fill(
+        out,
+        BAND * w * p.channels,
+        Scratch::default,
+        |scratch, b, dst| {
+            let y0 = b * BAND;
+            isa.vectorize(BandOp {
+                band,
+                y0,
+                dst,
+                scratch,
+            })
+        },
+    ))
+}
+
+/// One band ([`Band::task`]), for [`Isa::vectorize`].
+struct BandOp<'a, 'd, U> {
+    band: &'a Band<'a>,
+    y0: usize,
+    dst: &'d mut [MaybeUninit<U>],
+    scratch: &'a mut Scratch,
+}
+
+impl<'d, U: Narrow> WithSimd for BandOp<'_, 'd, U> {
+    type Output = &'d mut [U];
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) -> &'d mut [U] {
+        self.band
+            .task::<U, S>(simd, self.y0, self.dst, self.scratch)
+    }
+}
+
+struct Band<'a> {
+    rows: &'a Rows<'a>,
+    w: usize,
+    h: usize,
+    p: &'a DemosaicParams,
+    lv: &'a Levels,
+}
+
+/// A band's shape: output rows `y0..y0 + len`, the method's `radius`,
+/// `half` quads per row in `chunks` chunks, half-rows `hs` long.
+#[derive(Clone, Copy)]
+struct Shape {
+    y0: usize,
+    len: usize,
+    radius: usize,
+    half: usize,
+    chunks: usize,
+    hs: usize,
+}
+
+impl Band<'_> {
+    /// The levelling scales of row `y`'s even and odd columns.
+    #[inline(always)]
+    fn row_scales(&self, y: usize) -> [f32; 2] {
+        let pat = self.p.pattern;
+        [0, 1].map(|x| self.lv.scale[pat.colour(x, y)])
+    }
+
+    /// The shape of the band from output row `y0` (even).
+    #[inline(always)]
+    fn shape(&self, y0: usize) -> Shape {
+        let len = (y0 + BAND).min(self.h) - y0;
+        let half = self.w / 2;
+        let chunks = half.div_ceil(CHUNK);
+        // A chunk reads up to QPAD quads either side; what lies past the
+        // apron is computed but never stored.
+        let hs = QPAD + chunks * CHUNK + QPAD;
+        let radius = self.p.method.radius();
+        Shape {
+            y0,
+            len,
+            radius,
+            half,
+            chunks,
+            hs,
+        }
+    }
+
+    /// One band, output rows `y0..` (`y0` even), all written and returned
+    /// as such.
+    #[inline(always)]
+    fn task<'d, U: Narrow, S: Simd>(
+        &self,
+        simd: S,
+        y0: usize,
+        dst: &'d mut [MaybeUninit<U>],
+        scratch: &mut Scratch,
+    ) -> &'d mut [U] {
+        let (w, ch) = (self.w, self.p.channels);
+        let sh = self.shape(y0);
+        let Scratch { cfa, green } = scratch;
+        let cfa = self.level(sh, cfa);
+        // The edge method's green plane, band rows -1..=len.
+        let green = match self.p.method {
+            Method::Edge => self.green_plane(sh, cfa, green),
+            _ => cfa,
+        };
+        let from = self.sources();
+        let alpha = self.lv.alpha;
+        let mut slots: [[Slots; 2]; 2] = [[[[0.0; CHUNK]; 2]; 2]; 2];
+        let mut out = Filler::new(dst);
+        for ry in (0..sh.len).step_by(2) {
+            let ry = ry as isize;
+            let (mut row0, mut row1) =
+                (Filler::new(out.next(w * ch)), Filler::new(out.next(w * ch)));
+            for k in 0..sh.chunks {
+                self.chunk_slots(sh, ry, k, (cfa, green), &mut slots);
+                let src: Src = [0, 1].map(|py| {
+                    let row = ry + py as isize;
+                    [R, G, B].map(|c| {
+                        [0, 1].map(|px| match from[py][px][c] {
+                            From::Own => cfa.at(row, px as isize, k),
+                            From::Green => green.at(row, px as isize, k),
+                            From::Slot(s) => &slots[py][px][s],
+                        })
+                    })
+                });
+                let q = (sh.half - k * CHUNK).min(CHUNK);
+                let rows = [row0.next(2 * q * ch), row1.next(2 * q * ch)];
+                let [a, b] = store_chunk::<U, S>(simd, rows, &src, q, ch, alpha);
+                row0.commit(a);
+                row1.commit(b);
+            }
+            out.commit(row0.finish());
+            out.commit(row1.finish());
+        }
+        out.finish()
+    }
+
+    /// The band's CFA rows (and the method's reach above and below),
+    /// levelled and split into half-rows, in `buf`.
+    #[inline(always)]
+    fn level<'s>(&self, sh: Shape, buf: &'s mut Vec<f32>) -> Halves<'s> {
+        let (r, hs, half) = (sh.radius, sh.hs, sh.half);
+        let n = sh.len + 2 * r;
+        let cfa = grown(buf, n * 2 * hs);
+        for (j, pair) in cfa.chunks_exact_mut(2 * hs).enumerate() {
+            let y = mirror(sh.y0 as i64 + j as i64 - r as i64, self.h);
+            let (even, odd) = pair.split_at_mut(hs);
+            let s = self.row_scales(y);
+            self.rows.level_split(
+                y,
+                &mut even[QPAD..QPAD + half],
+                &mut odd[QPAD..QPAD + half],
+                self.lv.black,
+                s,
+            );
+            fill_apron(even, odd, half, self.w);
+        }
+        Halves {
+            buf: cfa,
+            hs,
+            top: r,
+        }
+    }
+
+    /// The edge method's green plane, band rows -1..=len, in `buf`.
+    #[inline(always)]
+    fn green_plane<'s>(&self, sh: Shape, cfa: Halves<'_>, buf: &'s mut Vec<f32>) -> Halves<'s> {
+        let (y0, len, hs, h) = (sh.y0, sh.len, sh.hs, self.h);
+        let pat = self.p.pattern;
+        let colour = |px: usize, row: isize| pat.colour(px, row.rem_euclid(2) as usize);
+        let alpha = self.lv.alpha;
+        let gbuf = grown(buf, (len + 2) * 2 * hs);
+        for (j, pair) in gbuf.chunks_exact_mut(2 * hs).enumerate() {
+            let row = j as isize - 1;
+            if !(0..h as isize).contains(&(y0 as isize + row)) {
+                continue;
+            }
+            let (even, odd) = pair.split_at_mut(hs);
+            for (px, g) in [&mut *even, &mut *odd].into_iter().enumerate() {
+                if colour(px, row) == G {
+                    g.copy_from_slice(cfa.half_row(row, px));
+                    continue;
+                }
+                for k in 0..sh.chunks {
+                    let o = (&mut g[QPAD + k * CHUNK..][..CHUNK]).try_into().unwrap();
+                    edge_green(|dy, dx| cfa.at(row + dy, px as isize + dx, k), alpha, o);
+                }
+            }
+            fill_apron(even, odd, sh.half, self.w);
+        }
+        // Rows past the image's edge: the mirrored row's green, as the
+        // reference reads it.
+        for j in [0, len + 1] {
+            let y = y0 as i64 + j as i64 - 1;
+            if !(0..h as i64).contains(&y) {
+                let from = mirror(y, h) - y0 + 1;
+                gbuf.copy_within(from * 2 * hs..(from + 1) * 2 * hs, j * 2 * hs);
+            }
+        }
+        Halves {
+            buf: gbuf,
+            hs,
+            top: 1,
+        }
+    }
+
+    /// Where each colour of each site of a quad comes from,
+    /// `[row parity][column parity][colour]`.
+    #[inline(always)]
+    fn sources(&self) -> [[[From; 3]; 2]; 2] {
+        let (pat, m) = (self.p.pattern, self.p.method);
+        [0, 1].map(|py| {
+            [0, 1].map(|px| {
+                let c = pat.colour(px, py);
+                [R, G, B].map(|k| match (k == c, c == G) {
+                    (true, _) => From::Own,
+                    (false, true) => From::Slot(usize::from(k != pat.colour(px + 1, py))),
+                    (false, false) if k == G && m == Method::Edge => From::Green,
+                    (false, false) => From::Slot(usize::from(k != G)),
+                })
+            })
+        })
+    }
+
+    /// The interpolated colours of chunk `k` of the quad row at band row
+    /// `ry`, into `slots` (`[row parity][column parity]`).
+    #[inline(always)]
+    fn chunk_slots(
+        &self,
+        sh: Shape,
+        ry: isize,
+        k: usize,
+        (cfa, green): (Halves<'_>, Halves<'_>),
+        slots: &mut [[Slots; 2]; 2],
+    ) {
+        let (m, pat, r) = (self.p.method, self.p.pattern, sh.radius);
+        if m == Method::Edge {
+            for (py, sl) in slots.iter_mut().enumerate() {
+                let row = ry + py as isize;
+                for (px, o) in sl.iter_mut().enumerate() {
+                    let f = |dy, dx| cfa.at(row + dy, px as isize + dx, k);
+                    let g = |dy, dx| green.at(row + dy, px as isize + dx, k);
+                    if pat.colour(px, py) == G {
+                        edge_at_green(f, g, o)
+                    } else {
+                        edge_at_rb(f, g, o)
+                    }
+                }
+            }
+            return;
+        }
+        // Rows beyond the method's reach are never read.
+        let wide: Wide = std::array::from_fn(|j| {
+            let row = ry + (j as isize - 2).clamp(-(r as isize), 1 + r as isize);
+            [0, 1].map(|par| cfa.wide(row, par, k))
+        });
+        match (m == Method::Mhc, pat.colour(0, 0) == G) {
+            (true, true) => linear_quads::<true, true>(&wide, slots),
+            (true, false) => linear_quads::<true, false>(&wide, slots),
+            (false, true) => linear_quads::<false, true>(&wide, slots),
+            (false, false) => linear_quads::<false, false>(&wide, slots),
+        }
+    }
+}
+
+/// Stores the first `q` quads of a chunk into its two output rows (each
+/// `2 q ch` samples), and returns them written.
+#[inline(always)]
+fn store_chunk<'a, U: Narrow, S: Simd>(
+    simd: S,
+    rows: [&'a mut [MaybeUninit<U>]; 2],
+    src: &Src,
+    q: usize,
+    ch: usize,
+    alpha: f32,
+) -> [&'a mut [U]; 2] {
+    if ch == 4 {
+        simd.interleave_quads::<U, 4, CHUNK>(rows, src, q, alpha)
+    } else {
+        simd.interleave_quads::<U, 3, CHUNK>(rows, src, q, alpha)
+    }
+}

@@ -1,0 +1,258 @@
+//! Safe helpers for output buffers that start uninitialised, and for slices
+//! whose element type is only known generically.
+//!
+//! A fresh output is written where it lies, never cleared first (that
+//! would be a pass over memory). Code that writes one proves that it wrote
+//! all of it by handing back the same memory as initialised samples
+//! (`&mut [T]`): safe code can only make those by writing every sample
+//! ([`fill_init`], [`write_copy`], [`super::Simd::strips_into`],
+//! [`super::Simd::interleave_quads`], [`Filler`]). The helpers here check
+//! that the memory handed back is the memory handed out, and panic if not.
+
+use std::any::TypeId;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+use std::ptr;
+
+use rayon::prelude::*;
+
+/// Whether `S` and `T` are the same type.
+#[inline(always)]
+fn same<S: 'static, T: 'static>() -> bool {
+    TypeId::of::<S>() == TypeId::of::<T>()
+}
+
+/// `s` as a slice of `T` when `S` is `T`.
+#[inline(always)]
+pub fn cast_slice<S: 'static, T: 'static>(s: &[S]) -> Option<&[T]> {
+    // SAFETY: the types are equal, so the cast is the identity.
+    same::<S, T>().then(|| unsafe { &*(s as *const [S] as *const [T]) })
+}
+
+/// `s` as a slice of `T` when `S` is `T`.
+#[inline(always)]
+pub fn cast_slice_mut<S: 'static, T: 'static>(s: &mut [S]) -> Option<&mut [T]> {
+    // SAFETY: the types are equal, so the cast is the identity.
+    same::<S, T>().then(|| unsafe { &mut *(s as *mut [S] as *mut [T]) })
+}
+
+/// `s` as uninitialised `T` when `S` is `T`.
+#[inline(always)]
+pub fn cast_uninit_mut<S: 'static, T: 'static>(
+    s: &mut [MaybeUninit<S>],
+) -> Option<&mut [MaybeUninit<T>]> {
+    // SAFETY: the types are equal, so the cast is the identity.
+    same::<S, T>().then(|| unsafe { &mut *(s as *mut [MaybeUninit<S>] as *mut [MaybeUninit<T>]) })
+}
+
+/// `s` as initialised samples.
+///
+/// # Safety
+/// Every element of `s` must have been written.
+#[inline(always)]
+pub(super) unsafe fn assume_init_mut<T>(s: &mut [MaybeUninit<T>]) -> &mut [T] {
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout, and the caller guarantees
+    // that the values are initialised.
+    unsafe { &mut *(s as *mut [MaybeUninit<T>] as *mut [T]) }
+}
+
+/// Writes `v` into every element of `s`, and returns it initialised.
+pub fn fill_init<T: Copy>(s: &mut [MaybeUninit<T>], v: T) -> &mut [T] {
+    for x in s.iter_mut() {
+        x.write(v);
+    }
+    // SAFETY: every element was just written.
+    unsafe { assume_init_mut(s) }
+}
+
+/// Copies `src` into `d` (of the same length), and returns it initialised.
+#[inline]
+pub fn write_copy<'d, T: Copy>(d: &'d mut [MaybeUninit<T>], src: &[T]) -> &'d mut [T] {
+    assert_eq!(d.len(), src.len(), "write_copy: lengths differ");
+    for (d, s) in d.iter_mut().zip(src) {
+        d.write(*s);
+    }
+    // SAFETY: the lengths are equal, so every element was just written.
+    unsafe { assume_init_mut(d) }
+}
+
+/// An uninitialised buffer written piece by piece, front to back: hands
+/// out pieces ([`Filler::next`]), takes them back written
+/// ([`Filler::commit`]), and once all of it is back, returns the whole
+/// buffer initialised ([`Filler::finish`]).
+pub struct Filler<'a, T> {
+    /// The buffer's start and length.
+    start: *mut T,
+    len: usize,
+    /// The part not handed out yet (its end is the buffer's).
+    rest: &'a mut [MaybeUninit<T>],
+    /// Elements taken back written: a prefix.
+    done: usize,
+    /// Invariant in `'a`: pieces come back with exactly the lifetime they
+    /// were handed out with.
+    _inv: PhantomData<fn(&'a ()) -> &'a ()>,
+}
+
+impl<'a, T> Filler<'a, T> {
+    /// A filler of `buf`.
+    #[inline]
+    pub fn new(buf: &'a mut [MaybeUninit<T>]) -> Self {
+        let (start, len) = (buf.as_mut_ptr(), buf.len());
+        // SAFETY: the same memory as `buf`, which is borrowed for 'a and
+        // not used again; everything handed out is derived from `start`,
+        // which `finish` uses once they are all back.
+        let rest = unsafe { std::slice::from_raw_parts_mut(start, len) };
+        Filler {
+            start: start.cast(),
+            len,
+            rest,
+            done: 0,
+            _inv: PhantomData,
+        }
+    }
+
+    /// The next `n` elements. Panics if fewer are left.
+    #[inline]
+    pub fn next(&mut self, n: usize) -> &'a mut [MaybeUninit<T>] {
+        let (piece, rest) = std::mem::take(&mut self.rest).split_at_mut(n);
+        self.rest = rest;
+        piece
+    }
+
+    /// Takes back the elements after those already back, written. Panics
+    /// unless `piece` is that memory and was handed out.
+    #[inline]
+    pub fn commit(&mut self, piece: &'a mut [T]) {
+        let out = self.len - self.rest.len();
+        let ok = ptr::eq(piece.as_ptr(), self.start.wrapping_add(self.done))
+            && piece.len() <= out - self.done;
+        assert!(ok, "Filler::commit: not the next piece handed out");
+        self.done += piece.len();
+    }
+
+    /// The whole buffer, initialised. Panics unless all of it is back.
+    #[inline]
+    pub fn finish(self) -> &'a mut [T] {
+        assert_eq!(self.done, self.len, "Filler::finish: pieces missing");
+        // SAFETY: every element lies in a piece that came back as `&'a mut
+        // [T]`, which safe code can only make by writing it, and with
+        // lifetime 'a, so no piece outlives this borrow of the memory it
+        // shares. `start` is the buffer's, borrowed for 'a.
+        unsafe { std::slice::from_raw_parts_mut(self.start, self.len) }
+    }
+}
+
+/// Writes `buf` in chunks of `chunk` elements on the rayon pool: `f(state,
+/// index, chunk)` must return its chunk written, with `state` made by
+/// `init` per rayon job (as [`ParallelIterator::for_each_init`]). Returns
+/// `buf` initialised. Panics if `f` returns other memory.
+pub fn par_fill<'a, T, I, Init, F>(
+    buf: &'a mut [MaybeUninit<T>],
+    chunk: usize,
+    init: Init,
+    f: F,
+) -> &'a mut [T]
+where
+    T: Send,
+    Init: Fn() -> I + Sync + Send,
+    F: for<'c> Fn(&mut I, usize, &'c mut [MaybeUninit<T>]) -> &'c mut [T] + Sync + Send,
+{
+    buf.par_chunks_mut(chunk)
+        .enumerate()
+        .for_each_init(init, |state, (i, c)| {
+            let (p, n) = (c.as_ptr().cast::<T>(), c.len());
+            let done = f(state, i, c);
+            let ok = ptr::eq(done.as_ptr(), p) && done.len() == n;
+            assert!(ok, "par_fill: chunk {i} did not come back");
+        });
+    // SAFETY: every chunk came back from `f` as initialised samples at the
+    // same address and length, and the chunks cover `buf`.
+    unsafe { assume_init_mut(buf) }
+}
+
+/// A vector of `n` samples written by `f`, which must return its argument
+/// written (or an error). The memory is not cleared first, and where it is
+/// large, transparent huge pages are asked for ([`advise_huge_pages`]).
+/// Panics if `f` returns other memory.
+pub fn vec_filled<T, E, F>(n: usize, f: F) -> Result<Vec<T>, E>
+where
+    F: for<'x> FnOnce(&'x mut [MaybeUninit<T>]) -> Result<&'x mut [T], E>,
+{
+    let mut v = Vec::<T>::with_capacity(n);
+    advise_huge_pages(v.spare_capacity_mut());
+    let spare = &mut v.spare_capacity_mut()[..n];
+    let p = spare.as_ptr().cast::<T>();
+    let done = f(spare)?;
+    assert!(
+        ptr::eq(done.as_ptr(), p) && done.len() == n,
+        "vec_filled: the buffer did not come back"
+    );
+    // SAFETY: `f` returned the first n elements of the spare capacity as
+    // initialised samples.
+    unsafe { v.set_len(n) };
+    Ok(v)
+}
+
+/// Overwrites `s` through `f`, which sees it as uninitialised and must
+/// return it written. Should `f` panic or return other memory (a panic),
+/// `s` is reset to `T::default()` before the panic goes on, so it never
+/// holds uninitialised values.
+pub fn overwrite<T: Copy + Default, F>(s: &mut [T], f: F)
+where
+    F: for<'x> FnOnce(&'x mut [MaybeUninit<T>]) -> &'x mut [T],
+{
+    /// Resets the samples when dropped (only on a panic).
+    struct Reset<T: Copy + Default> {
+        p: *mut T,
+        n: usize,
+    }
+    impl<T: Copy + Default> Drop for Reset<T> {
+        fn drop(&mut self) {
+            for i in 0..self.n {
+                // SAFETY: `p..p + n` is the caller's slice, borrowed for
+                // this call, and the view given to `f` is no longer used.
+                unsafe { self.p.add(i).write(T::default()) };
+            }
+        }
+    }
+    let (p, n) = (s.as_mut_ptr(), s.len());
+    let reset = Reset { p, n };
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout; the view is `s`'s memory,
+    // derived from `p` and not used after `f` returns. Whatever `f` leaves
+    // there is initialised again below or by `reset`.
+    let view = unsafe { std::slice::from_raw_parts_mut(p.cast::<MaybeUninit<T>>(), n) };
+    let done = f(view);
+    assert!(
+        ptr::eq(done.as_ptr(), p) && done.len() == n,
+        "overwrite: the slice did not come back"
+    );
+    std::mem::forget(reset);
+}
+
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+/// Asks the kernel to back a large output buffer with transparent huge
+/// pages (fewer page faults while the CPU paths write it for the first time).
+pub fn advise_huge_pages<T>(buf: &mut [T]) {
+    const HUGE: usize = 2 << 20;
+    let start = buf.as_mut_ptr() as usize;
+    let end = start + std::mem::size_of_val(buf);
+    let (a, b) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+    if b >= a + 2 * HUGE {
+        // SAFETY: [a, b) lies inside `buf`, which we own; MADV_HUGEPAGE is
+        // advice about backing pages and never changes the memory's contents.
+        // Failure (no THP support) only means the advice is not taken.
+        unsafe {
+            libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+/// Asks nothing where transparent huge pages are not available.
+pub fn advise_huge_pages<T>(_: &mut [T]) {}

@@ -1,0 +1,224 @@
+//! The portable implementation: plain Rust for the build's baseline target
+//! (scalars, which the compiler vectorises where it can), on every CPU.
+//! The other implementations use its functions for their remainders.
+
+use std::mem::MaybeUninit;
+use std::ops::Range;
+
+use super::{mem, sealed, Isa, Narrow, Quads, Simd, Strips, Vf32, WithSimd};
+use crate::image::Sample;
+
+/// The token of the portable implementation. Every CPU runs it, so anyone
+/// may make one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Portable;
+
+impl sealed::Sealed for Portable {}
+impl sealed::Sealed for f32 {}
+
+/// A scalar is a vector of one lane.
+impl Vf32 for f32 {
+    type Token = Portable;
+    const N: usize = 1;
+    #[inline(always)]
+    fn splat(_: Portable, v: f32) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn load(_: Portable, s: &[f32]) -> Self {
+        s[0]
+    }
+    #[inline(always)]
+    fn store(self, s: &mut [f32]) {
+        s[0] = self;
+    }
+    #[inline(always)]
+    fn store_uninit(self, s: &mut [MaybeUninit<f32>]) {
+        s[0].write(self);
+    }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        self * o
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        self + o
+    }
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        self - o
+    }
+    #[inline(always)]
+    fn fma(self, b: Self, c: Self) -> Self {
+        self * b + c
+    }
+}
+
+impl Simd for Portable {
+    const ISA: Isa = Isa::Portable;
+
+    #[inline(always)]
+    fn vectorize<Op: WithSimd>(self, op: Op) -> Op::Output {
+        op.with_simd(self)
+    }
+
+    /// Four columns at a time, then one.
+    #[inline(always)]
+    fn strips<F: Strips>(self, m: usize, f: &mut F) {
+        let mut j = 0;
+        while j + 4 <= m {
+            f.strip::<f32, 4>(self, j);
+            j += 4;
+        }
+        while j < m {
+            f.strip::<f32, 1>(self, j);
+            j += 1;
+        }
+    }
+
+    #[inline(always)]
+    fn transpose_in<const C: usize>(self, rows: &[f32], row_len: usize, x: &mut [f32], m: usize) {
+        transpose_in_from::<C>(rows, row_len, x, m, 0, 0);
+    }
+
+    #[inline(always)]
+    fn transpose_out<D: Sample, const C: usize>(
+        self,
+        y: &[f32],
+        m: usize,
+        dst: &mut [D],
+        row_len: usize,
+    ) {
+        transpose_out_from::<D, C>(y, m, dst, row_len, 0, 0);
+    }
+
+    #[inline(always)]
+    fn interleave_quads<'a, U: Narrow, const C: usize, const N: usize>(
+        self,
+        rows: [&'a mut [MaybeUninit<U>]; 2],
+        src: &Quads<'_, N>,
+        q: usize,
+        alpha: f32,
+    ) -> [&'a mut [U]; 2] {
+        store_narrowed::<U, C, N>(rows, src, q, alpha)
+    }
+}
+
+/// `transpose_in` for rows from `k0` and pixels from `i0` on (the rest is done).
+#[inline(always)]
+pub(super) fn transpose_in_from<const C: usize>(
+    rows: &[f32],
+    row_len: usize,
+    x: &mut [f32],
+    m: usize,
+    k0: usize,
+    i0: usize,
+) {
+    let (nr, w) = (m / C, row_len / C);
+    for k in 0..nr {
+        let (i_start, row) = (if k < k0 { i0 } else { 0 }, &rows[k * row_len..][..row_len]);
+        for i in i_start..w {
+            x[i * m + k * C..][..C].copy_from_slice(&row[i * C..][..C]);
+        }
+    }
+}
+
+/// `transpose_out` for rows from `k0` and pixels from `i0` on (the rest is done).
+#[inline(always)]
+pub(super) fn transpose_out_from<D: Sample, const C: usize>(
+    y: &[f32],
+    m: usize,
+    dst: &mut [D],
+    row_len: usize,
+    k0: usize,
+    i0: usize,
+) {
+    let (nr, w) = (m / C, row_len / C);
+    for k in 0..nr {
+        let (i_start, row) = (
+            if k < k0 { i0 } else { 0 },
+            &mut dst[k * row_len..][..row_len],
+        );
+        for i in i_start..w {
+            for (d, v) in row[i * C..][..C].iter_mut().zip(&y[i * m + k * C..][..C]) {
+                *d = D::from_f32(*v);
+            }
+        }
+    }
+}
+
+/// `interleave_quads`: each colour row narrowed on its own (a contiguous
+/// loop the compiler vectorises), then interleaved.
+#[inline(always)]
+pub(super) fn store_narrowed<'a, U: Narrow, const C: usize, const N: usize>(
+    rows: [&'a mut [MaybeUninit<U>]; 2],
+    src: &Quads<'_, N>,
+    q: usize,
+    alpha: f32,
+) -> [&'a mut [U]; 2] {
+    assert!(C == 3 || C == 4);
+    assert!(q <= N && rows.iter().all(|r| r.len() == 2 * q * C));
+    let mut narrow = [[[U::default(); N]; 2]; 3];
+    let a = U::narrow(alpha);
+    let [r0, r1] = rows;
+    for (py, row) in [&mut *r0, &mut *r1].into_iter().enumerate() {
+        for (nc, sc) in narrow.iter_mut().zip(&src[py]) {
+            for (n, s) in nc.iter_mut().zip(sc) {
+                for (d, v) in n.iter_mut().zip(s.iter()) {
+                    *d = U::narrow(*v);
+                }
+            }
+        }
+        let interleave = |row: &mut [MaybeUninit<U>], c: usize| {
+            for (i, quad) in row.chunks_exact_mut(2 * c).take(q).enumerate() {
+                for (px, d) in quad.chunks_exact_mut(c).enumerate() {
+                    d[0].write(narrow[0][px][i]);
+                    d[1].write(narrow[1][px][i]);
+                    d[2].write(narrow[2][px][i]);
+                    if c == 4 {
+                        d[3].write(a);
+                    }
+                }
+            }
+        };
+        if C == 4 {
+            interleave(row, 4)
+        } else {
+            interleave(row, 3)
+        }
+    }
+    // SAFETY: each row is `2 q C` samples (asserted above), `C` is 3 or 4
+    // (the callers' const), and the loop wrote all `C` samples of both
+    // pixels of each of the `q` quads.
+    unsafe { [mem::assume_init_mut(r0), mem::assume_init_mut(r1)] }
+}
+
+/// Stores quads `range` of `src`, one sample at a time, into `rows`
+/// (which start at the range's first quad and are `2 C` samples per quad),
+/// and returns them written.
+#[inline(always)]
+pub(super) fn store_quads<'a, U: Narrow, const C: usize, const N: usize>(
+    rows: [&'a mut [MaybeUninit<U>]; 2],
+    src: &Quads<'_, N>,
+    range: Range<usize>,
+    a: U,
+) -> [&'a mut [U]; 2] {
+    assert!(C == 3 || C == 4);
+    assert!(range.end <= N && rows.iter().all(|r| r.len() == 2 * range.len() * C));
+    let [r0, r1] = rows;
+    for (py, row) in [&mut *r0, &mut *r1].into_iter().enumerate() {
+        for (i, quad) in range.clone().zip(row.chunks_exact_mut(2 * C)) {
+            for (px, d) in quad.chunks_exact_mut(C).enumerate() {
+                for c in 0..3 {
+                    d[c].write(U::narrow(src[py][c][px][i]));
+                }
+                if C == 4 {
+                    d[3].write(a);
+                }
+            }
+        }
+    }
+    // SAFETY: each row holds `2 C` samples for each quad of the range
+    // (asserted above), and the loop wrote every sample of every quad.
+    unsafe { [mem::assume_init_mut(r0), mem::assume_init_mut(r1)] }
+}

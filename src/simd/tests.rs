@@ -1,0 +1,216 @@
+//! Tests of the narrowing, the interleaving stores, the strip walks and the
+//! output-buffer helpers, on every instruction set the host runs.
+
+use std::mem::MaybeUninit;
+
+use super::mem::{self, Filler};
+use super::*;
+
+/// Quads per colour row in the store tests (the demosaic's chunk).
+const CHUNK: usize = 192;
+
+#[test]
+fn narrowing_equals_from_f32() {
+    let mut v = vec![
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -0.0,
+        -0.5,
+        1e30,
+        -1e30,
+    ];
+    // Every half step over both ranges, and values just beside them.
+    for i in -4..=2 * 65540 {
+        let x = i as f32 * 0.5;
+        v.extend([x, x.next_up(), x.next_down()]);
+    }
+    for x in v {
+        assert_eq!(<u8 as Narrow>::narrow(x), u8::from_f32(x), "{x}");
+        assert_eq!(<u16 as Narrow>::narrow(x), u16::from_f32(x), "{x}");
+    }
+}
+
+/// Runs `T` with every instruction set's token.
+fn on_every_isa<T: WithSimd + Clone>(op: T) {
+    for isa in Isa::available() {
+        isa.vectorize(op.clone());
+    }
+}
+
+/// The byte stores (AVX2) narrow exactly as `narrow` (round half to even,
+/// saturate, NaN to 0) and put every sample where the scalar stores do; so
+/// do the other instruction sets' stores.
+#[test]
+fn u8_stores_equal_narrow() {
+    let mut vals = vec![
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -0.0,
+        1e30,
+        -1e30,
+    ];
+    for i in -4..=2 * 260 {
+        let x = i as f32 * 0.5;
+        vals.extend([x, x.next_up(), x.next_down()]);
+    }
+    let mut data = Box::new([[[[0f32; CHUNK]; 2]; 3]; 2]);
+    let mut it = vals.iter().cycle();
+    for v in data.iter_mut().flatten().flatten().flatten() {
+        *v = *it.next().unwrap();
+    }
+    // Several passes, so every value meets every position.
+    for shift in 0..3 {
+        on_every_isa(StoresEqualNarrow::<3>(data.clone()));
+        on_every_isa(StoresEqualNarrow::<4>(data.clone()));
+        for v in data.iter_mut().flatten().flatten().flatten() {
+            *v = *it.nth(shift).unwrap();
+        }
+    }
+}
+
+type Planes = Box<[[[[f32; CHUNK]; 2]; 3]; 2]>;
+
+#[derive(Clone)]
+struct StoresEqualNarrow<const C: usize>(Planes);
+
+impl<const C: usize> WithSimd for StoresEqualNarrow<C> {
+    type Output = ();
+    fn with_simd<S: Simd>(self, s: S) {
+        let data = &self.0;
+        let src: Quads<CHUNK> = std::array::from_fn(|py| {
+            std::array::from_fn(|c| std::array::from_fn(|px| &data[py][c][px]))
+        });
+        // Whole chunks, and a part with a tail of quads (not a multiple of 8).
+        for q in [CHUNK, 29] {
+            let n = 2 * q * C;
+            let mut rows = [0, 1].map(|_| vec![MaybeUninit::new(7u8); n]);
+            let [r0, r1] = &mut rows;
+            let out = s.interleave_quads::<u8, C, CHUNK>([r0, r1], &src, q, 200.0);
+            for (py, row) in out.iter().enumerate() {
+                for (k, got) in row.iter().enumerate() {
+                    let (quad, px, c) = (k / (2 * C), k / C % 2, k % C);
+                    let want = match c {
+                        3 => 200,
+                        _ => <u8 as Narrow>::narrow(data[py][c][px][quad]),
+                    };
+                    assert_eq!(
+                        *got,
+                        want,
+                        "{:?} C={C} row {py} quad {quad} px {px} colour {c}",
+                        S::ISA
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Every column of a block, for widths around each strip size.
+#[test]
+fn strips_into_writes_every_sample() {
+    #[derive(Clone)]
+    struct Fill(usize);
+    struct Count<'a>(&'a [f32], usize);
+    impl StripsInto for Count<'_> {
+        fn strip_into<V: Vf32, const K: usize>(
+            &mut self,
+            t: V::Token,
+            j: usize,
+            out: &mut StripOut<'_, V, K>,
+        ) {
+            for _ in 0..self.1 {
+                let mut v = [V::splat(t, 0.0); K];
+                for (q, v) in v.iter_mut().enumerate() {
+                    *v = V::load(t, &self.0[j + q * V::N..]);
+                }
+                out.put(v);
+            }
+        }
+    }
+    impl WithSimd for Fill {
+        type Output = ();
+        fn with_simd<S: Simd>(self, s: S) {
+            let (m, rows) = (self.0, 3);
+            let src: Vec<f32> = (0..m).map(|i| i as f32).collect();
+            let mut buf = vec![MaybeUninit::new(-1.0f32); rows * m];
+            let got = s.strips_into(m, &mut buf, &mut Count(&src, rows));
+            for (i, v) in got.iter().enumerate() {
+                assert_eq!(*v, (i % m) as f32, "{:?} m={m}", S::ISA);
+            }
+        }
+    }
+    for m in (0..70).chain([95, 96, 97]) {
+        on_every_isa(Fill(m));
+    }
+}
+
+#[test]
+fn fillers_check_what_comes_back() {
+    let mut buf = vec![MaybeUninit::<u16>::uninit(); 10];
+    let mut f = Filler::new(&mut buf);
+    let a = f.next(4);
+    let b = f.next(6);
+    f.commit(mem::fill_init(a, 1));
+    f.commit(mem::write_copy(b, &[2; 6]));
+    assert_eq!(f.finish(), &[1, 1, 1, 1, 2, 2, 2, 2, 2, 2]);
+    // Out of order, or missing pieces, panic.
+    let r = std::panic::catch_unwind(|| {
+        let mut buf = vec![MaybeUninit::<u16>::uninit(); 10];
+        let mut f = Filler::new(&mut buf);
+        let a = f.next(4);
+        let b = mem::fill_init(f.next(6), 0);
+        f.commit(b);
+        let _ = a;
+    });
+    assert!(r.is_err());
+    let r = std::panic::catch_unwind(|| {
+        let mut buf = vec![MaybeUninit::<u16>::uninit(); 10];
+        let mut f = Filler::new(&mut buf);
+        let a = mem::fill_init(f.next(4), 0);
+        f.commit(a);
+        f.finish().len()
+    });
+    assert!(r.is_err());
+}
+
+#[test]
+fn whole_buffers_come_back_written() {
+    let v = mem::vec_filled(1000, |s| {
+        Ok::<_, ()>(mem::par_fill(
+            s,
+            64,
+            || (),
+            |(), i, c| mem::fill_init(c, i as u32),
+        ))
+    })
+    .unwrap();
+    assert!(v.iter().enumerate().all(|(k, x)| *x == (k / 64) as u32));
+    let mut s = vec![5u8; 9];
+    mem::overwrite(&mut s, |u| mem::fill_init(u, 3));
+    assert_eq!(s, [3; 9]);
+    // A panic inside leaves initialised (default) samples behind.
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        mem::overwrite(&mut s, |u| {
+            u[0] = MaybeUninit::uninit();
+            panic!("on purpose")
+        })
+    }));
+    assert!(r.is_err());
+    assert_eq!(s, [0; 9]);
+}
+
+#[test]
+fn casts_only_between_equal_types() {
+    let mut a = [1.0f32, 2.0];
+    assert_eq!(mem::cast_slice::<f32, f32>(&a), Some(&[1.0f32, 2.0][..]));
+    assert!(mem::cast_slice::<f32, u32>(&a).is_none());
+    assert!(mem::cast_slice_mut::<f32, f32>(&mut a).is_some());
+    let mut u = [MaybeUninit::<u8>::uninit(); 3];
+    assert!(mem::cast_uninit_mut::<u8, u16>(&mut u).is_none());
+    assert_eq!(
+        mem::cast_uninit_mut::<u8, u8>(&mut u).map(|s| s.len()),
+        Some(3)
+    );
+}
