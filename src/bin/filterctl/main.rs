@@ -36,6 +36,7 @@ mod bench;
 mod demo;
 mod devices;
 mod error;
+mod frames;
 mod stream;
 mod tune;
 mod util;
