@@ -124,33 +124,6 @@ fn stats(mut t: Vec<Duration>) -> (f64, f64, f64) {
     (ms(t[t.len() / 2]), ms(t[0]), ms(t[t.len() - 1]))
 }
 
-/// The entries of the operations `cfg` names (every operation when none).
-fn selected(cfg: &BenchConfig) -> Result<Vec<&'static dyn Tunable>> {
-    if cfg.ops.is_empty() {
-        return ops::OPS.iter().map(|op| tuning::tunable(op)).collect();
-    }
-    cfg.ops
-        .iter()
-        .map(|n| {
-            let op = ops::OPS
-                .iter()
-                .copied()
-                .find(|o| o.name == n)
-                .ok_or_else(|| {
-                    Error::arg(format!(
-                        "unknown operation '{n}'; known: {}",
-                        ops::OPS
-                            .iter()
-                            .map(|o| o.name)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ))
-                })?;
-            tuning::tunable(op)
-        })
-        .collect()
-}
-
 /// The operations to time, each with the parameter sets `cfg` asks for.
 type Plan = Vec<(&'static dyn Tunable, Vec<OpParams>)>;
 
@@ -255,7 +228,7 @@ pub fn run(engine: &Engine, cfg: &BenchConfig) -> Result<BenchReport> {
         channels: cfg.channels,
         method: Some(&cfg.method),
     };
-    let plan = selected(cfg)?
+    let plan = tuning::selected(&cfg.ops)?
         .into_iter()
         .map(|t| Ok((t, t.params(&ask)?)))
         .collect::<Result<Plan>>()?;

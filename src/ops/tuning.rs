@@ -147,6 +147,26 @@ pub fn tunables() -> impl Iterator<Item = &'static dyn Tunable> {
     crate::ops::OPERATIONS.iter().map(|o| o.tune)
 }
 
+/// The entries of the operations called `names`, in that order (every
+/// operation when empty); an unknown name is an error that lists the known.
+pub fn selected(names: &[String]) -> Result<Vec<&'static dyn Tunable>> {
+    if names.is_empty() {
+        return Ok(tunables().collect());
+    }
+    names
+        .iter()
+        .map(|n| {
+            tunables().find(|t| t.spec().name == n).ok_or_else(|| {
+                let known: Vec<&str> = tunables().map(|t| t.spec().name).collect();
+                Error::arg(format!(
+                    "unknown operation '{n}'; known: {}",
+                    known.join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
 /// `op`'s entry, or [`Error::Unsupported`] for an operation without one.
 pub fn tunable(op: &OpSpec) -> Result<&'static dyn Tunable> {
     tunables()

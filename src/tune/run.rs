@@ -14,7 +14,7 @@ use crate::backend::Backend;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::ops::tuning::{self, Ask, Tunable};
-use crate::ops::{self, OpParams, OpSpec};
+use crate::ops::{OpParams, OpSpec};
 
 /// One key to measure.
 pub(super) struct Job {
@@ -28,34 +28,6 @@ pub(super) struct Job {
     pub height: usize,
     /// What the job's shape carries (as the operation's entry made them).
     pub params: OpParams,
-}
-
-/// The entries of the operations called `names` (every operation when
-/// empty).
-fn selected(names: &[String]) -> Result<Vec<&'static dyn Tunable>> {
-    if names.is_empty() {
-        return ops::OPS.iter().map(|op| tuning::tunable(op)).collect();
-    }
-    names
-        .iter()
-        .map(|n| {
-            let op = ops::OPS
-                .iter()
-                .copied()
-                .find(|o| o.name == n)
-                .ok_or_else(|| {
-                    Error::arg(format!(
-                        "unknown operation '{n}'; known: {}",
-                        ops::OPS
-                            .iter()
-                            .map(|o| o.name)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ))
-                })?;
-            tuning::tunable(op)
-        })
-        .collect()
 }
 
 /// The engine's OpenCL device, or why tuning cannot run.
@@ -73,7 +45,7 @@ fn device(engine: &Engine) -> Result<std::sync::Arc<ClDevice>> {
 /// not is left out of "every operation", and an error when asked for by name.
 fn readable(cfg: &TuneConfig) -> Result<Vec<&'static dyn Tunable>> {
     let mut kept = Vec::new();
-    for t in selected(&cfg.ops)? {
+    for t in tuning::selected(&cfg.ops)? {
         match t.reads(cfg.sample) {
             Ok(()) => kept.push(t),
             Err(why) if cfg.ops.is_empty() => {
