@@ -7,10 +7,12 @@
 #   benches/gpu_compare.sh BEFORE_BIN AFTER_BIN OUT_DIR [ROUNDS]
 #
 # Writes OUT_DIR/compare.txt (one line per case and variant: before ms,
-# after ms, after/before) and the raw JSON of every round.
+# after ms, after/before) and OUT_DIR/stderr.txt; the raw JSON of every
+# round goes to $RAW (default OUT_DIR/raw).
 set -u
 A=${1:?BEFORE_BIN}; B=${2:?AFTER_BIN}; OUT=${3:?OUT_DIR}; ROUNDS=${4:-3}
-mkdir -p "$OUT"
+RAW=${RAW:-$OUT/raw}
+mkdir -p "$OUT" "$RAW"
 CA=$(mktemp -d); CB=$(mktemp -d)
 DEV=${DEVICE:-gpu}
 # name | bench arguments
@@ -38,12 +40,12 @@ for r in $(seq 1 "$ROUNDS"); do
   for c in "${CASES[@]}"; do
     name=${c%%|*}; args=${c#*|}
     # shellcheck disable=SC2086
-    FILTERCTL_CACHE_DIR=$CA "$A" --device "$DEV" -q bench $args --iters 20 --no-cpu --json >"$OUT/$name-before-$r.json" 2>>"$OUT/stderr.txt"
+    FILTERCTL_CACHE_DIR=$CA "$A" --device "$DEV" -q bench $args --iters 20 --no-cpu --json >"$RAW/$name-before-$r.json" 2>>"$OUT/stderr.txt"
     # shellcheck disable=SC2086
-    FILTERCTL_CACHE_DIR=$CB "$B" --device "$DEV" -q bench $args --iters 20 --no-cpu --json >"$OUT/$name-after-$r.json" 2>>"$OUT/stderr.txt"
+    FILTERCTL_CACHE_DIR=$CB "$B" --device "$DEV" -q bench $args --iters 20 --no-cpu --json >"$RAW/$name-after-$r.json" 2>>"$OUT/stderr.txt"
   done
 done
-python3 - "$OUT" "$ROUNDS" <<'PY' | tee "$OUT/compare.txt"
+python3 - "$RAW" "$ROUNDS" <<'PY' | tee "$OUT/compare.txt"
 import json, sys, glob, os
 out, rounds = sys.argv[1], int(sys.argv[2])
 names = sorted({os.path.basename(p).rsplit('-', 2)[0] for p in glob.glob(f"{out}/*-before-1.json")})
