@@ -26,10 +26,20 @@ CASES=(
   "gauss-s8-f32x4|--ops gaussian --sigma 8 --size 8192x8192 --type f32 --channels 4"
   "gauss-s8-4k-f32x1|--ops gaussian --sigma 8 --size 3840x2160 --type f32 --channels 1"
   "gauss-s8-4k-f32x4|--ops gaussian --sigma 8 --size 3840x2160 --type f32 --channels 4"
+  "gauss-s2-4k-f32x1|--ops gaussian --sigma 2 --size 3840x2160 --type f32 --channels 1"
+  "gauss-s8-fhd-f32x1|--ops gaussian --sigma 8 --size 1920x1080 --type f32 --channels 1"
   "demosaic-bilinear-u8x3|--ops demosaic --method bilinear --size 8192x8192 --type u8 --channels 3"
   "demosaic-mhc-u16x4|--ops demosaic --method mhc --size 8192x8192 --type u16 --channels 4"
   "demosaic-edge-u8x3|--ops demosaic --method edge --size 8192x8192 --type u8 --channels 3"
 )
+# ONLY=REGEX keeps the cases whose name matches.
+if [ -n "${ONLY:-}" ]; then
+  kept=()
+  for c in "${CASES[@]}"; do
+    [[ ${c%%|*} =~ $ONLY ]] && kept+=("$c")
+  done
+  CASES=("${kept[@]}")
+fi
 # QUICK=1 shrinks every case, to try the script on a slow device.
 if [ "${QUICK:-0}" = 1 ]; then
   for i in "${!CASES[@]}"; do
