@@ -11,8 +11,8 @@ pub mod image;
 pub mod kernels;
 pub mod ops;
 pub mod pipeline;
-/// CPU SIMD: instruction-set tokens, safe dispatch and the vector kernels'
-/// building blocks (the only `unsafe` of the CPU paths).
+/// CPU SIMD: instruction-set tokens, safe dispatch, and the building blocks
+/// of the CPU paths' vector kernels.
 pub mod simd;
 pub mod tune;
 

@@ -18,13 +18,25 @@
 //! block transposes and the narrowing, interleaving stores of colour planes
 //! ([`Simd::interleave_quads`]) are the token's methods.
 //!
-//! Implementations, one per file, side by side: `portable` (plain Rust for
-//! the build's target; every CPU), and [`x86`] (AVX2 + FMA and AVX-512F). An
+//! Implementations, one module each, side by side: `portable` (plain Rust for
+//! the build's target; every CPU), and `x86` (AVX2 + FMA and AVX-512F). An
 //! aarch64 NEON implementation would be a sibling of `x86`: a token, its
 //! detection in [`Isa`], and the [`Simd`] methods. [`mem`] holds the safe
 //! helpers for uninitialised output buffers and slice casts.
 //!
 //! Every `unsafe` block here carries a `// SAFETY:` note.
+//!
+//! [`Simd`]: crate::simd::Simd
+//! [`dispatch`]: crate::simd::dispatch
+//! [`Isa`]: crate::simd::Isa
+//! [`Isa::vectorize`]: crate::simd::Isa::vectorize
+//! [`WithSimd::with_simd`]: crate::simd::WithSimd::with_simd
+//! [`Vf32`]: crate::simd::Vf32
+//! [`Vf32::Token`]: crate::simd::Vf32::Token
+//! [`Simd::strips`]: crate::simd::Simd::strips
+//! [`Simd::strips_into`]: crate::simd::Simd::strips_into
+//! [`Simd::interleave_quads`]: crate::simd::Simd::interleave_quads
+//! [`mem`]: crate::simd::mem
 
 use std::fmt::Debug;
 use std::marker::PhantomData;
