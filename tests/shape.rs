@@ -591,7 +591,6 @@ fn has_safety_note(lines: &[&str], line: usize, is_fn: bool) -> bool {
 }
 
 #[test]
-#[ignore = "issue 16: enabled once the reshaping lands"]
 fn unsafe_only_in_backend_opencl_and_simd() {
     let mut outside = Vec::new();
     let mut unnoted = Vec::new();

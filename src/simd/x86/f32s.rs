@@ -290,11 +290,13 @@ impl Tile for F8 {
             transpose8_px(t, v);
         }
     }
+    // SAFETY: the caller keeps `Tile::load_ptr`'s contract (`p` valid for one vector).
     #[inline(always)]
     unsafe fn load_ptr(_: Avx2, p: *const f32) -> Self {
         // SAFETY: the token proves AVX; the caller's contract.
         unsafe { F8(_mm256_loadu_ps(p)) }
     }
+    // SAFETY: the caller keeps `Tile::store_ptr`'s contract (`p` valid for one vector).
     #[inline(always)]
     unsafe fn store_ptr(self, p: *mut f32) {
         // SAFETY: `self` proves AVX; the caller's contract.
@@ -320,11 +322,13 @@ impl Tile for F16 {
             transpose16_px(t, v);
         }
     }
+    // SAFETY: the caller keeps `Tile::load_ptr`'s contract (`p` valid for one vector).
     #[inline(always)]
     unsafe fn load_ptr(_: Avx512, p: *const f32) -> Self {
         // SAFETY: the token proves AVX-512F; the caller's contract.
         unsafe { F16(_mm512_loadu_ps(p)) }
     }
+    // SAFETY: the caller keeps `Tile::store_ptr`'s contract (`p` valid for one vector).
     #[inline(always)]
     unsafe fn store_ptr(self, p: *mut f32) {
         // SAFETY: `self` proves AVX-512F; the caller's contract.
