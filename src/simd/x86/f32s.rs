@@ -179,7 +179,7 @@ fn transpose8_px(_: Avx2, v: &mut [F8; 2]) {
     }
 }
 
-/// 4x4 transpose of 128-bit lanes: `v[i]` lane `l` becomes `v[l]` lane `i`.
+/// 4x4 swap of 128-bit lanes (rows to columns): `v[i]` lane `l` becomes `v[l]` lane `i`.
 #[inline(always)]
 fn lanes4(_: Avx512, v: [__m512; 4]) -> [__m512; 4] {
     // SAFETY: the token proves AVX-512F.
@@ -252,13 +252,13 @@ fn transpose16_px(t: Avx512, v: &mut [F16; 4]) {
     }
 }
 
-/// A vector type's square transpose: `T` vectors, rows to columns (gray),
+/// A vector type's square tile, rows to columns: `T` vectors, rows to columns (gray),
 /// or `T` vectors of pixels (RGBA).
 pub(super) trait Tile: Vf32 {
     /// Rows (and pixels) per tile for `C` channels; 0 when not supported.
     fn tile(c: usize) -> usize;
     /// Transposes `v[..tile(c)]`.
-    fn transpose(t: Self::Token, v: &mut [Self; 16], c: usize);
+    fn swap_axes(t: Self::Token, v: &mut [Self; 16], c: usize);
     /// `N` samples from `p`.
     ///
     /// # Safety
@@ -281,7 +281,7 @@ impl Tile for F8 {
         }
     }
     #[inline(always)]
-    fn transpose(t: Avx2, v: &mut [Self; 16], c: usize) {
+    fn swap_axes(t: Avx2, v: &mut [Self; 16], c: usize) {
         if c == 1 {
             let v: &mut [Self; 8] = (&mut v[..8]).try_into().unwrap();
             transpose8(t, v);
@@ -314,7 +314,7 @@ impl Tile for F16 {
         }
     }
     #[inline(always)]
-    fn transpose(t: Avx512, v: &mut [Self; 16], c: usize) {
+    fn swap_axes(t: Avx512, v: &mut [Self; 16], c: usize) {
         if c == 1 {
             transpose16(t, v);
         } else {
@@ -363,7 +363,7 @@ pub(super) fn tiles<V: Tile, const C: usize>(
                 // within i1 <= w, so the load stays in `rows` (checked above).
                 *v = unsafe { V::load_ptr(t, rp.add((k0 + q) * row_len + i0 * C)) };
             }
-            V::transpose(t, &mut v, C);
+            V::swap_axes(t, &mut v, C);
             for (q, v) in v[..tl].iter().enumerate() {
                 // SAFETY: pixel i0 + q < w, columns k0 * C.. + V::N <= k1 * C <= m.
                 unsafe { v.store_ptr(xp.add((i0 + q) * m + k0 * C)) };
@@ -400,7 +400,7 @@ pub(super) fn tiles_out<V: Tile, D: Sample, const C: usize>(
                 // SAFETY: pixel i0 + q < w, columns k0 * C.. + V::N <= m (checked above).
                 *v = unsafe { V::load_ptr(t, yp.add((i0 + q) * m + k0 * C)) };
             }
-            V::transpose(t, &mut v, C);
+            V::swap_axes(t, &mut v, C);
             for (q, v) in v[..tl].iter().enumerate() {
                 let at = (k0 + q) * row_len + i0 * C;
                 match fp {

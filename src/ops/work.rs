@@ -1,10 +1,11 @@
 //! The working image of device-resident pipelines ([`Work`]), what a stage
 //! of a chain receives ([`ChainInput`]) and the chain's context
 //! ([`Chain`]). With the `opencl` feature they are the device types of
-//! `device.rs`; without it they have no values, so the stages' device arms
+//! `work_device.rs`; without it they have no values, so the stages' device arms
 //! exist (and compile) but cannot be called.
 
 #[cfg(feature = "opencl")]
+#[path = "work_device.rs"]
 mod device;
 #[cfg(feature = "opencl")]
 pub use device::*;
