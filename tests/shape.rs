@@ -655,3 +655,35 @@ fn lexer_and_parsers_work() {
         .collect();
     assert_eq!(fns, vec![("a".to_string(), 4), ("c".to_string(), 2)]);
 }
+
+/// The files that switch between the OpenCL build and the CPU-only one:
+/// the backend, the device files (`device.rs`, `device/`), and the no-value
+/// stand-ins of the device chain (`ops/work.rs`).
+fn may_switch_on_opencl(path: &str) -> bool {
+    path.starts_with("src/backend/")
+        || path.ends_with("/device.rs")
+        || path.contains("/device/")
+        || path == "src/ops/work.rs"
+}
+
+#[test]
+fn opencl_cfg_only_in_backend_and_device_files() {
+    let mut bad = Vec::new();
+    for s in sources("src", "rs") {
+        if may_switch_on_opencl(&s.path) {
+            continue;
+        }
+        for (i, line) in s.text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains("feature = \"opencl\"") {
+                bad.push(format!("  {}:{}: {}", s.path, i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "cfg(feature = \"opencl\") outside the backend and device files: {} offenders\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}

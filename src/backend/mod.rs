@@ -185,6 +185,21 @@ impl Backend {
         }
     }
 
+    /// How the OpenCL device's programs were obtained so far: built from
+    /// source, loaded from the disk cache, and that cache's folder (`None`
+    /// when disk caching is off); `None` on the CPU backend.
+    pub fn program_counts(&self) -> Option<(u64, u64, Option<std::path::PathBuf>)> {
+        match self {
+            Backend::Cpu => None,
+            #[cfg(feature = "opencl")]
+            Backend::OpenCl(d) => {
+                let s = d.programs().stats();
+                let dir = d.programs().dir().map(|p| p.to_path_buf());
+                Some((s.built_from_source, s.loaded_from_binary, dir))
+            }
+        }
+    }
+
     /// The OpenCL device's description, if this is an OpenCL backend.
     pub fn device_info(&self) -> Option<&DeviceInfo> {
         match self {

@@ -5,7 +5,6 @@
 //! come from the registry: each one's inputs and runners are in its
 //! `tune.rs` ([`crate::ops::tuning`]).
 
-#[cfg(feature = "opencl")]
 pub mod device;
 
 use std::time::Duration;
@@ -166,32 +165,6 @@ impl Bench<'_> {
         }
     }
 
-    /// The copy bandwidth, then every device variant's kernel times.
-    #[cfg(feature = "opencl")]
-    fn device_rows(
-        &mut self,
-        engine: &Engine,
-        dev: &crate::backend::opencl::ClDevice,
-    ) -> Result<()> {
-        let c = self.cfg;
-        let bytes = c.width * c.height * c.sample.size() * c.channels;
-        let copy = device::copy_bandwidth(engine, dev, bytes, c.iters)?;
-        self.report.copy_gb_per_s = Some(copy);
-        for (t, sets) in &self.plan {
-            for params in sets.iter().cloned() {
-                let case = self.case(*t, params)?;
-                for spec in t.spec().variants {
-                    let row = match device::time_kernel(engine, dev, &*case, spec, c.iters) {
-                        Ok(times) => self.row(*t, spec.name, times, Some(copy)),
-                        Err(e) => BenchRow::failed(t.spec().name, spec.name, &e),
-                    };
-                    self.report.rows.push(row);
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// The rayon CPU path's wall times: a case whose runner cannot be built
     /// (a frame type the operation does not read) is the row's error.
     fn cpu_rows(&mut self) -> Result<()> {
@@ -246,8 +219,7 @@ pub fn run(engine: &Engine, cfg: &BenchConfig) -> Result<BenchReport> {
             rows: Vec::new(),
         },
     };
-    #[cfg(feature = "opencl")]
-    if let crate::Backend::OpenCl(dev) = engine.backend() {
+    if let Some(dev) = engine.backend().device() {
         bench.device_rows(engine, dev)?;
     }
     if cfg.cpu {

@@ -14,138 +14,164 @@
 //! variant can run fails the chain, after which [`super::run`] runs the
 //! whole pipeline on the host path instead.
 
-use std::time::Instant;
+#[cfg(feature = "opencl")]
+pub(crate) use cl::{run, run_chain, Input};
 
-use super::{to_spec, Op, Source, StageOutcome};
-use crate::backend::opencl::DeviceImage;
-use crate::backend::Dev;
-use crate::engine::Engine;
-use crate::error::Result;
-use crate::image::{DynImage, Image, Sample, SampleType};
-use crate::ops::stage::StageRecord;
-use crate::ops::work::{
-    load, load_raw, store_into, upload_frame, upload_image_frame, Chain, ChainInput, DeviceRaw,
-    Work,
-};
-
-/// What a chain starts from.
-pub(crate) enum Input<'a> {
-    /// A raw frame (for a first stage that reads raw frames, else mono).
-    Raw(&'a DeviceRaw),
-    /// An image already in working form.
-    Work(Work),
-}
-
-/// Runs `ops` on the device from `input`; returns the last stage's working
-/// image and what each stage did.
-pub(crate) fn run_chain(
-    engine: &Engine,
-    dev: &Dev,
-    ops: &[Op],
-    input: Input<'_>,
-) -> Result<(Work, Vec<StageOutcome>)> {
-    let cx = Chain {
-        d: engine,
-        dev,
-        backend: engine.backend().describe(),
-    };
-    let mut outcomes = Vec::with_capacity(ops.len());
-    let (mut raw, mut cur) = match input {
-        Input::Raw(r) => (Some(r), None),
-        Input::Work(w) => (None, Some(w)),
-    };
-    for op in ops {
-        let mut record = StageRecord::default();
-        let stage_input = match (raw.take(), cur.take()) {
-            (Some(r), _) if op.stage.reads_raw() => ChainInput::raw(r),
-            (_, Some(w)) => ChainInput::work(w),
-            (Some(r), None) => {
-                // Every other stage works on a working image.
-                let start = Instant::now();
-                let (w, kt) = load_raw(engine, dev, r)?;
-                record.reports.push(cx.own_report("load", start, kt));
-                ChainInput::work(w)
-            }
-            (None, None) => unreachable!("a chain starts from a frame or an image"),
-        };
-        let next = op
-            .stage
-            .run_device(&cx, op.variant.as_deref(), stage_input, &mut record)?;
-        cur = Some(next);
-        outcomes.push(StageOutcome::of(op, record, true));
-    }
-    let w = match (cur, raw) {
-        (Some(w), _) => w,
-        // No stages: the frame itself.
-        (None, Some(r)) => load_raw(engine, dev, r)?.0,
-        (None, None) => unreachable!("a chain starts from a frame or an image"),
-    };
-    Ok((w, outcomes))
-}
-
-/// Uploads `input`, chains the stages on the device, downloads the result.
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
 pub(super) fn run(
-    engine: &Engine,
-    dev: &Dev,
-    stages: &[Op],
-    input: Source<'_>,
-) -> Result<(DynImage, Vec<StageOutcome>)> {
-    let start = Instant::now();
-    let raw_first = stages[0].stage.reads_raw();
-    let raw;
-    let input = match input {
-        Source::Image(i) => i,
-        Source::Frame(f) => {
-            // Mono frames may have any size; a stage that reads raw frames
-            // checks its own.
-            raw = upload_frame(dev, f)?;
-            return finish(engine, dev, stages, Input::Raw(&raw), start);
+    _: &crate::engine::Engine,
+    dev: &crate::backend::Dev,
+    _: &[super::Op],
+    input: super::Source<'_>,
+) -> crate::error::Result<(crate::image::DynImage, Vec<super::StageOutcome>)> {
+    // Both inputs exist in every build; only a device reads them.
+    match input {
+        super::Source::Image(i) => {
+            let _ = i;
         }
-    };
-    if raw_first {
-        if let Some(frame) = upload_image_frame(dev, input)? {
-            raw = frame;
-            return finish(engine, dev, stages, Input::Raw(&raw), start);
+        super::Source::Frame(f) => {
+            let _ = f;
         }
     }
-    let chain_input = match input {
-        DynImage::U8(i) => Input::Work(load(engine, dev, &DeviceImage::upload(dev, i)?)?.0),
-        DynImage::U16(i) => Input::Work(load(engine, dev, &DeviceImage::upload(dev, i)?)?.0),
-        DynImage::F32(i) => Input::Work(load(engine, dev, &DeviceImage::upload(dev, i)?)?.0),
-    };
-    finish(engine, dev, stages, chain_input, start)
+    match *dev {}
 }
 
-/// Runs the chain from `chain_input` and downloads the result.
-fn finish(
-    engine: &Engine,
-    dev: &Dev,
-    stages: &[Op],
-    chain_input: Input<'_>,
-    start: Instant,
-) -> Result<(DynImage, Vec<StageOutcome>)> {
-    let (work, outcomes) = run_chain(engine, dev, stages, chain_input)?;
-    let (w, h, c) = (work.img.width(), work.img.height(), work.channels);
-    fn fetch<U: Sample>(
+#[cfg(feature = "opencl")]
+mod cl {
+    use std::time::Instant;
+
+    use super::super::{to_spec, Op, Source, StageOutcome};
+    use crate::backend::opencl::DeviceImage;
+    use crate::backend::Dev;
+    use crate::engine::Engine;
+    use crate::error::Result;
+    use crate::image::{DynImage, Image, Sample, SampleType};
+    use crate::ops::stage::StageRecord;
+    use crate::ops::work::{
+        load, load_raw, store_into, upload_frame, upload_image_frame, Chain, ChainInput, DeviceRaw,
+        Work,
+    };
+
+    /// What a chain starts from.
+    pub(crate) enum Input<'a> {
+        /// A raw frame (for a first stage that reads raw frames, else mono).
+        Raw(&'a DeviceRaw),
+        /// An image already in working form.
+        Work(Work),
+    }
+
+    /// Runs `ops` on the device from `input`; returns the last stage's working
+    /// image and what each stage did.
+    pub(crate) fn run_chain(
         engine: &Engine,
         dev: &Dev,
-        work: &Work,
-        (w, h, c): (usize, usize, usize),
-    ) -> Result<Image<U>> {
-        let out = DeviceImage::<U>::new(dev, w, h, c)?;
-        store_into(engine, dev, work, &out)?;
-        out.download(dev)
+        ops: &[Op],
+        input: Input<'_>,
+    ) -> Result<(Work, Vec<StageOutcome>)> {
+        let cx = Chain {
+            d: engine,
+            dev,
+            backend: engine.backend().describe(),
+        };
+        let mut outcomes = Vec::with_capacity(ops.len());
+        let (mut raw, mut cur) = match input {
+            Input::Raw(r) => (Some(r), None),
+            Input::Work(w) => (None, Some(w)),
+        };
+        for op in ops {
+            let mut record = StageRecord::default();
+            let stage_input = match (raw.take(), cur.take()) {
+                (Some(r), _) if op.stage.reads_raw() => ChainInput::raw(r),
+                (_, Some(w)) => ChainInput::work(w),
+                (Some(r), None) => {
+                    // Every other stage works on a working image.
+                    let start = Instant::now();
+                    let (w, kt) = load_raw(engine, dev, r)?;
+                    record.reports.push(cx.own_report("load", start, kt));
+                    ChainInput::work(w)
+                }
+                (None, None) => unreachable!("a chain starts from a frame or an image"),
+            };
+            let next = op
+                .stage
+                .run_device(&cx, op.variant.as_deref(), stage_input, &mut record)?;
+            cur = Some(next);
+            outcomes.push(StageOutcome::of(op, record, true));
+        }
+        let w = match (cur, raw) {
+            (Some(w), _) => w,
+            // No stages: the frame itself.
+            (None, Some(r)) => load_raw(engine, dev, r)?.0,
+            (None, None) => unreachable!("a chain starts from a frame or an image"),
+        };
+        Ok((w, outcomes))
     }
-    let out: DynImage = match work.ty {
-        SampleType::U8 => fetch::<u8>(engine, dev, &work, (w, h, c))?.into(),
-        SampleType::U16 => fetch::<u16>(engine, dev, &work, (w, h, c))?.into(),
-        SampleType::F32 => fetch::<f32>(engine, dev, &work, (w, h, c))?.into(),
-    };
-    log::debug!(
-        "pipeline '{}' ran on {} in {:?} (one upload, one download)",
-        to_spec(stages),
-        dev.info().name,
-        start.elapsed()
-    );
-    Ok((out, outcomes))
+
+    /// Uploads `input`, chains the stages on the device, downloads the result.
+    pub(crate) fn run(
+        engine: &Engine,
+        dev: &Dev,
+        stages: &[Op],
+        input: Source<'_>,
+    ) -> Result<(DynImage, Vec<StageOutcome>)> {
+        let start = Instant::now();
+        let raw_first = stages[0].stage.reads_raw();
+        let raw;
+        let input = match input {
+            Source::Image(i) => i,
+            Source::Frame(f) => {
+                // Mono frames may have any size; a stage that reads raw frames
+                // checks its own.
+                raw = upload_frame(dev, f)?;
+                return finish(engine, dev, stages, Input::Raw(&raw), start);
+            }
+        };
+        if raw_first {
+            if let Some(frame) = upload_image_frame(dev, input)? {
+                raw = frame;
+                return finish(engine, dev, stages, Input::Raw(&raw), start);
+            }
+        }
+        let chain_input = match input {
+            DynImage::U8(i) => Input::Work(load(engine, dev, &DeviceImage::upload(dev, i)?)?.0),
+            DynImage::U16(i) => Input::Work(load(engine, dev, &DeviceImage::upload(dev, i)?)?.0),
+            DynImage::F32(i) => Input::Work(load(engine, dev, &DeviceImage::upload(dev, i)?)?.0),
+        };
+        finish(engine, dev, stages, chain_input, start)
+    }
+
+    /// Runs the chain from `chain_input` and downloads the result.
+    fn finish(
+        engine: &Engine,
+        dev: &Dev,
+        stages: &[Op],
+        chain_input: Input<'_>,
+        start: Instant,
+    ) -> Result<(DynImage, Vec<StageOutcome>)> {
+        let (work, outcomes) = run_chain(engine, dev, stages, chain_input)?;
+        let (w, h, c) = (work.img.width(), work.img.height(), work.channels);
+        fn fetch<U: Sample>(
+            engine: &Engine,
+            dev: &Dev,
+            work: &Work,
+            (w, h, c): (usize, usize, usize),
+        ) -> Result<Image<U>> {
+            let out = DeviceImage::<U>::new(dev, w, h, c)?;
+            store_into(engine, dev, work, &out)?;
+            out.download(dev)
+        }
+        let out: DynImage = match work.ty {
+            SampleType::U8 => fetch::<u8>(engine, dev, &work, (w, h, c))?.into(),
+            SampleType::U16 => fetch::<u16>(engine, dev, &work, (w, h, c))?.into(),
+            SampleType::F32 => fetch::<f32>(engine, dev, &work, (w, h, c))?.into(),
+        };
+        log::debug!(
+            "pipeline '{}' ran on {} in {:?} (one upload, one download)",
+            to_spec(stages),
+            dev.info().name,
+            start.elapsed()
+        );
+        Ok((out, outcomes))
+    }
 }

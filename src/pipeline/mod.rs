@@ -34,7 +34,6 @@
 //! [`StageDef`] and [`StageOp`] (see `crate::ops::stage`), and one line in
 //! `crate::ops::STAGES`. Nothing here changes.
 
-#[cfg(feature = "opencl")]
 mod device;
 pub mod format;
 pub mod spec;
@@ -512,7 +511,6 @@ pub fn run_frame(
 }
 
 /// What a device-resident run starts from.
-#[cfg_attr(not(feature = "opencl"), allow(dead_code))]
 pub(crate) enum Source<'a> {
     Image(&'a DynImage),
     Frame(&'a crate::image::raw::RawImage),
@@ -520,14 +518,12 @@ pub(crate) enum Source<'a> {
 
 /// The device-resident run, or `None` (with the reason logged) when the
 /// engine has no device or the chain cannot run or failed.
-#[cfg_attr(not(feature = "opencl"), allow(unused_variables))]
 fn try_device(
     engine: &Engine,
     stages: &[Op],
     input: Source<'_>,
 ) -> Option<(DynImage, Vec<StageOutcome>)> {
-    #[cfg(feature = "opencl")]
-    if let crate::backend::Backend::OpenCl(dev) = engine.backend() {
+    if let Some(dev) = engine.backend().device() {
         if !stages.is_empty() {
             match device::run(engine, dev, stages, input) {
                 Ok(r) => return Some(r),

@@ -322,8 +322,7 @@ pub fn run_source<R: Read + Send>(
             op.name()
         )));
     }
-    #[cfg(feature = "opencl")]
-    if let crate::backend::Backend::OpenCl(dev) = engine.backend() {
+    if let Some(dev) = engine.backend().device() {
         return device::run(engine, dev, ops, opts, in_bytes, input, sink);
     }
     if opts.transfer_only {
@@ -449,5 +448,4 @@ fn host_run<R: Read + Send>(
     })
 }
 
-#[cfg(feature = "opencl")]
 mod device;

@@ -4,10 +4,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use super::key::TuneKey;
 use super::run::Job;
-use super::store::{Candidate, Mode, Status, Timing, TuneEntry};
-use super::DispatchCheck;
 use crate::backend::opencl::ClDevice;
 use crate::bench;
 use crate::engine::Engine;
@@ -15,6 +12,9 @@ use crate::error::Result;
 use crate::image::SampleType;
 use crate::ops::tuning::{Case, Expected, Runner};
 use crate::ops::{VariantSpec, CPU};
+use crate::tune::key::TuneKey;
+use crate::tune::store::{Candidate, Mode, Status, Timing, TuneEntry};
+use crate::tune::DispatchCheck;
 
 /// Fewest timed runs per candidate and mode, whatever the budget says.
 const MIN_RUNS: usize = 3;

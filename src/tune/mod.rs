@@ -12,10 +12,7 @@
 //! Operations come from the registry: each one's inputs, parameter sets and
 //! checks are in its `tune.rs` ([`crate::ops::tuning`]).
 
-#[cfg(feature = "opencl")]
-mod measure;
-#[cfg(feature = "opencl")]
-pub mod run;
+mod device;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,8 +22,7 @@ use serde::Serialize;
 pub use crate::dispatch::key::{self, TuneKey};
 pub use crate::dispatch::store::{self, Candidate, Mode, Status, Timing, TuneEntry};
 pub use crate::dispatch::Tuning;
-#[cfg(feature = "opencl")]
-pub use run::tune;
+pub use device::tune;
 
 use crate::SampleType;
 
@@ -100,17 +96,4 @@ pub struct Progress<'a> {
     pub total: usize,
     /// What runs now.
     pub message: &'a str,
-}
-
-/// Tuning needs an OpenCL device, which a build without the `opencl`
-/// feature cannot open: always an error there.
-#[cfg(not(feature = "opencl"))]
-pub fn tune(
-    _engine: &crate::Engine,
-    _cfg: &TuneConfig,
-    _progress: &mut dyn FnMut(&Progress<'_>),
-) -> crate::Result<TuneReport> {
-    Err(crate::Error::arg(
-        "tuning needs an OpenCL device; this build has no OpenCL support",
-    ))
 }

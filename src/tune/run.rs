@@ -5,16 +5,16 @@
 
 use std::time::Instant;
 
-use super::key::{fingerprint, TuneKey};
 use super::measure::Measure;
-use super::store::TuneEntry;
-use super::{KeyResult, Progress, TuneConfig, TuneReport};
 use crate::backend::opencl::ClDevice;
 use crate::backend::Backend;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::ops::tuning::{self, Ask, Tunable};
 use crate::ops::{OpParams, OpSpec};
+use crate::tune::key::{fingerprint, TuneKey};
+use crate::tune::store::TuneEntry;
+use crate::tune::{KeyResult, Progress, TuneConfig, TuneReport};
 
 /// One key to measure.
 pub(super) struct Job {

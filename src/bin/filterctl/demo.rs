@@ -190,21 +190,14 @@ fn save(img: &DynImage, dir: &std::path::Path, stem: &str) -> Result<PathBuf, Cl
 
 /// Program build statistics, on OpenCL backends.
 fn build_stats(engine: &Engine) -> Option<String> {
-    #[cfg(feature = "opencl")]
-    if let clfilter::Backend::OpenCl(dev) = engine.backend() {
-        let s = dev.programs().stats();
-        return Some(format!(
-            "kernel programs: {} built from source, {} loaded from the disk cache{}",
-            s.built_from_source,
-            s.loaded_from_binary,
-            match dev.programs().dir() {
-                Some(d) => format!(" ({})", d.display()),
-                None => " (disk cache off)".into(),
-            }
-        ));
-    }
-    let _ = engine;
-    None
+    let (built, loaded, dir) = engine.backend().program_counts()?;
+    Some(format!(
+        "kernel programs: {built} built from source, {loaded} loaded from the disk cache{}",
+        match dir {
+            Some(d) => format!(" ({})", d.display()),
+            None => " (disk cache off)".into(),
+        }
+    ))
 }
 
 /// Runs `filterctl demo`.
