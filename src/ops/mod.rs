@@ -1,4 +1,4 @@
-//! Operations, and THE registry: [`registry!`]'s list below is the only
+//! Operations, and THE registry: `registry!`'s list below is the only
 //! place that names every operation. Each lives in its own folder,
 //! `src/ops/<op>/`, with its kernels in `cl/<op>/`:
 //!

@@ -6,8 +6,8 @@
 //!
 //! - [`key`]: keys and buckets (in `crate::dispatch`, which reads them).
 //! - [`store`]: the cache file and its records (likewise).
-//! - [`run`]: the tuner itself ([`tune`]): the keys to measure.
-//! - `measure`: one key's gate and timings.
+//! - `device`: the tuner itself ([`tune`]; `run`: the keys to measure,
+//!   `measure`: one key's gate and timings), on OpenCL devices only.
 //!
 //! Operations come from the registry: each one's inputs, parameter sets and
 //! checks are in its `tune.rs` ([`crate::ops::tuning`]).

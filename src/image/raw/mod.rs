@@ -403,7 +403,7 @@ impl RawImage {
         }
     }
 
-    /// The frame as [`Engine::demosaic`](crate::Engine::demosaic) reads it
+    /// The frame as the demosaic reads it
     /// (packed frames stay packed).
     pub fn as_raw(&self) -> Raw<'_> {
         match self {

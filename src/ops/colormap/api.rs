@@ -17,7 +17,7 @@ pub trait ColormapExt: Dispatch {
     }
 
     /// [`ColormapExt::colormap`], also saying which variant ran and how long it
-    /// took. With an automatic range, [`ColormapExt::minmax`] runs first as its
+    /// took. With an automatic range, `minmax` runs first as its
     /// own call, which this report does not describe.
     fn colormap_report<T: Sample, U: Sample>(
         &self,

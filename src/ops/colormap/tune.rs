@@ -18,7 +18,7 @@ impl crate::ops::TuneBucket for ColormapParams {
 /// [`tuning::rgb_channels`] channels (every map costs the same).
 pub struct Tune;
 
-/// [`Tune`], for the registry.
+/// The entry, for the registry.
 pub static TUNE: Tune = Tune;
 
 impl Tunable for Tune {

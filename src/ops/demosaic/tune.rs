@@ -20,7 +20,7 @@ impl crate::ops::TuneBucket for DemosaicParams {
 /// type with [`tuning::rgb_channels`] channels, with each method asked for.
 pub struct Tune;
 
-/// [`Tune`], for the registry.
+/// The entry, for the registry.
 pub static TUNE: Tune = Tune;
 
 impl Tunable for Tune {

@@ -20,7 +20,7 @@ impl crate::ops::TuneBucket for GaussianParams {
 /// set per sigma asked for (both axes, replicate border).
 pub struct Tune;
 
-/// [`Tune`], for the registry.
+/// The entry, for the registry.
 pub static TUNE: Tune = Tune;
 
 impl Tunable for Tune {

@@ -1,5 +1,5 @@
 //! `minmax` as a pipeline stage, and the range other stages' device arms
-//! measure with it ([`minmax_of`]).
+//! measure with it (`device::minmax_of`).
 
 use super::{MinMax, MinmaxExt, SPEC};
 use crate::error::Result;

@@ -7,7 +7,7 @@ use crate::ops::{Dispatch, OpParams, VariantSpec};
 /// The tuning and bench entry (see [`crate::ops::tuning`]).
 pub struct Tune;
 
-/// [`Tune`], for the registry.
+/// The entry, for the registry.
 pub static TUNE: Tune = Tune;
 
 impl Tunable for Tune {
