@@ -42,7 +42,7 @@ impl<T: Sample> std::fmt::Debug for Image<T> {
 }
 
 /// Checks a shape; every constructor goes through here.
-pub(crate) fn check_shape(width: usize, height: usize, channels: usize) -> Result<usize> {
+pub fn check_shape(width: usize, height: usize, channels: usize) -> Result<usize> {
     if !matches!(channels, 1 | 3 | 4) {
         return Err(Error::arg(format!(
             "images have 1, 3 or 4 channels, not {channels}"

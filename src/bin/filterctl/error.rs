@@ -85,10 +85,23 @@ impl CliError {
         }
     }
 
-    /// Whether this is a write to a closed stdout pipe (`filterctl ... | head`),
-    /// which ends the program quietly.
+    /// Whether this is a write to a closed pipe (`filterctl ... | head`,
+    /// stdout or a raw frame stream), which ends the program quietly.
     pub fn is_broken_pipe(&self) -> bool {
-        matches!(self.root(), CliError::Stdout(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+        if matches!(self.root(), CliError::Stdout(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+        {
+            return true;
+        }
+        let mut e: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(err) = e {
+            if let Some(io) = err.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::BrokenPipe {
+                    return true;
+                }
+            }
+            e = err.source();
+        }
+        false
     }
 
     /// The message to print: `filterctl: error: CONTEXT: ERROR`, then one

@@ -92,6 +92,9 @@ struct Pattern {
     suffix: String,
 }
 
+/// The widest frame-number field: the digits of `u64::MAX`.
+const MAX_WIDTH: usize = 20;
+
 impl Pattern {
     /// Finds `%d` or `%0Nd` in `s` (at most one).
     fn parse(s: &str) -> Option<Result<Pattern, CliError>> {
@@ -109,9 +112,20 @@ impl Pattern {
                 "output '{s}': one frame-number field only"
             ))));
         }
+        // A frame number has at most 20 digits (u64); a wider field would
+        // only pad, and a huge one would not fit a file name.
+        let width = match digits.parse::<usize>() {
+            Ok(w) if w <= MAX_WIDTH => w,
+            _ if digits.is_empty() => 0,
+            _ => {
+                return Some(Err(CliError::usage(format!(
+                    "output '{s}': the frame-number width {digits} is more than {MAX_WIDTH} digits"
+                ))))
+            }
+        };
         Some(Ok(Pattern {
             prefix: s[..at].to_string(),
-            width: digits.parse().unwrap_or(0),
+            width,
             suffix,
         }))
     }
@@ -248,6 +262,9 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
     opts.in_flight = a.in_flight;
     let (ow, oh, oc, ot) =
         clfilter::pipeline::stream::output_shape(&ops, (w, h, 1), a.format.sample());
+    // Every argument is checked before an output is opened (and truncated).
+    a.format.frame_bytes(w, h)?;
+    clfilter::image::check_shape(ow, oh, oc)?;
     let mut sink = open_sink(a.output.as_deref(), ot, oc)?;
     let engine = global.engine()?;
     log::info!(
@@ -301,19 +318,19 @@ fn report(
             transfer_bound: bound,
             fraction_of_transfer_bound: fraction,
         };
-        println!("{}", serde_json::to_string_pretty(&j)?);
+        out!("{}", serde_json::to_string_pretty(&j)?)?;
     } else {
-        eprintln!("stages: {}", stats.stages.join(" -> "));
-        eprintln!("{}", line(stats));
+        note!("stages: {}", stats.stages.join(" -> "));
+        note!("{}", line(stats));
         if stats.host_fallback_frames > 0 {
-            eprintln!(
+            note!(
                 "{} frames ran on the host path after a device failure (see the log)",
                 stats.host_fallback_frames
             );
         }
         if let (Some(b), Some(f)) = (bound, fraction) {
-            eprintln!("transfer bound (uploads and downloads only): {}", line(b));
-            eprintln!("pipeline at {:.0}% of the transfer bound", 100.0 * f);
+            note!("transfer bound (uploads and downloads only): {}", line(b));
+            note!("pipeline at {:.0}% of the transfer bound", 100.0 * f);
         }
     }
     Ok(())

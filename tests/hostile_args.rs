@@ -1,0 +1,211 @@
+//! Every `filterctl` subcommand with hostile arguments (huge, zero,
+//! non-finite, malformed, contradictory): each run must end with a usage
+//! (2) or runtime (1) error, and no output may contain "panicked".
+//! Runs on the CPU backend (`--device cpu`) so it needs no OpenCL and stays
+//! fast; the argument checks come before any device work.
+
+use std::process::{Command, Stdio};
+
+fn filterctl() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_filterctl"));
+    c.env("FILTERCTL_CACHE_DIR", "disabled")
+        .env_remove("FILTERCTL_VARIANT")
+        .env_remove("FILTERCTL_DEVICE")
+        .stdin(Stdio::null());
+    c
+}
+
+/// Runs `args` and checks the exit code is one of `codes` and that nothing
+/// panicked; returns stderr.
+fn hostile(args: &[&str], codes: &[i32]) -> String {
+    let out = filterctl().args(args).output().expect("filterctl runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stdout.contains("panicked") && !stderr.contains("panicked"),
+        "{args:?} panicked:\n{stderr}"
+    );
+    let code = out.status.code();
+    assert!(
+        code.is_some_and(|c| codes.contains(&c)),
+        "{args:?}: exit {code:?}, expected one of {codes:?}\n{stderr}"
+    );
+    stderr.into_owned()
+}
+
+#[test]
+fn stream_output_patterns_and_sizes_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = |p: &str| dir.path().join(p).to_string_lossy().into_owned();
+    let base = [
+        "--device",
+        "cpu",
+        "stream",
+        "-f",
+        "demosaic",
+        "--format",
+        "bayer_rggb8",
+        "--synthetic",
+        "2",
+    ];
+    for (size, o) in [
+        ("4x4", out("%099999999999999999999d.png")),
+        ("4x4", out("%0999999999d.png")),
+        ("4x4", out("%21d.png")),
+        ("4x4", out("%d%d.png")),
+        ("4x4", out("%x.png")),
+        ("0x0", out("f.raw")),
+        ("3x3", out("f.raw")),
+        ("99999999999x99999999999", out("f.raw")),
+        ("18446744073709551615x2", out("f.raw")),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(["--size", size, "-o", &o]);
+        let err = hostile(&args, &[1, 2]);
+        assert!(!err.trim().is_empty(), "{args:?}: no error message");
+    }
+    // Nothing was created for refused arguments.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    for extra in [
+        &["--in-flight", "0"][..],
+        &["--in-flight", "999999999999"],
+        &["--frames", "-1"],
+        &["--skip", "99999999999999999999999"],
+    ] {
+        let mut args = base.to_vec();
+        args.extend(["--size", "4x4"]);
+        args.extend_from_slice(extra);
+        hostile(&args, &[1, 2]);
+    }
+}
+
+#[test]
+fn apply_bench_tune_and_demo_refuse_hostile_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir
+        .path()
+        .join("missing.png")
+        .to_string_lossy()
+        .into_owned();
+    let outp = dir.path().join("o.png").to_string_lossy().into_owned();
+    for args in [
+        vec!["--device", "cpu", "apply", "-f", "", &missing, "-o", &outp],
+        vec![
+            "--device",
+            "cpu",
+            "apply",
+            "-f",
+            "gaussian=sigma=1e39",
+            &missing,
+            "-o",
+            &outp,
+        ],
+        vec![
+            "--device",
+            "cpu",
+            "apply",
+            "-f",
+            "gaussian=sigma=nan",
+            &missing,
+            "-o",
+            &outp,
+        ],
+        vec![
+            "--device",
+            "cpu",
+            "apply",
+            "-f",
+            "normalize=factor=inf",
+            &missing,
+            "-o",
+            &outp,
+        ],
+        vec![
+            "--device",
+            "cpu",
+            "apply",
+            "-f",
+            "transpose",
+            "--size",
+            "99999999999x99999999999",
+            "--format",
+            "mono8",
+            &missing,
+            "-o",
+            &outp,
+        ],
+        vec![
+            "--device",
+            "cpu",
+            "apply",
+            "-f",
+            "transpose",
+            &missing,
+            "-o",
+            &outp,
+        ],
+        vec!["--device", "cpu", "bench", "--size", "0x0"],
+        vec![
+            "--device",
+            "cpu",
+            "bench",
+            "--size",
+            "99999999999x99999999999",
+        ],
+        vec!["--device", "cpu", "bench", "--iters", "0", "--size", "8x8"],
+        vec![
+            "--device", "cpu", "bench", "--sigma", "nan", "--size", "8x8", "--ops", "gaussian",
+        ],
+        vec![
+            "--device", "cpu", "bench", "--ops", "nosuchop", "--size", "8x8",
+        ],
+        vec!["--device", "cpu", "tune", "--sizes", "0x0"],
+        vec!["--device", "cpu", "tune", "--budget", "nan"],
+        vec!["--device", "cpu", "tune", "--budget", "-1"],
+        vec!["--device", "cpu", "demo", "--out", "/dev/null/x"],
+        vec!["--device", "nosuchdevice", "devices"],
+        vec![
+            "--variant",
+            "transpose=a,transpose=b",
+            "--device",
+            "cpu",
+            "variants",
+        ],
+    ] {
+        hostile(&args, &[0, 1, 2]);
+    }
+}
+
+/// A reader that goes away (`| true`, `| head`) ends the run quietly with
+/// exit 0; nothing panics.
+#[test]
+fn closed_stdout_ends_quietly() {
+    for extra in [&["--json"][..], &["-o", "-"]] {
+        let mut args = vec![
+            "--device",
+            "cpu",
+            "stream",
+            "-f",
+            "demosaic",
+            "--size",
+            "64x64",
+            "--format",
+            "bayer_rggb8",
+            "--synthetic",
+            "40",
+        ];
+        args.extend_from_slice(extra);
+        let mut child = filterctl()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the reading end before the child writes its output.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}:\n{stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}:\n{stderr}");
+    }
+}
