@@ -220,9 +220,10 @@ pub trait Simd: sealed::Sealed + Copy + Send + Sync + Debug + 'static {
         let IntoWalk { out, next, .. } = walk;
         assert_eq!(next, m, "strips_into: columns left out");
         // SAFETY: every strip, left to right from column 0 (checked in
-        // `IntoWalk::strip`) to `m` (checked above), wrote its columns of
-        // every row (`StripOut` checks that each row was stored once), so
-        // all of `out`'s `rows * m` samples are initialised.
+        // `IntoWalk::strip`) to `m` (checked above), wrote its `K` vectors
+        // of every row (`IntoWalk::strip` checks that `StripOut` went
+        // through all rows and finished the last), so all of `out`'s
+        // `rows * m` samples are initialised.
         unsafe { mem::assume_init_mut(out) }
     }
 }
@@ -239,7 +240,8 @@ pub trait Strips {
 /// [`Simd::strips_into`] calls [`StripsInto::strip_into`] on each.
 pub trait StripsInto {
     /// As [`Strips::strip`]; stores the strip's columns of each row of the
-    /// block, top to bottom, through `out` ([`StripOut::put`]), once per row.
+    /// block, top to bottom, through `out` ([`StripOut::put`]: `K` vectors
+    /// per row).
     fn strip_into<V: Vf32, const K: usize>(
         &mut self,
         t: V::Token,
@@ -269,35 +271,46 @@ impl<F: StripsInto> Strips for IntoWalk<'_, '_, F> {
         self.next = j + width;
         let mut out = StripOut::<V, K> {
             rest: &mut *self.out,
+            win: &mut [],
+            q: 0,
             m: self.m,
             j,
             _v: PhantomData,
         };
         self.f.strip_into(t, j, &mut out);
-        assert!(out.rest.is_empty(), "strips_into: rows left out");
+        let done = out.rest.is_empty() && out.q == 0;
+        assert!(done, "strips_into: rows left out");
     }
 }
 
-/// The rows of one strip of a block, stored one after another (see
+/// The rows of one strip of a block, stored one vector after another (see
 /// [`StripsInto`]).
 pub struct StripOut<'o, V, const K: usize> {
-    /// The rows not yet stored, from the start of the next one.
+    /// The rows after the current one.
     rest: &'o mut [MaybeUninit<f32>],
+    /// The strip's columns of the current row.
+    win: &'o mut [MaybeUninit<f32>],
+    /// Vectors of the current row stored so far (0: the row is done, or
+    /// none was started).
+    q: usize,
     m: usize,
     j: usize,
     _v: PhantomData<V>,
 }
 
 impl<V: Vf32, const K: usize> StripOut<'_, V, K> {
-    /// Stores the next row's columns of the strip. Panics past the last row.
+    /// Stores the strip's next vector: vectors `0..K` of the first row (left
+    /// to right), then of the next row, and so on. Each is stored as soon
+    /// as it is put, as a plain store would be. Panics past the last row.
     #[inline(always)]
-    pub fn put(&mut self, v: [V; K]) {
-        let (row, rest) = std::mem::take(&mut self.rest).split_at_mut(self.m);
-        let row = &mut row[self.j..self.j + K * V::N];
-        for (q, v) in v.into_iter().enumerate() {
-            v.store_uninit(&mut row[q * V::N..]);
+    pub fn put(&mut self, v: V) {
+        if self.q == 0 {
+            let (row, rest) = std::mem::take(&mut self.rest).split_at_mut(self.m);
+            self.win = &mut row[self.j..self.j + K * V::N];
+            self.rest = rest;
         }
-        self.rest = rest;
+        v.store_uninit(&mut self.win[self.q * V::N..]);
+        self.q = if self.q + 1 == K { 0 } else { self.q + 1 };
     }
 }
 

@@ -121,11 +121,9 @@ fn strips_into_writes_every_sample() {
             out: &mut StripOut<'_, V, K>,
         ) {
             for _ in 0..self.1 {
-                let mut v = [V::splat(t, 0.0); K];
-                for (q, v) in v.iter_mut().enumerate() {
-                    *v = V::load(t, &self.0[j + q * V::N..]);
+                for q in 0..K {
+                    out.put(V::load(t, &self.0[j + q * V::N..]));
                 }
-                out.put(v);
             }
         }
     }
@@ -213,4 +211,39 @@ fn casts_only_between_equal_types() {
         mem::cast_uninit_mut::<u8, u8>(&mut u).map(|s| s.len()),
         Some(3)
     );
+}
+
+/// A strip that leaves out part of a row is a panic, not uninitialised
+/// samples.
+#[test]
+fn strips_into_refuses_missing_vectors() {
+    #[derive(Clone)]
+    struct Short;
+    struct Skip(usize);
+    impl StripsInto for Skip {
+        fn strip_into<V: Vf32, const K: usize>(
+            &mut self,
+            t: V::Token,
+            _: usize,
+            out: &mut StripOut<'_, V, K>,
+        ) {
+            for r in 0..self.0 {
+                let n = if r + 1 == self.0 { K - 1 } else { K };
+                for _ in 0..n {
+                    out.put(V::splat(t, 1.0));
+                }
+            }
+        }
+    }
+    impl WithSimd for Short {
+        type Output = ();
+        fn with_simd<S: Simd>(self, s: S) {
+            let mut buf = vec![MaybeUninit::<f32>::uninit(); 2 * 40];
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                s.strips_into(40, &mut buf, &mut Skip(2)).len()
+            }));
+            assert!(r.is_err(), "{:?}", S::ISA);
+        }
+    }
+    on_every_isa(Short);
 }

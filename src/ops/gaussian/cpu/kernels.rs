@@ -314,12 +314,10 @@ impl<S: Sample> Causal<'_, S> {
         for i in self.rows.clone() {
             prefetch_ahead(src.row(i), j + width);
             let xr = &src.row(i)[j..j + width];
-            let mut y = r; // every vector is overwritten below
             for q in 0..K {
                 let x = load_samples::<V, S>(t, &xr[q * V::N..]).sub(r[q]);
-                y[q] = f.causal(&mut w[q], x);
+                out.put(f.causal(&mut w[q], x));
             }
-            out.put(y);
         }
         for (q, w) in w.iter().enumerate() {
             R::save(w, self.st, m, j + q * V::N);
