@@ -12,6 +12,7 @@ use std::path::Path;
 
 use image::{DynamicImage, ImageFormat};
 
+use super::output::OutputFile;
 use super::{DynImage, Image, Sample};
 use crate::error::{Error, Result};
 
@@ -197,7 +198,10 @@ fn check_channels(path: &Path, format: OutFormat, channels: usize) -> Result<()>
     ))
 }
 
-/// Saves an image; the format comes from the file extension.
+/// Saves an image; the format comes from the file extension. The file is
+/// written beside `path` under a temporary name and renamed over it when
+/// whole ([`super::output::OutputFile`]): a failure, a full disk included,
+/// leaves the old file or nothing.
 ///
 /// - `.png`: 8/16-bit, 1, 3 or 4 channels.
 /// - `.tif`/`.tiff`: 8/16-bit and f32, 1, 3 or 4 channels.
@@ -245,9 +249,14 @@ fn image_err(path: &Path, e: image::ImageError) -> Error {
 }
 
 fn save_dynamic(img: &DynImage, path: &Path, format: ImageFormat) -> Result<()> {
+    let mut out = OutputFile::create(path)?;
+    let mut w = BufWriter::new(&mut out);
     to_dynamic(img)
-        .save_with_format(path, format)
-        .map_err(|e| image_err(path, e))
+        .write_to(&mut w, format)
+        .map_err(|e| image_err(path, e))?;
+    w.flush().map_err(|e| io_err(path, e))?;
+    drop(w);
+    out.commit()
 }
 
 /// Which PNM flavour to write.
@@ -332,11 +341,9 @@ fn save_pnm(img: &DynImage, path: &Path, kind: PnmKind) -> Result<()> {
         }
     };
     result.map_err(|e| image_err(path, e))?;
-    let file = File::create(path).map_err(|e| io_err(path, e))?;
-    let mut out = BufWriter::new(file);
-    out.write_all(&bytes)
-        .and_then(|()| out.flush())
-        .map_err(|e| io_err(path, e))
+    let mut out = OutputFile::create(path)?;
+    out.write_all(&bytes).map_err(|e| io_err(path, e))?;
+    out.commit()
 }
 
 fn buf<P: image::Pixel>(i: &Image<P::Subpixel>) -> image::ImageBuffer<P, Vec<P::Subpixel>>
@@ -373,13 +380,25 @@ fn to_dynamic(img: &DynImage) -> DynamicImage {
 }
 
 fn save_tiff_gray_f32(img: &Image<f32>, path: &Path) -> Result<()> {
-    let file = File::create(path).map_err(|e| io_err(path, e))?;
-    let mut enc = tiff::encoder::TiffEncoder::new(BufWriter::new(file))
-        .map_err(|e| format_err(path, e.to_string()))?;
+    let mut out = OutputFile::create(path)?;
+    let mut w = BufWriter::new(&mut out);
+    let mut enc =
+        tiff::encoder::TiffEncoder::new(&mut w).map_err(|e| tiff_err(path, e))?;
     enc.write_image::<tiff::encoder::colortype::Gray32Float>(
         img.width() as u32,
         img.height() as u32,
         &img.packed_samples(),
     )
-    .map_err(|e| format_err(path, e.to_string()))
+    .map_err(|e| tiff_err(path, e))?;
+    w.flush().map_err(|e| io_err(path, e))?;
+    drop(w);
+    out.commit()
+}
+
+/// A TIFF encoder error; I/O errors (a full disk) keep their kind.
+fn tiff_err(path: &Path, e: tiff::TiffError) -> Error {
+    match e {
+        tiff::TiffError::IoError(io) => io_err(path, io),
+        other => format_err(path, other.to_string()),
+    }
 }

@@ -1,10 +1,12 @@
 //! Host images: [`Image<T>`] buffers with 1, 3 or 4 channels and a row stride,
 //! [`DynImage`] for files whose sample type is known only at run time,
 //! loading and saving through the `image` crate, and headerless raw camera
-//! frames ([`raw`]).
+//! frames ([`raw`]). Files are written through [`output::OutputFile`], so a
+//! failed write leaves the old file or nothing.
 
 pub mod bayer;
 mod io;
+pub mod output;
 mod pixel;
 pub mod raw;
 
