@@ -98,7 +98,30 @@ fn parse_forced(spec: &str) -> Result<Vec<(Option<String>, String)>> {
                 Ok((None, item.to_string()))
             }
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()
+        .and_then(no_repeats)
+}
+
+/// Refuses an override that names the same operation twice (`gaussian=a,
+/// gaussian=b`) or the same bare variant twice: which one was meant?
+/// A bare name and an `op=NAME` for the same operation are fine: the
+/// operation's own entry wins.
+fn no_repeats(forced: Vec<(Option<String>, String)>) -> Result<Vec<(Option<String>, String)>> {
+    for (i, (op, v)) in forced.iter().enumerate() {
+        if let Some((_, v2)) = forced[..i].iter().find(|(o, v2)| match (o, op) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => v2 == v,
+            _ => false,
+        }) {
+            return Err(Error::arg(match op {
+                Some(op) => format!(
+                    "variant override names operation '{op}' twice ({op}={v2} and {op}={v}); keep one"
+                ),
+                None => format!("variant override names '{v}' twice; keep one"),
+            }));
+        }
+    }
+    Ok(forced)
 }
 
 impl Engine {

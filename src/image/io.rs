@@ -382,8 +382,7 @@ fn to_dynamic(img: &DynImage) -> DynamicImage {
 fn save_tiff_gray_f32(img: &Image<f32>, path: &Path) -> Result<()> {
     let mut out = OutputFile::create(path)?;
     let mut w = BufWriter::new(&mut out);
-    let mut enc =
-        tiff::encoder::TiffEncoder::new(&mut w).map_err(|e| tiff_err(path, e))?;
+    let mut enc = tiff::encoder::TiffEncoder::new(&mut w).map_err(|e| tiff_err(path, e))?;
     enc.write_image::<tiff::encoder::colortype::Gray32Float>(
         img.width() as u32,
         img.height() as u32,

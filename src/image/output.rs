@@ -170,7 +170,10 @@ impl OutputFile {
 
 /// Creates a new, uniquely named, hidden file beside `dest`. `create_new`
 /// (`O_CREAT | O_EXCL`) never follows a link planted at that name.
-fn create_temp(dest: &Path, existing: Option<&std::fs::Metadata>) -> std::io::Result<(PathBuf, File)> {
+fn create_temp(
+    dest: &Path,
+    existing: Option<&std::fs::Metadata>,
+) -> std::io::Result<(PathBuf, File)> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let dir = match dest.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -375,7 +378,10 @@ mod tests {
         assert!(!o.is_atomic());
         o.write_all(b"x").unwrap();
         o.commit().unwrap();
-        assert!(!std::fs::metadata("/dev/null").unwrap().file_type().is_file());
+        assert!(!std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_file());
     }
 
     #[cfg(unix)]

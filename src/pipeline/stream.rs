@@ -50,6 +50,8 @@ pub struct StreamOptions {
     /// result-sized buffer, with the same overlap, but run no kernels (the
     /// sink receives nothing).
     pub transfer_only: bool,
+    /// The input's name in read errors (a path, or `stdin`).
+    pub input_name: std::path::PathBuf,
 }
 
 impl StreamOptions {
@@ -63,6 +65,7 @@ impl StreamOptions {
             frames: None,
             in_flight: 3,
             transfer_only: false,
+            input_name: "stdin".into(),
         }
     }
 }
@@ -247,7 +250,10 @@ fn reader_loop<R: Read, B>(
     mut bytes: impl FnMut(&mut B) -> Result<&mut [u8]>,
 ) {
     let (mut reader, synthetic) = match source {
-        Source::Reader(r) => (Some(FrameReader::new(r, in_bytes, opts.skip)), None),
+        Source::Reader(r) => (
+            Some(FrameReader::new(r, in_bytes, opts.skip).with_path(&opts.input_name)),
+            None,
+        ),
         Source::Synthetic { frames } => (None, Some(frames)),
     };
     let frames = match (opts.frames, synthetic) {

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::error::CliError;
 use crate::frames::{check_image_format, read_frame, FrameSpec};
+use crate::guard::{self, Inputs};
 use crate::util::{
     check_extension, check_output, describe, ms, parse_format, parse_size, report_line,
 };
@@ -189,24 +190,22 @@ fn plan(args: &Args, ops: &[Op]) -> Result<Vec<Job>, CliError> {
     Ok(jobs)
 }
 
-/// Refuses to overwrite an input with an output.
-fn check_not_input(jobs: &[Job]) -> Result<(), CliError> {
-    let canon = |p: &Path| std::fs::canonicalize(p).ok();
-    let inputs: Vec<(PathBuf, &Path)> = jobs
-        .iter()
-        .filter_map(|j| canon(&j.input).map(|c| (c, j.input.as_path())))
-        .collect();
+/// Refuses a folder as an input, and an output that is one of the inputs
+/// (the same file by device and inode: the same path, a link, `..` forms).
+fn check_inputs(jobs: &[Job]) -> Result<(), CliError> {
+    let mut inputs = Inputs::default();
     for job in jobs {
-        let Some(out) = job.output.as_deref().and_then(canon) else {
-            continue;
-        };
-        if let Some((_, input)) = inputs.iter().find(|(c, _)| *c == out) {
+        if job.input.is_dir() {
             return Err(CliError::usage(format!(
-                "output {} is the input {}; refusing to overwrite it",
-                job.output.as_deref().unwrap_or(&out).display(),
-                input.display()
+                "input {} is a folder; give the image files in it (for example {}/*.png)",
+                job.input.display(),
+                job.input.display()
             )));
         }
+        inputs.add(&job.input);
+    }
+    for out in jobs.iter().filter_map(|j| j.output.as_deref()) {
+        inputs.check_output(out)?;
     }
     Ok(())
 }
@@ -472,7 +471,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     let ops = pipeline::parse_with_format(&args.spec, args.format.as_ref())?;
     let frame = frame_spec(&args)?;
     let jobs = plan(&args, &ops)?;
-    check_not_input(&jobs)?;
+    check_inputs(&jobs)?;
     let dir_mode = jobs.len() > 1 || args.output.as_deref().is_some_and(Path::is_dir);
     prepare_outputs(&args, &jobs, dir_mode)?;
     let engine = global.engine()?;
@@ -485,7 +484,14 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         several: jobs.len() > 1,
     };
     let mut files = Vec::new();
-    for job in &jobs {
+    guard::catch_stop_signals();
+    for (i, job) in jobs.iter().enumerate() {
+        if let Some(signal) = guard::stopped() {
+            return Err(CliError::Interrupted {
+                signal,
+                done: format!("after {i} of {} inputs, each output whole", jobs.len()),
+            });
+        }
         files.push(apply_job(&ctx, job)?);
     }
     if args.json {

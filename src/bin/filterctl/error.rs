@@ -36,6 +36,16 @@ pub enum CliError {
     #[error("{0}")]
     Failed(String),
 
+    /// A stop signal (SIGINT, SIGTERM, SIGHUP) ended the run early, after
+    /// whole outputs only (exit code 128 + the signal's number).
+    #[error("stopped by signal {signal} {done}")]
+    Interrupted {
+        /// The signal's number.
+        signal: i32,
+        /// What was finished and kept, for example `after 12 frames`.
+        done: String,
+    },
+
     /// `source`, with what the CLI was doing when it happened.
     #[error("{context}")]
     Context {
@@ -69,12 +79,14 @@ impl CliError {
         }
     }
 
-    /// 2 for usage errors (bad arguments, specs, variant names, devices),
-    /// 1 for everything else.
+    /// The exit code (docs/CLI.md has the table): 2 for usage errors (bad
+    /// arguments, specs, variant names, devices), 128 + N after stop signal
+    /// N, 1 for everything else.
     pub fn exit_code(&self) -> u8 {
         use clfilter::Error as E;
         match self.root() {
             CliError::Usage(_) => 2,
+            CliError::Interrupted { signal, .. } => u8::try_from(128 + signal).unwrap_or(1),
             CliError::Engine(
                 E::Spec(_)
                 | E::InvalidArgument(_)

@@ -37,6 +37,7 @@ mod demo;
 mod devices;
 mod error;
 mod frames;
+mod guard;
 mod stream;
 mod tune;
 mod util;

@@ -11,7 +11,10 @@ use clfilter::pipeline::stream::{
 };
 use serde::Serialize;
 
+use clfilter::image::output::OutputFile;
+
 use crate::error::CliError;
+use crate::guard::{self, Inputs};
 use crate::util::{check_output, ms, parse_size};
 use crate::Global;
 
@@ -80,9 +83,90 @@ enum Sink {
     /// Computed and dropped.
     Discard,
     /// Raw bytes, one frame after another.
-    Raw(Box<dyn Write + Send>),
+    Raw(RawSink),
     /// One image file per frame, named by a pattern.
-    Files { pattern: Pattern },
+    Files {
+        pattern: Pattern,
+        /// The inputs, which no frame file may overwrite.
+        inputs: Inputs,
+    },
+}
+
+/// A raw frame stream to stdout or to a file.
+struct RawSink {
+    out: RawOut,
+    /// Frames written whole.
+    frames: usize,
+    /// Their bytes.
+    bytes: u64,
+}
+
+enum RawOut {
+    Stdout(BufWriter<std::io::Stdout>),
+    /// Written straight (no buffer), so that after a failed write the file
+    /// holds every whole frame before it.
+    File(OutputFile),
+}
+
+impl RawSink {
+    fn name(&self) -> PathBuf {
+        match &self.out {
+            RawOut::Stdout(_) => PathBuf::from("stdout"),
+            RawOut::File(f) => f.path().to_path_buf(),
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> clfilter::Result<()> {
+        let written = match &mut self.out {
+            RawOut::Stdout(w) => w.write_all(bytes),
+            RawOut::File(f) => f.write_all(bytes),
+        };
+        written.map_err(|source| clfilter::Error::Io {
+            path: self.name(),
+            source,
+        })?;
+        self.frames += 1;
+        self.bytes += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Ends the stream: `ok` commits the file whole; otherwise the file
+    /// keeps the frames written whole (or the old file stays, when there are
+    /// none). Returns what was kept, for the message.
+    fn finish(self, ok: bool) -> Result<String, CliError> {
+        let (frames, bytes) = (self.frames, self.bytes);
+        match self.out {
+            RawOut::Stdout(mut w) => {
+                w.flush().map_err(CliError::Stdout)?;
+                Ok(format!("{frames} whole frames written to stdout"))
+            }
+            RawOut::File(f) if !f.is_atomic() => {
+                let path = f.path().display().to_string();
+                f.commit()?;
+                Ok(if ok {
+                    String::new()
+                } else {
+                    format!("{frames} whole frames were written to {path}")
+                })
+            }
+            RawOut::File(f) if ok => {
+                f.commit()?;
+                Ok(String::new())
+            }
+            RawOut::File(f) if frames == 0 => Ok(format!(
+                "no frame was written; {} is unchanged",
+                f.path().display()
+            )),
+            RawOut::File(f) => {
+                let path = f.path().display().to_string();
+                f.commit_prefix(bytes)?;
+                Ok(format!(
+                    "kept {frames} whole frames ({}) in {path}",
+                    crate::util::bytes(bytes)
+                ))
+            }
+        }
+    }
 }
 
 /// A file name with a frame-number field: `prefix %0Nd suffix`.
@@ -143,13 +227,21 @@ impl Pattern {
 
 impl FrameSink for Sink {
     fn frame(&mut self, f: &OutFrame<'_>) -> clfilter::Result<()> {
+        if let Some(signal) = guard::stopped() {
+            return Err(clfilter::Error::InvalidArgument(format!(
+                "stopped by signal {signal}"
+            )));
+        }
         match self {
             Sink::Discard => Ok(()),
-            Sink::Raw(w) => w.write_all(f.bytes).map_err(|source| clfilter::Error::Io {
-                path: PathBuf::from("(output)"),
-                source,
-            }),
-            Sink::Files { pattern } => clfilter::image::save(&f.to_image()?, pattern.name(f.index)),
+            Sink::Raw(r) => r.write(f.bytes),
+            Sink::Files { pattern, inputs } => {
+                let name = pattern.name(f.index);
+                inputs
+                    .check_output(&name)
+                    .map_err(|e| clfilter::Error::InvalidArgument(e.to_string()))?;
+                clfilter::image::save(&f.to_image()?, name)
+            }
         }
     }
 }
@@ -204,21 +296,36 @@ fn line(s: &StreamStats) -> String {
 }
 
 /// Where `-o` sends the frames: nowhere, stdout, numbered image files, or
-/// one raw file. `ot`/`oc` are the output's type and channels.
+/// one raw file. `ot`/`oc` are the output's type and channels. No output
+/// may be one of `inputs`.
 fn open_sink(
-    output: Option<&std::path::Path>,
+    output: Option<&Path>,
     ot: clfilter::SampleType,
     oc: usize,
+    inputs: Inputs,
 ) -> Result<Sink, CliError> {
+    let raw = |out| {
+        Sink::Raw(RawSink {
+            out,
+            frames: 0,
+            bytes: 0,
+        })
+    };
     Ok(match output {
         None => Sink::Discard,
-        Some(p) if p.as_os_str() == "-" => Sink::Raw(Box::new(BufWriter::new(std::io::stdout()))),
+        Some(p) if p.as_os_str() == "-" => {
+            inputs.check_stdout()?;
+            raw(RawOut::Stdout(BufWriter::with_capacity(
+                1 << 20,
+                std::io::stdout(),
+            )))
+        }
         Some(p) => {
             let s = p.to_string_lossy().to_string();
             if let Some(pattern) = Pattern::parse(&s) {
                 let pattern = pattern?;
                 check_output(&pattern.name(0), ot, oc, false)?;
-                Sink::Files { pattern }
+                Sink::Files { pattern, inputs }
             } else if p.is_dir() {
                 let pattern = Pattern {
                     prefix: p.join("frame_").to_string_lossy().to_string(),
@@ -230,16 +337,33 @@ fn open_sink(
                     },
                 };
                 check_output(&pattern.name(0), ot, oc, false)?;
-                Sink::Files { pattern }
+                Sink::Files { pattern, inputs }
             } else {
-                let f = File::create(p).map_err(|source| CliError::Io {
-                    path: p.into(),
-                    source,
-                })?;
-                Sink::Raw(Box::new(BufWriter::with_capacity(1 << 20, f)))
+                inputs.check_output(p)?;
+                raw(RawOut::File(OutputFile::create(p)?))
             }
         }
     })
+}
+
+/// Checks the input (a folder is named as one) and records it.
+fn check_input(a: &Args) -> Result<Inputs, CliError> {
+    let mut inputs = Inputs::default();
+    if a.synthetic.is_some() {
+        return Ok(inputs);
+    }
+    if a.input.as_os_str() == "-" {
+        inputs.add_stdin();
+    } else {
+        if a.input.is_dir() {
+            return Err(CliError::usage(format!(
+                "input {} is a folder; stream reads one file of raw frames, or - for stdin",
+                a.input.display()
+            )));
+        }
+        inputs.add(&a.input);
+    }
+    Ok(inputs)
 }
 
 /// Runs `filterctl stream`.
@@ -260,29 +384,34 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
     opts.skip = a.skip;
     opts.frames = a.frames;
     opts.in_flight = a.in_flight;
+    opts.input_name = if a.input.as_os_str() == "-" {
+        PathBuf::from("stdin")
+    } else {
+        a.input.clone()
+    };
     let (ow, oh, oc, ot) =
         clfilter::pipeline::stream::output_shape(&ops, (w, h, 1), a.format.sample());
-    // Every argument is checked before an output is opened (and truncated).
+    // Every argument, the input and the device are checked before an output
+    // is opened.
     a.format.frame_bytes(w, h)?;
     clfilter::image::check_shape(ow, oh, oc)?;
-    let mut sink = open_sink(a.output.as_deref(), ot, oc)?;
+    let inputs = check_input(&a)?;
     let engine = global.engine()?;
+    if a.compare_transfer && engine.backend().device().is_none() {
+        return Err(CliError::usage(
+            "--compare-transfer measures host-device transfers, and the CPU backend has none; \
+             pick an OpenCL device with --device",
+        ));
+    }
+    let source = open_input(&a.input, a.synthetic)?;
+    let mut sink = open_sink(a.output.as_deref(), ot, oc, inputs)?;
     log::info!(
         "stream: {w}x{h} {} -> {ow}x{oh}x{oc} {ot} per frame",
         a.format
     );
-    let stats = run_source(
-        &engine,
-        &ops,
-        &opts,
-        open_input(&a.input, a.synthetic)?,
-        &mut sink,
-    );
-    if let Sink::Raw(wr) = &mut sink {
-        wr.flush().map_err(CliError::Stdout)?;
-    }
-    let stats =
-        stats.map_err(|e| CliError::from(e).context(format!("stream {}", a.input.display())))?;
+    guard::catch_stop_signals();
+    let stats = run_source(&engine, &ops, &opts, source, &mut sink);
+    let stats = finish(sink, stats, &a.input)?;
     let bound = if a.compare_transfer {
         let mut t = opts.clone();
         t.transfer_only = true;
@@ -297,6 +426,38 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
         None
     };
     report(&a, &ops, &stats, bound.as_ref())
+}
+
+/// Closes the output after the stream: whole on success; after a failure
+/// or a stop signal, with the whole frames written so far, said on stderr.
+fn finish(
+    sink: Sink,
+    stats: clfilter::Result<StreamStats>,
+    input: &Path,
+) -> Result<StreamStats, CliError> {
+    let signal = guard::stopped();
+    let ok = stats.is_ok() && signal.is_none();
+    let kept = match sink {
+        Sink::Raw(r) => r.finish(ok)?,
+        _ => String::new(),
+    };
+    if ok {
+        return stats.map_err(CliError::from);
+    }
+    if let Some(signal) = signal {
+        return Err(CliError::Interrupted {
+            signal,
+            done: if kept.is_empty() {
+                "before the end of the stream".into()
+            } else {
+                format!("before the end of the stream; {kept}")
+            },
+        });
+    }
+    if !kept.is_empty() {
+        note!("filterctl: {kept}");
+    }
+    stats.map_err(|e| CliError::from(e).context(format!("stream {}", input.display())))
 }
 
 /// Prints the stream's figures: JSON on stdout, or lines on stderr.

@@ -439,7 +439,8 @@ mod cl {
                     self.stages.is_empty(),
                     q.out_free,
                 ) {
-                    Ok((out_stage, names)) => {
+                    Ok(None) => return Err(Error::arg("the frame writer stopped")),
+                    Ok(Some((out_stage, names))) => {
                         if self.stages.is_empty() {
                             self.stages = names;
                         }
@@ -470,7 +471,7 @@ mod cl {
     }
 
     /// Runs the chain on a slot whose upload `up_ev` is under way, and
-    /// starts the download of its result.
+    /// starts the download of its result; `None` when the writer has stopped.
     #[allow(clippy::too_many_arguments)]
     fn device_frame(
         engine: &Engine,
@@ -482,7 +483,7 @@ mod cl {
         transfer_only: bool,
         first: bool,
         out_free: &mpsc::Receiver<HostStage>,
-    ) -> Result<(HostStage, Vec<String>)> {
+    ) -> Result<Option<(HostStage, Vec<String>)>> {
         // The kernels wait for the upload, and for the last download of the
         // slot's output, which they overwrite.
         let mut wait = vec![up_ev];
@@ -505,12 +506,14 @@ mod cl {
             names = super::super::stage_names(&outcomes);
         }
         let done = dev.marker()?;
-        let mut out_stage = out_free
-            .recv()
-            .map_err(|_| Error::arg("the frame writer stopped"))?;
+        // The writer returns no buffer once it has stopped (the sink failed):
+        // not a device fault, and its own error explains the end.
+        let Ok(mut out_stage) = out_free.recv() else {
+            return Ok(None);
+        };
         let down_ev = download(down, &slot.output, &mut out_stage, &[&done])?;
         slot.computed = Some(done);
         slot.downloaded = Some(down_ev);
-        Ok((out_stage, names))
+        Ok(Some((out_stage, names)))
     }
 }
