@@ -367,7 +367,7 @@ fn raw_streams(c: &mut Campaign) {
             let ran = c.run(cmd, &what);
             let got = std::fs::read(c.path("out.raw")).unwrap_or_default();
             let whole = cut / frame;
-            let ok_code = if cut % frame == 0 { 0 } else { 1 };
+            let ok_code = if cut.is_multiple_of(frame) { 0 } else { 1 };
             if ran.code != Some(ok_code)
                 || got.len() != whole * out_frame
                 || got[..] != clean[..got.len()]
