@@ -462,6 +462,113 @@ fn spec_ends_in_minmax(spec: &str) -> bool {
         .is_some_and(|s| s.trim().starts_with("minmax"))
 }
 
+/// Random argument lists for every subcommand, from each one's options and
+/// hostile values: no panic, and exit 0, 1 or 2.
+fn hostile_args(c: &mut Campaign) {
+    const VALUES: &[&str] = &[
+        "0",
+        "1",
+        "-1",
+        "3",
+        "8x8",
+        "0x0",
+        "7x5",
+        "99999999999x99999999999",
+        "nan",
+        "inf",
+        "1e39",
+        "-",
+        "",
+        "x",
+        "bayer_rggb12p",
+        "mono16",
+        "f32",
+        "u8",
+        "4",
+        "%d.png",
+        "%0999d.png",
+        "/dev/null",
+        "/dev/full",
+        "missing",
+        ".",
+        "gaussian",
+        "transpose",
+        "cpu",
+        "auto",
+    ];
+    let commands: &[(&str, &[&str])] = &[
+        (
+            "stream",
+            &[
+                "-f",
+                "--size",
+                "--format",
+                "-o",
+                "--frames",
+                "--skip",
+                "--synthetic",
+                "--in-flight",
+                "--compare-transfer",
+                "--json",
+            ],
+        ),
+        (
+            "apply",
+            &[
+                "-f", "--size", "--format", "-o", "--ext", "--report", "--json",
+            ],
+        ),
+        (
+            "bench",
+            &[
+                "--ops",
+                "--size",
+                "--type",
+                "--channels",
+                "--iters",
+                "--sigma",
+                "--method",
+                "--no-cpu",
+                "--json",
+            ],
+        ),
+        (
+            "tune",
+            &["--ops", "--sizes", "--budget", "--json", "--show", "--type"],
+        ),
+        ("variants", &["--json"]),
+        ("devices", &["--json"]),
+    ];
+    std::fs::write(c.path("args.raw"), c.rng.bytes(256)).unwrap();
+    for _ in 0..60 * c.scale {
+        let (name, opts) = commands[c.rng.below(commands.len())];
+        let mut args = vec![name.to_string()];
+        for _ in 0..c.rng.below(6) {
+            args.push(opts[c.rng.below(opts.len())].to_string());
+            if c.rng.below(4) > 0 {
+                args.push(VALUES[c.rng.below(VALUES.len())].to_string());
+            }
+        }
+        // Bound the work a valid combination may ask for.
+        if name == "bench" || name == "tune" {
+            args.extend(["--size", "8x8"].map(String::from));
+            if name == "tune" {
+                args.extend(["--budget", "1"].map(String::from));
+            }
+        }
+        if name == "stream" && !args.iter().any(|a| a == "--synthetic") {
+            args.push("args.raw".into());
+        }
+        c.tally.inputs += 1;
+        let mut cmd = c.command();
+        cmd.args(&args);
+        let ran = c.run(cmd, &format!("{args:?}"));
+        if !matches!(ran.code, Some(0..=2)) {
+            c.tally.wrong.push(format!("{args:?}: exit {:?}", ran.code));
+        }
+    }
+}
+
 /// Non-finite pixels through an operation that spreads them (the IIR
 /// Gaussian): never exit 0 with non-finite output.
 fn nonfinite(c: &mut Campaign) {
@@ -575,6 +682,7 @@ fn fault_campaign() {
     image_files(&mut c);
     raw_streams(&mut c);
     hostile_specs(&mut c);
+    hostile_args(&mut c);
     nonfinite(&mut c);
     output_faults(&mut c);
     let t = &c.tally;
