@@ -424,3 +424,74 @@ fn outputs_through_links_keep_the_link() {
     let names: Vec<PathBuf> = snapshot(d).keys().map(PathBuf::from).collect();
     assert_eq!(names.len(), 2, "{names:?}");
 }
+
+/// `kill -9` in the middle of a raw stream: the old output stays as it was
+/// (the hidden temporary file is all that is left).
+#[cfg(unix)]
+#[test]
+fn kill_9_leaves_the_old_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.raw");
+    std::fs::write(&out, b"old frames").unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_filterctl"))
+        .env("FILTERCTL_CACHE_DIR", "disabled")
+        .args(["--device", "cpu"])
+        .args(STREAM)
+        .args(["bayer_rggb8", "-", "-o", &s(&out)])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&noise(5 * FRAME, 11)).unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), b"old frames");
+}
+
+/// Concurrent runs writing one output: it ends up as one run's whole
+/// result, never a mix.
+#[test]
+fn concurrent_writers_leave_one_whole_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_png(&d.join("a.png"), 64, 48);
+    let specs = [
+        "transpose",
+        "gaussian=sigma=1",
+        "gaussian=sigma=4",
+        "normalize=out=u8",
+    ];
+    let mut expected = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let want = d.join(format!("want{i}.png"));
+        filterctl()
+            .args(["apply", "-f", spec, &s(&d.join("a.png")), "-o", &s(&want)])
+            .assert()
+            .success();
+        expected.push(clfilter::image::load(&want).unwrap());
+    }
+    for _ in 0..3 {
+        let children: Vec<_> = specs
+            .iter()
+            .map(|spec| {
+                std::process::Command::new(env!("CARGO_BIN_EXE_filterctl"))
+                    .env("FILTERCTL_CACHE_DIR", "disabled")
+                    .args(["--device", "cpu", "apply", "-f", spec])
+                    .arg(d.join("a.png"))
+                    .arg("-o")
+                    .arg(d.join("shared.png"))
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut c in children {
+            assert!(c.wait().unwrap().success());
+        }
+        let got = clfilter::image::load(d.join("shared.png")).unwrap();
+        assert!(expected.contains(&got), "a mixed output");
+    }
+    assert_eq!(snapshot(d).len(), 2 + specs.len(), "debris left");
+}
