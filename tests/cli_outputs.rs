@@ -180,6 +180,16 @@ fn every_argument_is_checked_before_an_output_is_touched() {
         }
         c.args(["-o", "out.raw"]).assert().code(*code);
     }
+    // A missing output folder is found before the first frame.
+    for out in ["nodir/x.raw", "nodir/f_%d.png", "nodir/"] {
+        filterctl()
+            .current_dir(d)
+            .args(STREAM)
+            .args(["bayer_rggb8", "in.raw", "-o", out])
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains("output folder does not exist"));
+    }
     assert_eq!(snapshot(d), before, "a refused run touched its output");
 }
 

@@ -16,7 +16,8 @@ use crate::error::CliError;
 use crate::frames::{check_image_format, read_frame, FrameSpec};
 use crate::guard::{self, Inputs};
 use crate::util::{
-    check_extension, check_output, describe, ms, parse_format, parse_size, report_line,
+    check_extension, check_output, check_output_folder, describe, ms, parse_format, parse_size,
+    report_line,
 };
 use crate::Global;
 
@@ -293,16 +294,8 @@ fn prepare_outputs(args: &Args, jobs: &[Job], dir_mode: bool) -> Result<(), CliE
     }
     if !dir_mode {
         // A missing output folder is found now, not after the work.
-        if let Some(parent) = args.output.as_deref().and_then(Path::parent) {
-            if !parent.as_os_str().is_empty() && !parent.is_dir() {
-                return Err(CliError::Io {
-                    path: parent.to_path_buf(),
-                    source: std::io::Error::new(
-                        std::io::ErrorKind::NotFound,
-                        "output folder does not exist",
-                    ),
-                });
-            }
+        if let Some(out) = args.output.as_deref() {
+            check_output_folder(out)?;
         }
     }
     if dir_mode {

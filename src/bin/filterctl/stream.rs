@@ -15,7 +15,7 @@ use clfilter::image::output::OutputFile;
 
 use crate::error::CliError;
 use crate::guard::{self, Inputs};
-use crate::util::{check_output, ms, parse_size};
+use crate::util::{check_output, check_output_folder, ms, parse_size};
 use crate::Global;
 
 /// Options of `filterctl stream`.
@@ -322,6 +322,9 @@ fn open_sink(
         }
         Some(p) => {
             let s = p.to_string_lossy().to_string();
+            if !p.is_dir() {
+                check_output_folder(p)?;
+            }
             if let Some(pattern) = Pattern::parse(&s) {
                 let pattern = pattern?;
                 check_output(&pattern.name(0), ot, oc, false)?;

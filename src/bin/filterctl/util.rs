@@ -245,6 +245,28 @@ pub fn check_output(
     Ok(())
 }
 
+/// Checks, before any work, that the folder `path` would be written into
+/// exists: its parent, or `path` itself when it ends with `/` (a folder
+/// that was meant to exist).
+pub fn check_output_folder(path: &Path) -> Result<(), CliError> {
+    let text = path.as_os_str().to_string_lossy();
+    let dir = if text.ends_with('/') {
+        Some(path)
+    } else {
+        path.parent().filter(|p| !p.as_os_str().is_empty())
+    };
+    match dir {
+        Some(d) if !d.is_dir() => Err(CliError::Io {
+            path: d.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "output folder does not exist",
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// The file name for an image of this type: `NAME.png`, or `NAME.tif` for f32.
 pub fn file_name_for(stem: &str, sample: SampleType) -> String {
     match sample {
