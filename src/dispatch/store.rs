@@ -307,23 +307,23 @@ mod tests {
             max_ms: 1e6,
             spread_pct: 12.5,
             runs: n as usize % 100,
-            retimed: n % 2 == 0,
+            retimed: n.is_multiple_of(2),
             mp_per_s: 0.125,
             gb_per_s: 3.25,
-            pct_of_copy: (n % 3 == 0).then_some(41.0),
+            pct_of_copy: n.is_multiple_of(3).then_some(41.0),
         };
         let candidate = |variant: &str, status| Candidate {
             variant: variant.into(),
             status,
             kernel: Some(timing.clone()),
             kernel_note: None,
-            e2e: (n % 5 != 0).then(|| timing.clone()),
+            e2e: (!n.is_multiple_of(5)).then(|| timing.clone()),
             e2e_note: Some(text.into()),
         };
         TuneEntry {
             key: TuneKey {
                 device: format!("device {text}"),
-                op: "transpose".into(),
+                op: "some_op".into(),
                 format: "f32x1".into(),
                 size_bucket: (n % 40) as u32,
                 params: "-".into(),
