@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::key::TuneKey;
-use crate::backend::cache;
+use crate::backend::cache::{self, ReadFailure};
 
 /// The file's format version; a file with another version is ignored (and
 /// replaced by the next tuning run).
@@ -171,12 +171,43 @@ pub fn path_in(dir: &Path) -> PathBuf {
     dir.join("tuning.json")
 }
 
+/// The largest `tuning.json` that is read: 64 MiB. An entry is 4 to 7 KB of
+/// JSON (every candidate with its figures in two modes), so this holds over
+/// 10,000 entries: every operation, format, size bucket and parameter set of
+/// several devices, and stale entries of many kernel versions. A larger file
+/// was not written by this crate, or has grown without bound; reading it
+/// would cost its whole size in memory, and more once parsed.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
 /// Reads the file. A missing file is empty; an unreadable, corrupt or
-/// other-version file is empty with a warning (the next tuning run rewrites it).
+/// other-version file is empty with a warning (the next tuning run rewrites
+/// it); a file over [`MAX_FILE_BYTES`] is set aside as
+/// `tuning.json.oversized-<seconds>`, with a warning, and not read.
 pub fn load(path: &Path) -> TuningFile {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return TuningFile::default(),
+    load_capped(path, MAX_FILE_BYTES)
+}
+
+/// [`load`] with the size limit `cap`.
+fn load_capped(path: &Path, cap: u64) -> TuningFile {
+    let bytes = match cache::read_capped(path, cap) {
+        Ok(b) => b,
+        Err(ReadFailure::Missing) => return TuningFile::default(),
+        Err(ReadFailure::TooBig(size)) => {
+            match cache::set_aside(path, "oversized") {
+                Ok(aside) => log::warn!(
+                    "tuning cache {} is over the {cap}-byte limit ({size} bytes); \
+                     moved it to {} and working without it",
+                    path.display(),
+                    aside.display()
+                ),
+                Err(e) => log::warn!(
+                    "tuning cache {} is over the {cap}-byte limit ({size} bytes) \
+                     and could not be moved aside ({e}); working without it",
+                    path.display()
+                ),
+            }
+            return TuningFile::default();
+        }
         Err(e) => {
             log::warn!(
                 "tuning cache {} is unreadable ({e}); working without it",
@@ -185,7 +216,12 @@ pub fn load(path: &Path) -> TuningFile {
             return TuningFile::default();
         }
     };
-    match serde_json::from_str::<TuningFile>(&text) {
+    parse(path, &bytes)
+}
+
+/// The file's contents, or an empty file with a warning.
+fn parse(path: &Path, bytes: &[u8]) -> TuningFile {
+    match serde_json::from_slice::<TuningFile>(bytes) {
         Ok(f) if f.format == FORMAT => f,
         Ok(f) => {
             log::warn!(
@@ -206,25 +242,25 @@ pub fn load(path: &Path) -> TuningFile {
 }
 
 /// Adds `entries` to the file, replacing entries with the same key and
-/// checksum. The file is re-read under an exclusive lock (`tuning.json.lock`)
-/// just before writing, so concurrent tuners merge rather than overwrite
+/// checksum. The file is re-read under an exclusive lock (`tuning.json.lock`,
+/// opened without following a link there) just before writing, so concurrent tuners merge rather than overwrite
 /// each other, and written atomically (temporary file + rename), so readers
 /// never see a partial file. Failures (read-only folder) are warnings.
 pub fn merge(path: &Path, entries: &[TuneEntry]) {
     let lock_path = path.with_extension("json.lock");
     let lock = std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))
-        .and_then(|()| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&lock_path)
-        })
+        .and_then(|()| cache::open_lock(&lock_path))
         .and_then(|f| f.lock().map(|()| f));
-    if let Err(e) = &lock {
-        // Still write: the rename keeps the file valid, only a concurrent
-        // tuner's entries may be lost.
-        log::debug!("tuning cache lock {}: {e}", lock_path.display());
+    // Either way the write happens: the rename keeps the file valid, and
+    // only a concurrent tuner's entries may be lost.
+    match &lock {
+        Err(e) if cache::is_link(&lock_path) => log::warn!(
+            "tuning cache lock {} is a symbolic link (planted?); not following it, \
+             writing without the lock ({e})",
+            lock_path.display()
+        ),
+        Err(e) => log::debug!("tuning cache lock {}: {e}", lock_path.display()),
+        Ok(_) => {}
     }
     let mut file = load(path);
     file.format = FORMAT;
@@ -248,5 +284,187 @@ pub fn clear(path: &Path) -> std::io::Result<bool> {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::backend::cache::testing::cases;
+
+    /// The size limit of the property tests: small, so that oversized
+    /// files are cheap to make.
+    const CAP: u64 = 64 << 10;
+
+    /// An entry whose text fields hold `text` and whose numbers come from
+    /// `n` (binary fractions, which survive a round trip through JSON).
+    fn entry(n: u64, text: &str) -> TuneEntry {
+        let timing = Timing {
+            median_ms: (n % 1000) as f64 / 8.0,
+            min_ms: 0.5,
+            max_ms: 1e6,
+            spread_pct: 12.5,
+            runs: n as usize % 100,
+            retimed: n.is_multiple_of(2),
+            mp_per_s: 0.125,
+            gb_per_s: 3.25,
+            pct_of_copy: n.is_multiple_of(3).then_some(41.0),
+        };
+        let candidate = |variant: &str, status| Candidate {
+            variant: variant.into(),
+            status,
+            kernel: Some(timing.clone()),
+            kernel_note: None,
+            e2e: (!n.is_multiple_of(5)).then(|| timing.clone()),
+            e2e_note: Some(text.into()),
+        };
+        TuneEntry {
+            key: TuneKey {
+                device: format!("device {text}"),
+                op: "some_op".into(),
+                format: "f32x1".into(),
+                size_bucket: (n % 40) as u32,
+                params: "-".into(),
+            },
+            checksum: format!("{n:016x}"),
+            width: 640,
+            height: 480,
+            sigma: (n % 2 == 1).then_some(2.0),
+            device_name: text.into(),
+            copy_gb_per_s: None,
+            tuned_at: n,
+            kernel_winner: Some("naive".into()),
+            e2e_winner: Some("cpu".into()),
+            candidates: vec![
+                candidate("naive", Status::Ok),
+                candidate("cpu", Status::Disqualified(text.into())),
+                candidate("local", Status::Unsupported("no".into())),
+            ],
+        }
+    }
+
+    /// A valid file of `count` entries, encoded.
+    fn valid_file(count: u64, text: &str) -> Vec<u8> {
+        let file = TuningFile {
+            format: FORMAT,
+            entries: (0..count).map(|n| entry(n, text)).collect(),
+        };
+        serde_json::to_vec_pretty(&file).unwrap()
+    }
+
+    /// Loads `bytes` as a tuning file, then merges a new entry into it, and
+    /// checks what any input must give: no panic, a prompt answer, either
+    /// the entries `bytes` parse to or none, and afterwards a valid file
+    /// that holds the new entry.
+    fn load_and_merge(bytes: &[u8]) -> std::result::Result<(), TestCaseError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_in(dir.path());
+        std::fs::write(&path, bytes).unwrap();
+        let start = std::time::Instant::now();
+        let loaded = load_capped(&path, CAP);
+        prop_assert!(start.elapsed() < std::time::Duration::from_secs(5));
+        match serde_json::from_slice::<TuningFile>(bytes) {
+            Ok(f) if f.format == FORMAT && bytes.len() as u64 <= CAP => {
+                prop_assert_eq!(loaded.entries, f.entries)
+            }
+            _ => prop_assert!(loaded.entries.is_empty()),
+        }
+        let new = entry(u64::MAX, "new");
+        merge(&path, std::slice::from_ref(&new));
+        let after = load(&path);
+        prop_assert_eq!(after.format, FORMAT);
+        prop_assert!(after.entries.contains(&new));
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(cases(256))]
+
+        /// Arbitrary bytes: rejected (or, if they happen to be a file, read).
+        #[test]
+        fn arbitrary_bytes_never_break_load_or_merge(
+            bytes in proptest::collection::vec(any::<u8>(), 0..2048),
+        ) {
+            load_and_merge(&bytes)?;
+        }
+
+        /// A valid file cut short anywhere.
+        #[test]
+        fn truncated_files_are_rejected(
+            count in 1u64..4, text in "\\PC{0,16}", cut in any::<prop::sample::Index>(),
+        ) {
+            let bytes = valid_file(count, &text);
+            load_and_merge(&bytes[..cut.index(bytes.len())])?;
+        }
+
+        /// A valid file with a few bits flipped: rejected, or read as the
+        /// (still valid) JSON the flips made.
+        #[test]
+        fn bit_flips_are_rejected_or_read(
+            count in 1u64..4, text in "\\PC{0,16}",
+            flips in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..8), 1..5),
+        ) {
+            let mut bytes = valid_file(count, &text);
+            for (at, bit) in &flips {
+                let i = at.index(bytes.len());
+                bytes[i] ^= 1 << bit;
+            }
+            load_and_merge(&bytes)?;
+        }
+    }
+
+    #[test]
+    fn oversized_file_is_set_aside_and_not_parsed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_in(dir.path());
+        let mut bytes = valid_file(40, "x");
+        assert!(bytes.len() as u64 > CAP, "{} bytes", bytes.len());
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(load_capped(&path, CAP).entries.is_empty());
+        assert!(!path.exists(), "the oversized file is moved away");
+        let aside: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(aside.len(), 1, "{aside:?}");
+        assert!(aside[0].starts_with("tuning.json.oversized-"), "{aside:?}");
+        // The same file under the cap is read.
+        bytes.truncate(0);
+        bytes.extend(valid_file(2, "x"));
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(load_capped(&path, CAP).entries.len(), 2);
+    }
+
+    /// A link planted at the lock path is not followed: its target stays
+    /// as it was, and the merge still writes the file.
+    #[cfg(unix)]
+    #[test]
+    fn planted_lock_link_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_in(dir.path());
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let lock = path.with_extension("json.lock");
+        std::os::unix::fs::symlink(&victim, &lock).unwrap();
+        let dangling = dir.path().join("sub");
+        std::fs::create_dir(&dangling).unwrap();
+        std::os::unix::fs::symlink(
+            dangling.join("new"),
+            path_in(&dangling).with_extension("json.lock"),
+        )
+        .unwrap();
+        let e = entry(1, "x");
+        merge(&path, std::slice::from_ref(&e));
+        merge(&path_in(&dangling), std::slice::from_ref(&e));
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(
+            !dangling.join("new").exists(),
+            "a dangling link's target is not created"
+        );
+        assert!(cache::is_link(&lock));
+        assert_eq!(load(&path).entries, vec![e.clone()]);
+        assert_eq!(load(&path_in(&dangling)).entries, vec![e]);
     }
 }

@@ -10,8 +10,10 @@
 //!   work-group size (every kernel bounds-checks), and which return a
 //!   profiling [`ClEvent`].
 
+mod binfile;
 mod buffer;
 mod launch;
+mod loading;
 mod program;
 mod stream;
 

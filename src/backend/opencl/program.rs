@@ -3,10 +3,11 @@
 //! Disk layout: `<root>/<vendor--device--platform-idhash--driver>/<source-hash>-<options-hash>.bin`.
 //! The platform is part of the name so that two platforms exposing the same
 //! device (with different drivers) do not delete each other's folders as stale.
-//! Each file is `MAGIC`, the payload length and an FNV-1a checksum of the
-//! payload, then the driver's binary. A file that is short, fails its checksum,
-//! or that the driver rejects is deleted and the program is rebuilt from
-//! source with a `warn!`: a broken cache is never the user's error.
+//! Each file is checked before the driver sees it (`binfile`), and marked
+//! while the driver loads it (`loading`). A file that is short, oversized,
+//! fails its checksum, that the driver rejects, or that a process died
+//! loading, is deleted and the program is rebuilt from source with a
+//! `warn!`: a broken cache is never the user's error.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -15,12 +16,10 @@ use std::sync::{Arc, Mutex};
 
 use opencl3::program::Program;
 
-use super::{cl_err, ClDevice};
-use crate::backend::{cache, DeviceInfo};
+use super::{binfile, cl_err, loading, ClDevice};
+use crate::backend::cache::{self, ReadFailure};
+use crate::backend::DeviceInfo;
 use crate::error::{Error, Result};
-
-const MAGIC: &[u8; 8] = b"CLFBIN01";
-const HEADER: usize = 8 + 8 + 8;
 
 /// Where a program's text comes from and what it is for (for errors and logs).
 #[derive(Debug, Clone, Copy)]
@@ -38,7 +37,8 @@ pub struct ProgramStats {
     pub built_from_source: u64,
     /// Loaded from a cached binary.
     pub loaded_from_binary: u64,
-    /// Cached binaries that were corrupt or rejected, deleted and rebuilt.
+    /// Cached binaries that were corrupt, rejected by the driver or left by
+    /// a process that died loading them: deleted and rebuilt.
     pub rejected_binaries: u64,
     /// Served from the in-memory cache.
     pub memory_hits: u64,
@@ -140,32 +140,6 @@ fn remove_stale_drivers(root: &Path, prefix: &str, keep: &Path) {
     }
 }
 
-fn encode(binary: &[u8]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(HEADER + binary.len());
-    v.extend_from_slice(MAGIC);
-    v.extend_from_slice(&(binary.len() as u64).to_le_bytes());
-    v.extend_from_slice(&cache::fnv1a(binary).to_le_bytes());
-    v.extend_from_slice(binary);
-    v
-}
-
-/// The payload of a cache file, or why it is unusable.
-fn decode(file: &[u8]) -> std::result::Result<&[u8], &'static str> {
-    if file.len() < HEADER || &file[..8] != MAGIC {
-        return Err("bad header");
-    }
-    let len = u64::from_le_bytes(file[8..16].try_into().expect("8 bytes")) as usize;
-    let sum = u64::from_le_bytes(file[16..24].try_into().expect("8 bytes"));
-    let payload = &file[HEADER..];
-    if payload.len() != len {
-        return Err("truncated");
-    }
-    if cache::fnv1a(payload) != sum {
-        return Err("checksum mismatch");
-    }
-    Ok(payload)
-}
-
 impl ClDevice {
     /// Returns the program for `source` built with `options`, from memory,
     /// from the disk cache, or by compiling it. A compile failure is
@@ -264,7 +238,7 @@ impl ClDevice {
     /// Loads and builds a cached binary. `None` means "build from source";
     /// a present but unusable file is deleted with a warning.
     fn load_binary(&self, file: &Path, options: &str) -> Option<Program> {
-        let bytes = std::fs::read(file).ok()?;
+        let died = loading::remove_dead(file);
         let reject = |why: String| {
             log::warn!(
                 "program cache {} is unusable ({why}); deleting it and rebuilding from source",
@@ -274,9 +248,32 @@ impl ClDevice {
             let _ = std::fs::remove_file(file);
             None
         };
-        let payload = match decode(&bytes) {
+        let bytes = match binfile::read(file) {
+            Ok(b) => b,
+            Err(ReadFailure::Missing | ReadFailure::Io(_)) => return None,
+            Err(why) => return reject(why.to_string()),
+        };
+        if died > 0 {
+            return reject(format!(
+                "{died} earlier process(es) died while the driver loaded it: \
+                 a binary that crashes the driver, or a process killed meanwhile"
+            ));
+        }
+        let payload = match binfile::decode(&bytes) {
             Ok(p) => p,
             Err(why) => return reject(why.to_string()),
+        };
+        let _mark = match loading::Mark::new(file) {
+            Ok(m) => m,
+            Err(e) => {
+                // Unmarked, a binary that crashes the driver would crash
+                // every run, and this folder could not record it.
+                log::warn!(
+                    "could not mark {} as being loaded ({e}); building from source instead",
+                    file.display()
+                );
+                return None;
+            }
         };
         // SAFETY: the device is a member of the context (it was created from it),
         // and the slice of binaries has exactly one entry for the one device.
@@ -301,24 +298,14 @@ impl ClDevice {
             }
         };
         match binaries.first() {
-            Some(b) if !b.is_empty() => cache::write_atomic(file, &encode(b)),
+            Some(b) if b.len() > binfile::MAX_PAYLOAD => {
+                log::debug!(
+                    "program binary of {} bytes is over the limit; not caching",
+                    b.len()
+                )
+            }
+            Some(b) if !b.is_empty() => cache::write_atomic(file, &binfile::encode(b)),
             _ => log::debug!("driver returned an empty program binary; not caching"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cache_files_detect_corruption() {
-        let enc = encode(b"binary payload");
-        assert_eq!(decode(&enc).unwrap(), b"binary payload");
-        let mut flipped = enc.clone();
-        *flipped.last_mut().unwrap() ^= 1;
-        assert_eq!(decode(&flipped), Err("checksum mismatch"));
-        assert_eq!(decode(&enc[..enc.len() - 1]), Err("truncated"));
-        assert_eq!(decode(b"garbage"), Err("bad header"));
     }
 }
