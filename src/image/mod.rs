@@ -1,13 +1,15 @@
 //! Host images: [`Image<T>`] buffers with 1, 3 or 4 channels and a row stride,
 //! [`DynImage`] for files whose sample type is known only at run time,
-//! loading and saving through the `image` crate, and headerless raw camera
-//! frames ([`raw`]).
+//! loading and saving through the `image` crate, headerless raw camera
+//! frames ([`raw`]), and the NaN and infinity policy ([`finite`]).
 
 pub mod bayer;
+pub mod finite;
 mod io;
 mod pixel;
 pub mod raw;
 
+pub use finite::NonFinite;
 pub use io::{load, save};
 pub use pixel::{Sample, SampleType};
 
