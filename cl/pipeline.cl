@@ -60,6 +60,33 @@ __kernel void pipeline_fix(__global float* buf, int n, float scale, float hi, in
     }
 }
 
+// Counts the NaN and infinite floats of a working image of n floats in
+// pixels of `lanes` (1 gray, 4 colour), reading the first `used` lanes of
+// each (RGB leaves the fourth unused), and finds the first:
+// out[0] += count, out[1] = min(out[1], index). out starts as {0, UINT_MAX}.
+// The test is on the bits (exponent all ones), which fast-math options
+// cannot fold away as they may fold isfinite().
+__kernel void pipeline_nonfinite(__global const float* buf, int n, int lanes, int used,
+                                 volatile __global uint* out)
+{
+    __local uint count, first;
+    int i = get_global_id(0);
+    if (get_local_id(0) == 0) {
+        count = 0;
+        first = UINT_MAX;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (i < n && i % lanes < used && (as_uint(buf[i]) & 0x7fffffffu) >= 0x7f800000u) {
+        atomic_inc(&count);
+        atomic_min(&first, (uint)i);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0 && count > 0) {
+        atomic_add(&out[0], count);
+        atomic_min(&out[1], first);
+    }
+}
+
 #ifdef PACKED
 // 12-bit samples packed two in three bytes into gray working pixels
 // (n pixels, n even: one work-item per pair).
