@@ -8,14 +8,16 @@
 //! pipelines (each variant forced there too), on odd sizes with one NaN,
 //! one +inf, one -inf and several. Operations that keep them local take
 //! them without error and keep them where they were. Also: the spec key,
-//! the engine API, a pipeline stage that creates infinities, and the real
-//! `filterctl` binary.
+//! the engine API, a pipeline or stream stage that creates infinities, and
+//! the real `filterctl` binary.
 
+use std::io::Cursor;
 use std::process::Command;
 
 use clfilter::ops::gaussian::{reference, GaussianParams, SPEC};
 use clfilter::ops::normalize::NormalizeParams;
 use clfilter::ops::OPERATIONS;
+use clfilter::pipeline::stream::{run_stream, FrameSink, OutFrame, StreamOptions};
 use clfilter::pipeline::{self, Pipeline};
 use clfilter::prelude::*;
 use clfilter::{ColormapParams, DynImage, Engine, Error, Image, NonFinite};
@@ -137,9 +139,11 @@ fn assert_refused<T: std::fmt::Debug>(r: clfilter::Result<T>, img: &Image<f32>, 
 /// OpenCL variant forced, with the tolerance each holds.
 fn paths(cl: Option<&Engine>) -> Vec<(String, Engine, f32)> {
     let mut out = vec![("cpu".to_string(), Engine::cpu(), CPU_TOLERANCE)];
-    for v in cl.map_or(&[][..], |_| SPEC.variants) {
-        let e = cl.unwrap().with_variant(Some(SPEC.name), v.name);
-        out.push((v.name.to_string(), e, v.tolerance));
+    if let Some(cl) = cl {
+        for v in SPEC.variants {
+            let e = cl.with_variant(Some(SPEC.name), v.name);
+            out.push((v.name.to_string(), e, v.tolerance));
+        }
     }
     out
 }
@@ -298,6 +302,57 @@ fn pipelines_check_the_input_of_the_spreading_stage() {
             panic!()
         };
         assert!(copy.get(7, 1, 0).is_nan(), "{ctx}: the copy");
+    }
+}
+
+/// Collects a stream's frames.
+#[derive(Default)]
+struct Frames(Vec<DynImage>);
+
+impl FrameSink for Frames {
+    fn frame(&mut self, f: &OutFrame<'_>) -> clfilter::Result<()> {
+        self.0.push(f.to_image()?);
+        Ok(())
+    }
+}
+
+/// Streams of integer camera frames hold no NaN, but a stage that
+/// overflows f32 makes infinities: the stage that would spread them
+/// refuses the frame (the stream ends with the error, on a device without
+/// retrying on the host path), or repairs it with `nonfinite=zero`.
+#[test]
+fn streams_refuse_infinities_a_stage_made() {
+    let cl = opencl_engine();
+    let engines: Vec<Engine> = std::iter::once(Engine::cpu()).chain(cl).collect();
+    let (w, h) = (16, 6);
+    // Three mono16 frames, little-endian: small samples, and every 11th
+    // 65535, which the factor pushes past f32's range.
+    let sample = |i: usize| if i % 11 == 4 { 65535 } else { (i % 7) as u16 };
+    let bytes: Vec<u8> = (0..3 * w * h)
+        .flat_map(|i| sample(i).to_le_bytes())
+        .collect();
+    let opts = StreamOptions::new(w, h, "mono16".parse().unwrap());
+    let spec = "normalize=factor=1e34:out=f32,gaussian=sigma=2";
+    for e in &engines {
+        let ctx = e.backend().describe();
+        let ops = pipeline::parse(spec).unwrap();
+        let r = run_stream(e, &ops, &opts, Cursor::new(&bytes), &mut Frames::default());
+        match r {
+            Err(Error::NonFinite { count, first, .. }) => {
+                assert_eq!((count, first), (9, (4, 0, 0)), "{ctx}")
+            }
+            other => panic!("{ctx}: {other:?}"),
+        }
+        let ops = pipeline::parse(&format!("{spec}:nonfinite=zero")).unwrap();
+        let mut frames = Frames::default();
+        run_stream(e, &ops, &opts, Cursor::new(&bytes), &mut frames).unwrap();
+        assert_eq!(frames.0.len(), 3, "{ctx}");
+        for f in &frames.0 {
+            let DynImage::F32(f) = f else {
+                panic!("{ctx}: not f32")
+            };
+            assert!(f.rows().flatten().all(|v| v.is_finite()), "{ctx}");
+        }
     }
 }
 

@@ -232,13 +232,13 @@ mod tests {
             (2, 0, 1, f32::INFINITY),
             (0, 1, 1, f32::NEG_INFINITY),
         ];
-        let mut z = img(3, 2, 2, &bad);
+        let mut z = img(3, 2, 3, &bad);
         repair(&mut z, NonFinite::Zero);
         assert_eq!(
             (z.get(1, 0, 0), z.get(2, 0, 1), z.get(0, 1, 1)),
             (0.0, 0.0, 0.0)
         );
-        let mut k = img(3, 2, 2, &bad);
+        let mut k = img(3, 2, 3, &bad);
         repair(&mut k, NonFinite::Clamp);
         // Channel 1's finite samples: x + 10y - 1 without (2, 0) and (0, 1).
         assert_eq!(
