@@ -60,6 +60,42 @@ __kernel void pipeline_fix(__global float* buf, int n, float scale, float hi, in
     }
 }
 
+// Counts the NaN and infinite floats of a working image of n floats in
+// pixels of `lanes` (1 gray, 4 colour), reading the first `used` lanes of
+// each (RGB leaves the fourth unused), and finds the first:
+// out[0] += count, out[1] = min(out[1], index). out starts as {0, UINT_MAX}.
+// Each work-item reads every global-size-th float4 from its id (coalesced
+// on GPUs, consecutive work-items on CPU devices, which vectorise across
+// them), so the common case, a finite image, takes no atomics and no
+// barriers. The test is on the bits (exponent all ones), which fast-math
+// options cannot fold away as they may fold isfinite().
+__kernel void pipeline_nonfinite(__global const float* buf, int n, int lanes, int used,
+                                 volatile __global uint* out)
+{
+    int g = get_global_size(0), id = get_global_id(0);
+    // A float4 is one colour pixel, or four gray ones.
+    int4 keep = lanes == 1 ? (int4)(-1) : (int4)(0, 1, 2, 3) < (int4)(used);
+    uint count = 0, first = UINT_MAX;
+    for (int j = id; j < n / 4; j += g) {
+        int4 bad = ((as_int4(vload4(j, buf)) & 0x7fffffff) >= 0x7f800000) & keep;
+        if (any(bad)) {
+            uint4 at = select((uint4)(UINT_MAX), (uint4)(4 * j) + (uint4)(0, 1, 2, 3), as_uint4(bad));
+            count += (uint)(-(bad.x + bad.y + bad.z + bad.w));
+            first = min(first, min(min(at.x, at.y), min(at.z, at.w)));
+        }
+    }
+    // The last n % 4 floats (gray images only).
+    int i = n / 4 * 4 + id;
+    if (i < n && (as_uint(buf[i]) & 0x7fffffffu) >= 0x7f800000u) {
+        count++;
+        first = min(first, (uint)i);
+    }
+    if (count > 0) {
+        atomic_add(&out[0], count);
+        atomic_min(&out[1], first);
+    }
+}
+
 #ifdef PACKED
 // 12-bit samples packed two in three bytes into gray working pixels
 // (n pixels, n even: one work-item per pair).

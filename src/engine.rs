@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::backend::{self, Backend, CacheDir, DeviceSelector};
 use crate::dispatch::{self, store::Mode, Call, Tuning};
 use crate::error::{Error, Result};
+use crate::image::NonFinite;
 use crate::ops::{Dispatch, OpSpec, Programs, RunCl, RunReport, Shape, VariantSpec};
 
 /// How to set up an [`Engine`].
@@ -56,6 +57,8 @@ pub struct Engine {
     extra: Arc<Vec<(&'static str, &'static VariantSpec)>>,
     /// The tuning entries valid for this device and these kernels.
     tuning: Arc<Tuning>,
+    /// What operations that spread NaN and infinities do with them.
+    nonfinite: NonFinite,
 }
 
 /// Parses and checks a variant override against the operation tables.
@@ -138,6 +141,7 @@ impl Engine {
             forced,
             extra: Arc::new(opts.extra_variants),
             tuning: Arc::new(Tuning::inactive()),
+            nonfinite: NonFinite::default(),
         };
         if let Some(info) = engine.backend.device_info() {
             let checksums = engine.checksums();
@@ -247,6 +251,7 @@ impl Engine {
             forced: Vec::new(),
             extra: Arc::new(Vec::new()),
             tuning: Arc::new(Tuning::inactive()),
+            nonfinite: NonFinite::default(),
         }
     }
 
@@ -261,6 +266,26 @@ impl Engine {
         let mut e = self.clone();
         e.forced.push((op.map(str::to_string), variant.to_string()));
         e
+    }
+
+    /// What operations that spread NaN and infinities over their result
+    /// (the Gaussian) do when an f32 input holds some: refuse it with
+    /// [`Error::NonFinite`] (the default), or replace them first. Pipeline
+    /// stages with their own `nonfinite=` use theirs.
+    pub fn set_nonfinite(&mut self, policy: NonFinite) {
+        self.nonfinite = policy;
+    }
+
+    /// A copy of this engine with [`Engine::set_nonfinite`] `policy`.
+    pub fn with_nonfinite(&self, policy: NonFinite) -> Self {
+        let mut e = self.clone();
+        e.nonfinite = policy;
+        e
+    }
+
+    /// The policy set by [`Engine::set_nonfinite`].
+    pub fn nonfinite(&self) -> NonFinite {
+        self.nonfinite
     }
 
     /// The variant forced for `op`: the last `op=NAME` entry, or the last
@@ -316,5 +341,9 @@ impl Dispatch for Engine {
 
     fn forcing(&self, op: &'static str, variant: &str) -> Box<dyn Dispatch + '_> {
         Box::new(self.with_variant(Some(op), variant))
+    }
+
+    fn nonfinite(&self) -> NonFinite {
+        self.nonfinite
     }
 }

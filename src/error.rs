@@ -95,6 +95,21 @@ pub enum Error {
     #[error("filter spec: {0}")]
     Spec(String),
 
+    /// An operation that spreads NaN and infinities over its result was
+    /// given f32 samples that are not finite, under the default policy
+    /// [`NonFinite::Error`](crate::NonFinite) (`docs/QUALITY.md`,
+    /// "Non-finite pixels").
+    #[error("{}", nonfinite(op, *count, *first))]
+    NonFinite {
+        /// The operation that refused them.
+        op: String,
+        /// How many samples are NaN, +inf or -inf.
+        count: u64,
+        /// `(x, y, channel)` of the first, in reading order, in the
+        /// operation's input.
+        first: (usize, usize, usize),
+    },
+
     /// A stream of raw frames ended inside a frame
     /// ([`crate::image::raw::FrameReader`]).
     #[error("{}", truncated_frame(*index, *got, *want))]
@@ -116,6 +131,19 @@ fn truncated_frame(index: usize, got: usize, want: usize) -> String {
         n => format!("the {n} frames before it are complete"),
     };
     format!("frame {index} is truncated: the input ended after {got} of its {want} bytes; {before}")
+}
+
+/// The message of [`Error::NonFinite`].
+fn nonfinite(op: &str, count: u64, (x, y, c): (usize, usize, usize)) -> String {
+    let what = match count {
+        1 => "1 sample that is NaN or infinite".to_string(),
+        n => format!("{n} samples that are NaN or infinite"),
+    };
+    format!(
+        "{op}: the f32 input holds {what}, the first at x={x} y={y} channel {c}; \
+         {op} would spread them over its result. Repair them with nonfinite=zero or \
+         nonfinite=clamp (a stage option; Engine::with_nonfinite in the library)"
+    )
 }
 
 /// `Result` with the engine's [`Error`].

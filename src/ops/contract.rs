@@ -4,11 +4,14 @@
 //! them here keeps the imports pointing down: operations never name the
 //! engine.
 
+use std::any::Any;
+use std::borrow::Cow;
 use std::time::Duration;
 
 pub use crate::backend::programs::Programs;
 use crate::backend::Dev;
 use crate::error::{Error, Result};
+use crate::image::{finite, Image, NonFinite, Sample};
 use crate::ops::{OpSpec, RunReport, Shape, VariantSpec, CPU};
 
 /// A device variant's run inside [`Dispatch`]: returns the kernels' device
@@ -45,6 +48,36 @@ pub trait Dispatch: Sync {
 
     /// A dispatcher that also forces `variant` for `op`.
     fn forcing(&self, op: &'static str, variant: &str) -> Box<dyn Dispatch + '_>;
+
+    /// What operations that spread NaN and infinities do with them
+    /// ([`guard_nonfinite`]).
+    fn nonfinite(&self) -> NonFinite;
+}
+
+/// `img` as operation `op` may read it. When `op` spreads non-finite
+/// values ([`OpSpec::spreads_nonfinite`]) and `img` is f32, it is scanned
+/// once: finite, it is returned as it is; otherwise `d`'s
+/// [`Dispatch::nonfinite`] policy gives [`Error::NonFinite`] or a repaired
+/// copy. Integer images cannot hold NaN or infinities.
+pub fn guard_nonfinite<'a, D: Dispatch + ?Sized, T: Sample>(
+    d: &D,
+    op: &OpSpec,
+    img: &'a Image<T>,
+) -> Result<Cow<'a, Image<T>>> {
+    let f32_img = (img as &dyn Any).downcast_ref::<Image<f32>>();
+    let Some(f) = f32_img.filter(|_| op.spreads_nonfinite) else {
+        return Ok(Cow::Borrowed(img));
+    };
+    match finite::apply(f, d.nonfinite(), op.name)? {
+        Cow::Borrowed(_) => Ok(Cow::Borrowed(img)),
+        Cow::Owned(fixed) => {
+            let fixed: Box<dyn Any> = Box::new(fixed);
+            fixed
+                .downcast::<Image<T>>()
+                .map(|b| Cow::Owned(*b))
+                .map_err(|_| Error::arg("a repaired image changed its sample type"))
+        }
+    }
 }
 
 /// [`Dispatch::run_variants`] for closures that return their result.

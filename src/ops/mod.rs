@@ -25,7 +25,7 @@ pub mod work;
 
 use std::sync::LazyLock;
 
-pub use contract::{dispatch, dispatch_on_device, Dispatch, Programs, RunCl};
+pub use contract::{dispatch, dispatch_on_device, guard_nonfinite, Dispatch, Programs, RunCl};
 pub use report::{ser_ms, ser_opt_ms, RunReport};
 pub use stage::{StageDef, StageOp};
 pub use table::{

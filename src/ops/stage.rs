@@ -17,6 +17,10 @@ use crate::ops::{Dispatch, OpSpec, RunReport};
 /// The common option that forces a variant.
 pub const VARIANT: &str = "variant";
 
+/// The common option of stages whose operation spreads NaN and infinities
+/// ([`OpSpec::spreads_nonfinite`]): `nonfinite=error|zero|clamp`.
+pub const NONFINITE: &str = "nonfinite";
+
 /// One option a stage accepts.
 #[derive(Debug)]
 pub struct OptionDef {
@@ -52,11 +56,14 @@ impl fmt::Debug for StageDef {
 }
 
 impl StageDef {
-    /// Every key this stage accepts, `variant` last.
+    /// Every key this stage accepts: its own, then the common ones
+    /// (`nonfinite` where the operation spreads non-finite values, `variant`).
     pub fn keys(&self) -> Vec<&'static str> {
+        let nonfinite = self.op.spreads_nonfinite.then_some(NONFINITE);
         self.options
             .iter()
             .map(|o| o.key)
+            .chain(nonfinite)
             .chain(std::iter::once(VARIANT))
             .collect()
     }
@@ -164,6 +171,15 @@ pub trait StageOp: fmt::Debug + Send + Sync + 'static {
         shape
     }
 
+    /// Whether this stage, with its parameters, would spread a NaN or
+    /// infinite input sample over its result, so that a pipeline applies
+    /// the non-finite policy to its f32 input first. By default its
+    /// operation's [`OpSpec::spreads_nonfinite`]; a stage whose parameters
+    /// make it a copy says `false`.
+    fn spreads_nonfinite(&self) -> bool {
+        self.def().op.spreads_nonfinite
+    }
+
     /// Whether the stage reads a raw camera frame (so a device chain
     /// passes it the frame as uploaded).
     fn reads_raw(&self) -> bool {
@@ -224,16 +240,15 @@ pub fn same_stage<T: StageOp + PartialEq>(a: &T, b: &dyn StageOp) -> bool {
     b.as_any().downcast_ref::<T>() == Some(a)
 }
 
-/// Writes a stage back as a canonical spec (`normalize=factor=2:out=u8`).
+/// Writes a stage back as a canonical spec (`normalize=factor=2:out=u8`),
+/// its common options (`key=value`) after its own.
 pub fn write_spec(
     f: &mut fmt::Formatter<'_>,
     stage: &dyn StageOp,
-    variant: Option<&str>,
+    common: &[String],
 ) -> fmt::Result {
     let mut opts = stage.options();
-    if let Some(v) = variant {
-        opts.push(format!("{VARIANT}={v}"));
-    }
+    opts.extend_from_slice(common);
     f.write_str(stage.def().name)?;
     if !opts.is_empty() {
         write!(f, "={}", opts.join(":"))?;
@@ -246,7 +261,8 @@ pub struct SpecText<'a>(pub &'a dyn StageOp, pub Option<&'a str>);
 
 impl fmt::Display for SpecText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_spec(f, self.0, self.1)
+        let variant: Vec<String> = self.1.iter().map(|v| format!("{VARIANT}={v}")).collect();
+        write_spec(f, self.0, &variant)
     }
 }
 

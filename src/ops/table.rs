@@ -200,6 +200,13 @@ pub struct OpSpec {
     /// where the static order is wrong for some shapes or parameters
     /// (measured crossovers, see each op's function).
     pub prefer: Option<fn(&Shape, DeviceKind) -> Option<&'static str>>,
+    /// Whether one NaN or infinite input sample can make results far from
+    /// it non-finite (a recursive blur smears it along its row and column).
+    /// Such operations apply the engine's [`crate::NonFinite`] policy to
+    /// their f32 input before they run, and their pipeline stages take
+    /// `nonfinite=`; operations that keep a non-finite sample where it is
+    /// (or ignore it) leave their input alone.
+    pub spreads_nonfinite: bool,
 }
 
 impl OpSpec {

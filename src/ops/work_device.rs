@@ -12,10 +12,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::backend::opencl::{Arg, ClEvent, DeviceImage, Kernel};
+use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage, Kernel};
 use crate::backend::Dev;
 use crate::error::{Error, Result};
-use crate::image::{Image, Sample, SampleType};
+use crate::image::{finite, Image, NonFinite, Sample, SampleType};
 pub(crate) use crate::ops::demosaic::device::DeviceRaw;
 use crate::ops::{any_shape, no_local, Dispatch, OpParams, RunReport, Shape, VariantSpec};
 
@@ -100,6 +100,12 @@ static PLUMBING: VariantSpec = VariantSpec {
     supports: any_shape,
     tolerance: 0.0,
 };
+
+/// Floats each work-item of `pipeline_nonfinite` reads: enough to keep
+/// its few atomics and its launch overhead out of the time, few enough
+/// to keep a GPU busy with 4K images (a 4K gray image is half a million
+/// work-items).
+const NONFINITE_PER_ITEM: usize = 16;
 
 /// An image between two stages of a device-resident pipeline.
 pub struct Work {
@@ -197,6 +203,61 @@ impl Work {
         self.scale = 1.0;
         self.unsaturated = false;
         time(ev)
+    }
+
+    /// Applies the non-finite `policy` for operation `op` before it reads
+    /// this image: a working image of logical type f32 is counted on the
+    /// device (one read, and a readback of two numbers); if it holds NaN or
+    /// infinities, [`Error::NonFinite`] or, to repair them, one download,
+    /// the host's [`finite::repair`] and one upload. Returns the device
+    /// time, or `None` for integer types, which cannot hold them.
+    pub fn apply_nonfinite(
+        &mut self,
+        d: &dyn Dispatch,
+        dev: &Dev,
+        op: &str,
+        policy: NonFinite,
+    ) -> Result<Option<Duration>> {
+        if self.ty != SampleType::F32 {
+            return Ok(None);
+        }
+        // A pending scale can overflow finite values: check what the stage reads.
+        let mut kt = self.materialize(d, dev)?;
+        let k = plumbing(d, dev, SampleType::F32, 1, "", "pipeline_nonfinite")?;
+        let lanes = self.img.channels();
+        let n = self.img.pixel_count() * lanes;
+        let out = DeviceBuffer::from_slice(dev, &[0u32, u32::MAX])?;
+        let local = k.max_work_group().clamp(1, PLUMBING.local[0]);
+        let ev = dev.launch(
+            &k,
+            &[n.div_ceil(NONFINITE_PER_ITEM)],
+            &[local],
+            &[
+                Arg::img(&self.img),
+                Arg::int(n)?,
+                Arg::int(lanes)?,
+                Arg::int(self.channels.min(lanes))?,
+                Arg::buf(&out),
+            ],
+        )?;
+        kt += time(ev)?;
+        let [count, first] = <[u32; 2]>::try_from(out.to_vec(dev)?)
+            .map_err(|_| Error::arg("the non-finite count came back with another length"))?;
+        if count == 0 {
+            return Ok(Some(kt));
+        }
+        let (i, w) = (first as usize, self.width());
+        let found = finite::Found {
+            count: u64::from(count),
+            first: ((i / lanes) % w, i / lanes / w, i % lanes),
+        };
+        if policy == NonFinite::Error {
+            return Err(found.error(op));
+        }
+        let mut host = self.img.download(dev)?;
+        finite::repair(&mut host, policy);
+        self.img.write(dev, &host)?;
+        Ok(Some(kt))
     }
 
     /// The same image with new pixels (shape, type and scale kept).

@@ -83,7 +83,7 @@ mod cl {
             let mut record = StageRecord::default();
             let stage_input = match (raw.take(), cur.take()) {
                 (Some(r), _) if op.stage.reads_raw() => ChainInput::raw(r),
-                (_, Some(w)) => ChainInput::work(w),
+                (_, Some(w)) => ChainInput::work(checked(&cx, op, w, &mut record)?),
                 (Some(r), None) => {
                     // Every other stage works on a working image.
                     let start = Instant::now();
@@ -106,6 +106,20 @@ mod cl {
             (None, None) => unreachable!("a chain starts from a frame or an image"),
         };
         Ok((w, outcomes))
+    }
+
+    /// `w` as `op` may read it: for a stage that spreads non-finite
+    /// values, checked (and repaired) on the device under the stage's
+    /// policy, else the engine's.
+    fn checked(cx: &Chain<'_>, op: &Op, mut w: Work, record: &mut StageRecord) -> Result<Work> {
+        if op.stage.spreads_nonfinite() {
+            let start = Instant::now();
+            let policy = op.nonfinite.unwrap_or(cx.d.nonfinite());
+            if let Some(kt) = w.apply_nonfinite(cx.d, cx.dev, op.def().op.name, policy)? {
+                record.reports.push(cx.own_report("nonfinite", start, kt));
+            }
+        }
+        Ok(w)
     }
 
     /// Uploads `input`, chains the stages on the device, downloads the result.

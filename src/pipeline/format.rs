@@ -12,10 +12,11 @@
 //! assert!(err.to_string().contains("pattern=rggb contradicts the format bayer_gbrg12p"));
 //! ```
 
+use super::compile::Args;
 #[cfg(doc)]
 use super::run_stage;
 use super::spec::parse_stages;
-use super::{compile, stage_engine, Args, Op, StageOutcome};
+use super::{compile, stage_engine, Op, StageOutcome};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::image::raw::{RawFormat, RawImage};

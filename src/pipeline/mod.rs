@@ -30,10 +30,20 @@
 //! stage's operation (one of `filterctl variants`, or `cpu`), as
 //! [`Engine::with_variant`] does for that operation alone.
 //!
+//! Stages whose operation spreads NaN and infinities over its result
+//! (`OpSpec::spreads_nonfinite`: the Gaussian) also take
+//! `nonfinite=error|zero|clamp` ([`NonFinite`]; without it, the engine's
+//! [`Engine::set_nonfinite`] policy). Such a stage checks its own f32
+//! input, on the host path as on a device (there with a counting kernel),
+//! so the position an error gives is in that stage's input. Integer
+//! inputs, and working images of an integer type in a device chain, are
+//! not scanned: they cannot hold NaN or infinities.
+//!
 //! Adding an operation's stage: a `stage.rs` in its folder with its
 //! [`StageDef`] and [`StageOp`] (see `crate::ops::stage`), and one line in
 //! `crate::ops::STAGES`. Nothing here changes.
 
+mod compile;
 mod device;
 pub mod format;
 pub mod spec;
@@ -45,14 +55,15 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
+pub use compile::{compile, parse, stage_def};
 pub use format::parse_with_format;
 pub use spec::{parse_stages, Stage};
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::image::{DynImage, SampleType};
+use crate::image::{DynImage, NonFinite, SampleType};
 pub use crate::ops::stage::StageRecord;
-use crate::ops::stage::{write_spec, StageArgs, VARIANT};
+use crate::ops::stage::{write_spec, NONFINITE, VARIANT};
 pub use crate::ops::stage::{OptionDef, StageDef, StageOp};
 use crate::ops::RunReport;
 pub use crate::ops::STAGES;
@@ -65,13 +76,18 @@ pub struct Op {
     pub stage: Arc<dyn StageOp>,
     /// `variant=NAME`: force this variant for this stage only.
     pub variant: Option<String>,
+    /// `nonfinite=error|zero|clamp`: this stage's policy for NaN and
+    /// infinities (stages that spread them only); `None` follows the engine's.
+    pub nonfinite: Option<NonFinite>,
 }
 
-/// Equal stages have the same operation, equal parameters and the same
-/// forced variant.
+/// Equal stages have the same operation, equal parameters, the same
+/// forced variant and the same non-finite policy.
 impl PartialEq for Op {
     fn eq(&self, other: &Self) -> bool {
-        self.stage.eq_stage(&*other.stage) && self.variant == other.variant
+        self.stage.eq_stage(&*other.stage)
+            && self.variant == other.variant
+            && self.nonfinite == other.nonfinite
     }
 }
 
@@ -81,6 +97,7 @@ impl Op {
         Op {
             stage: Arc::new(stage),
             variant: None,
+            nonfinite: None,
         }
     }
 
@@ -89,6 +106,17 @@ impl Op {
         Op {
             stage: Arc::from(stage),
             variant,
+            nonfinite: None,
+        }
+    }
+
+    /// The same stage with its own non-finite policy (`nonfinite=`); it
+    /// matters only where the stage spreads non-finite values
+    /// ([`StageOp::spreads_nonfinite`]).
+    pub fn with_nonfinite(self, policy: NonFinite) -> Self {
+        Op {
+            nonfinite: Some(policy),
+            ..self
         }
     }
 
@@ -118,7 +146,10 @@ impl Op {
 /// which [`parse`] reads back to the same [`Op`].
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_spec(f, &*self.stage, self.variant.as_deref())
+        let nonfinite = self.nonfinite.map(|p| format!("{NONFINITE}={p}"));
+        let variant = self.variant.as_ref().map(|v| format!("{VARIANT}={v}"));
+        let common: Vec<String> = nonfinite.into_iter().chain(variant).collect();
+        write_spec(f, &*self.stage, &common)
     }
 }
 
@@ -253,148 +284,6 @@ pub fn to_spec(ops: &[Op]) -> String {
     ops.iter().map(Op::to_string).collect::<Vec<_>>().join(",")
 }
 
-/// The definition of stage `name`.
-pub fn stage_def(name: &str) -> Option<&'static StageDef> {
-    STAGES.iter().copied().find(|d| d.name == name)
-}
-
-/// A stage being checked, with the spec text for error carets.
-struct Args<'a> {
-    spec: &'a str,
-    stage: &'a Stage,
-}
-
-impl StageArgs for Args<'_> {
-    fn get(&self, key: &str) -> Option<&str> {
-        self.stage.get(key)
-    }
-
-    fn error(&self, key: &str, message: &dyn fmt::Display) -> Error {
-        spec::error_at(
-            self.spec,
-            self.stage.span_of(key),
-            format!("{}: {message}", self.stage.label()),
-        )
-    }
-
-    fn name_error(&self, message: &dyn fmt::Display) -> Error {
-        spec::error_at(
-            self.spec,
-            self.stage.name_span.clone(),
-            format!("{}: {message}", self.stage.label()),
-        )
-    }
-}
-
-/// Checks parsed stages against [`STAGES`] and builds the typed ops.
-/// `spec` is the text the stages were parsed from (for error carets).
-pub fn compile(spec: &str, stages: &[Stage]) -> Result<Vec<Op>> {
-    stages.iter().map(|s| compile_stage(spec, s)).collect()
-}
-
-fn compile_stage(spec: &str, stage: &Stage) -> Result<Op> {
-    let Some(def) = stage_def(&stage.name) else {
-        let names = STAGES.iter().map(|d| d.name);
-        let hint = match spec::suggest(&stage.name, names.clone()) {
-            Some(s) => format!("did you mean '{s}'?"),
-            None => format!("known: {}", names.collect::<Vec<_>>().join(", ")),
-        };
-        return Err(spec::error_at(
-            spec,
-            stage.name_span.clone(),
-            format!("{}: unknown operation ({hint})", stage.label()),
-        ));
-    };
-    let keys = def.keys();
-    let stage = resolve_short_form(spec, def, &keys, stage)?;
-    let stage = stage.as_ref();
-    for (i, (key, _)) in stage.options.iter().enumerate() {
-        if !keys.contains(&key.as_str()) {
-            let mut m = format!(
-                "{}: option '{key}' unknown (known: {})",
-                stage.label(),
-                keys.join(", ")
-            );
-            if let Some(s) = spec::suggest(key, keys.iter().copied()) {
-                m.push_str(&format!("; did you mean '{s}'?"));
-            }
-            return Err(spec::error_at(spec, stage.option_span(i), m));
-        }
-    }
-    let args = Args { spec, stage };
-    let variant = match stage.get(VARIANT) {
-        None => None,
-        Some(v) => {
-            let known = def.op.names();
-            if !known.contains(&v) {
-                let mut m = format!("variant={v} unknown (known: {}", known.join(", "));
-                if let Some(s) = spec::suggest(v, known.iter().copied()) {
-                    m.push_str(&format!("; did you mean '{s}'?"));
-                }
-                m.push(')');
-                return Err(args.error(VARIANT, &m));
-            }
-            Some(v.to_string())
-        }
-    };
-    Ok(Op::from_boxed((def.build)(&args)?, variant))
-}
-
-/// A first option without a key (`convert=u8`) is the stage's first
-/// option's value.
-fn resolve_short_form<'a>(
-    spec: &str,
-    def: &StageDef,
-    keys: &[&str],
-    stage: &'a Stage,
-) -> Result<Cow<'a, Stage>> {
-    let Some((_, v)) = stage.options.first().filter(|(k, _)| k.is_empty()) else {
-        return Ok(Cow::Borrowed(stage));
-    };
-    let span = stage.option_span(0);
-    if keys.contains(&v.as_str()) {
-        return Err(spec::error_at(
-            spec,
-            span,
-            format!(
-                "{}: option '{v}' has no value (write key=value)",
-                stage.label()
-            ),
-        ));
-    }
-    let Some(first) = def.options.first() else {
-        return Err(spec::error_at(
-            spec,
-            span,
-            format!(
-                "{}: takes no value (options: {})",
-                stage.label(),
-                keys.join(", ")
-            ),
-        ));
-    };
-    if stage.get(first.key).is_some() {
-        return Err(spec::error_at(
-            spec,
-            span,
-            format!(
-                "{}: option '{}' is given twice ('{v}' is short for {}={v})",
-                stage.label(),
-                first.key,
-                first.key
-            ),
-        ));
-    }
-    let mut s = stage.clone();
-    s.options[0].0 = first.key.to_string();
-    Ok(Cow::Owned(s))
-}
-
-/// Parses and checks a spec string: [`parse_stages`] then [`compile`].
-pub fn parse(spec: &str) -> Result<Vec<Op>> {
-    compile(spec, &parse_stages(spec)?)
-}
-
 /// What one stage did: its [`StageRecord`] (the engine calls it made, its
 /// text results, any typed result) with the stage and where it ran. The
 /// record's fields read through: `outcome.reports`, `outcome.lines`.
@@ -429,18 +318,24 @@ impl StageOutcome {
 }
 
 /// The engine a stage runs with: `engine`, forcing the stage's `variant=`
-/// (if any) for its operation through [`Engine::with_variant`].
+/// (if any) for its operation through [`Engine::with_variant`], with the
+/// stage's `nonfinite=` (if any).
 pub(crate) fn stage_engine<'a>(engine: &'a Engine, op: &Op) -> Cow<'a, Engine> {
-    match &op.variant {
+    let mut e = match &op.variant {
         Some(v) => Cow::Owned(engine.with_variant(Some(op.def().op.name), v)),
         None => Cow::Borrowed(engine),
+    };
+    if let Some(p) = op.nonfinite.filter(|p| *p != e.nonfinite()) {
+        e.to_mut().set_nonfinite(p);
     }
+    e
 }
 
 /// Runs one stage on a host image.
 ///
 /// The stage's `variant=` (if any) is forced for its operation through
-/// [`Engine::with_variant`]; other forced variants of `engine` stay in effect.
+/// [`Engine::with_variant`]; other forced variants of `engine` stay in
+/// effect. Its `nonfinite=` (if any) replaces the engine's policy.
 pub fn run_stage(engine: &Engine, op: &Op, input: DynImage) -> Result<(DynImage, StageOutcome)> {
     let engine = stage_engine(engine, op);
     let mut record = StageRecord::default();
@@ -483,7 +378,7 @@ pub fn run_outcomes(
     stages: &[Op],
     input: DynImage,
 ) -> Result<(DynImage, Vec<StageOutcome>)> {
-    if let Some(r) = try_device(engine, stages, Source::Image(&input)) {
+    if let Some(r) = try_device(engine, stages, Source::Image(&input))? {
         return Ok(r);
     }
     run_stages(engine, stages, input)
@@ -498,7 +393,7 @@ pub fn run_frame(
     stages: &[Op],
     frame: crate::image::raw::RawImage,
 ) -> Result<(DynImage, Vec<StageOutcome>)> {
-    if let Some(r) = try_device(engine, stages, Source::Frame(&frame)) {
+    if let Some(r) = try_device(engine, stages, Source::Frame(&frame))? {
         return Ok(r);
     }
     let Some((first, rest)) = stages.split_first() else {
@@ -517,16 +412,18 @@ pub(crate) enum Source<'a> {
 }
 
 /// The device-resident run, or `None` (with the reason logged) when the
-/// engine has no device or the chain cannot run or failed.
+/// engine has no device or the chain cannot run or failed. Input the host
+/// path would refuse too ([`Error::NonFinite`]) is an error.
 fn try_device(
     engine: &Engine,
     stages: &[Op],
     input: Source<'_>,
-) -> Option<(DynImage, Vec<StageOutcome>)> {
+) -> Result<Option<(DynImage, Vec<StageOutcome>)>> {
     if let Some(dev) = engine.backend().device() {
         if !stages.is_empty() {
             match device::run(engine, dev, stages, input) {
-                Ok(r) => return Some(r),
+                Ok(r) => return Ok(Some(r)),
+                Err(e @ Error::NonFinite { .. }) => return Err(e),
                 Err(e @ Error::Unsupported { .. }) => log::info!(
                     "pipeline '{}' does not stay on {}: {e}; running the stages one by one",
                     to_spec(stages),
@@ -540,7 +437,7 @@ fn try_device(
             }
         }
     }
-    None
+    Ok(None)
 }
 
 /// Runs the stages (see [`run_outcomes`]), returning the final image, every

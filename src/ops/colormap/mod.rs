@@ -60,6 +60,8 @@ pub static SPEC: OpSpec = OpSpec {
     gpu_order: &["pixel"],
     cpu_device_order: &["pixel"],
     prefer: None,
+    // NaN maps to the low end, infinities to the ends (module docs).
+    spreads_nonfinite: false,
 };
 
 /// The operation's registry entry.

@@ -43,6 +43,8 @@ pub static SPEC: OpSpec = OpSpec {
     gpu_order: &["tile", "direct"],
     cpu_device_order: &["direct", "tile"],
     prefer: None,
+    // Reads integer frames only: nothing to be non-finite.
+    spreads_nonfinite: false,
 };
 
 /// The operation's registry entry.

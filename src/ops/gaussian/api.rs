@@ -7,6 +7,11 @@ use crate::ops::Dispatch;
 pub trait GaussianExt: Dispatch {
     /// Blurs `img` with a Gaussian (see [`GaussianParams`]); the result has
     /// the input's size, channels and sample type. Both sigmas 0 is a copy.
+    ///
+    /// A blur spreads NaN and infinities, so an f32 `img` that holds some
+    /// is refused with [`Error::NonFinite`], or repaired first, as the
+    /// engine's [`Dispatch::nonfinite`] policy says (a copy is exact and
+    /// keeps them).
     fn gaussian<T: Sample>(&self, img: &Image<T>, p: &GaussianParams) -> Result<Image<T>> {
         self.gaussian_report(img, p).map(|(i, _)| i)
     }
@@ -23,6 +28,7 @@ pub trait GaussianExt: Dispatch {
             let out = img.clone();
             return Ok((out, copy_report(start)));
         }
+        let img = &*crate::ops::guard_nonfinite(self, &SPEC, img)?;
         crate::ops::dispatch(
             self,
             &SPEC,
@@ -34,7 +40,8 @@ pub trait GaussianExt: Dispatch {
 
     /// [`GaussianExt::gaussian`] into `dst`, which must have the input's size
     /// and channels (else [`Error::InvalidArgument`](crate::Error), and
-    /// `dst` is left as it was); all its samples are overwritten. On the
+    /// `dst` is left as it was, as it is on [`Error::NonFinite`]); all its
+    /// samples are overwritten. On the
     /// CPU path nothing is allocated when `dst`'s rows are packed, so a loop
     /// that keeps `dst` from frame to frame saves an allocation per call and
     /// the clearing of its fresh pages. A device result is downloaded and
@@ -52,6 +59,7 @@ pub trait GaussianExt: Dispatch {
             return Ok(copy_report(start));
         }
         cpu::check_into(img, dst)?;
+        let img = &*crate::ops::guard_nonfinite(self, &SPEC, img)?;
         let (out, report) = crate::ops::dispatch(
             self,
             &SPEC,

@@ -129,6 +129,10 @@ pub static SPEC: OpSpec = OpSpec {
         "iir_tiles",
     ],
     prefer: Some(policy::prefer),
+    // The recursive passes smear a NaN or infinity along its whole row and
+    // column; the FIR within its radius. Which runs depends on sigma, the
+    // device and the tuning, so the operation as a whole spreads them.
+    spreads_nonfinite: true,
 };
 
 /// The operation's registry entry.

@@ -93,6 +93,11 @@ impl StageOp for GaussianParams {
         input
     }
 
+    /// Both sigmas 0 is an exact copy, which keeps NaN where it is.
+    fn spreads_nonfinite(&self) -> bool {
+        self.min_nonzero_sigma().is_some()
+    }
+
     fn run_host(
         &self,
         d: &dyn Dispatch,

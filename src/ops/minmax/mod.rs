@@ -25,6 +25,8 @@ pub static SPEC: OpSpec = OpSpec {
     gpu_order: &["tree_vec4", "tree"],
     cpu_device_order: &["tree_vec4", "tree"],
     prefer: None,
+    // Ignores NaN; an infinity is a true extreme and is reported as one.
+    spreads_nonfinite: false,
 };
 
 /// The operation's registry entry.

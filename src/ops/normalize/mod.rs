@@ -30,6 +30,8 @@ pub static SPEC: OpSpec = OpSpec {
     gpu_order: &["pixel", "x4"],
     cpu_device_order: &["pixel", "x4"],
     prefer: None,
+    // Sample by sample; the automatic range ignores NaN and refuses infinities.
+    spreads_nonfinite: false,
 };
 
 /// The operation's registry entry.

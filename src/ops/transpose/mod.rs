@@ -24,6 +24,8 @@ pub static SPEC: OpSpec = OpSpec {
     gpu_order: &["local_x4", "local_diag", "local", "naive"],
     cpu_device_order: &["local_x4", "local", "naive"],
     prefer: None,
+    // Moves samples; a NaN moves with its pixel.
+    spreads_nonfinite: false,
 };
 
 /// The operation's registry entry.

@@ -450,6 +450,8 @@ mod cl {
                             .send(Done::Pinned(index, out_stage))
                             .map_err(|_| Error::arg("the frame writer stopped"));
                     }
+                    // The host path would refuse the frame too.
+                    Err(e @ Error::NonFinite { .. }) => return Err(e),
                     Err(e) => {
                         log::warn!(
                             "frame {index} failed on {}: {e}; this frame and the rest run on the host path",
