@@ -60,15 +60,20 @@ __kernel void pipeline_fix(__global float* buf, int n, float scale, float hi, in
     }
 }
 
-// Counts the NaN and infinite floats of a working image of n floats in
+// Counts the NaN, infinite and too large floats of a working image of n floats in
 // pixels of `lanes` (1 gray, 4 colour), reading the first `used` lanes of
 // each (RGB leaves the fourth unused), and finds the first:
 // out[0] += count, out[1] = min(out[1], index). out starts as {0, UINT_MAX}.
 // Each work-item reads every global-size-th float4 from its id (coalesced
 // on GPUs, consecutive work-items on CPU devices, which vectorise across
 // them), so the common case, a finite image, takes no atomics and no
-// barriers. The test is on the bits (exponent all ones), which fast-math
-// options cannot fold away as they may fold isfinite().
+// barriers. The test is on the bits (the magnitude's bits above a bound),
+// which fast-math options cannot fold away as they may fold isfinite().
+// Magnitudes above 2^120 count as non-finite: the recursive Gaussian's sums
+// overflow near 1e38 (src/image/finite.rs, MAX_MAGNITUDE; a test there checks
+// that the two agree).
+#define LIMIT_BITS 0x7b800000u
+
 __kernel void pipeline_nonfinite(__global const float* buf, int n, int lanes, int used,
                                  volatile __global uint* out)
 {
@@ -77,7 +82,7 @@ __kernel void pipeline_nonfinite(__global const float* buf, int n, int lanes, in
     int4 keep = lanes == 1 ? (int4)(-1) : (int4)(0, 1, 2, 3) < (int4)(used);
     uint count = 0, first = UINT_MAX;
     for (int j = id; j < n / 4; j += g) {
-        int4 bad = ((as_int4(vload4(j, buf)) & 0x7fffffff) >= 0x7f800000) & keep;
+        int4 bad = ((as_int4(vload4(j, buf)) & 0x7fffffff) > (int)LIMIT_BITS) & keep;
         if (any(bad)) {
             uint4 at = select((uint4)(UINT_MAX), (uint4)(4 * j) + (uint4)(0, 1, 2, 3), as_uint4(bad));
             count += (uint)(-(bad.x + bad.y + bad.z + bad.w));
@@ -86,7 +91,7 @@ __kernel void pipeline_nonfinite(__global const float* buf, int n, int lanes, in
     }
     // The last n % 4 floats (gray images only).
     int i = n / 4 * 4 + id;
-    if (i < n && (as_uint(buf[i]) & 0x7fffffffu) >= 0x7f800000u) {
+    if (i < n && (as_uint(buf[i]) & 0x7fffffffu) > LIMIT_BITS) {
         count++;
         first = min(first, (uint)i);
     }

@@ -103,7 +103,8 @@ pub enum Error {
     NonFinite {
         /// The operation that refused them.
         op: String,
-        /// How many samples are NaN, +inf or -inf.
+        /// How many samples are NaN, +inf, -inf or beyond ±2^120
+        /// ([`crate::image::finite::MAX_MAGNITUDE`]).
         count: u64,
         /// `(x, y, channel)` of the first, in reading order, in the
         /// operation's input.
@@ -136,8 +137,8 @@ fn truncated_frame(index: usize, got: usize, want: usize) -> String {
 /// The message of [`Error::NonFinite`].
 fn nonfinite(op: &str, count: u64, (x, y, c): (usize, usize, usize)) -> String {
     let what = match count {
-        1 => "1 sample that is NaN or infinite".to_string(),
-        n => format!("{n} samples that are NaN or infinite"),
+        1 => "1 sample that is NaN, infinite or beyond ±2^120".to_string(),
+        n => format!("{n} samples that are NaN, infinite or beyond ±2^120"),
     };
     format!(
         "{op}: the f32 input holds {what}, the first at x={x} y={y} channel {c}; \

@@ -569,8 +569,9 @@ fn hostile_args(c: &mut Campaign) {
     }
 }
 
-/// Non-finite pixels through an operation that spreads them (the IIR
-/// Gaussian): never exit 0 with non-finite output.
+/// Non-finite pixels, and finite ones near f32's limit, through an
+/// operation that spreads them (the IIR Gaussian): never exit 0 with
+/// non-finite output.
 fn nonfinite(c: &mut Campaign) {
     for (i, bad) in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY]
         .into_iter()

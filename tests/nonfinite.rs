@@ -32,7 +32,8 @@ const SIGMAS: &[f32] = &[0.7, 3.0];
 /// The CPU path's bound against the reference (tests/gaussian.rs).
 const CPU_TOLERANCE: f32 = 1e-3;
 
-/// Samples set to NaN or an infinity: `(x, y, channel, value)`.
+/// Samples set to NaN, an infinity or a magnitude beyond
+/// [`clfilter::image::finite::MAX_MAGNITUDE`]: `(x, y, channel, value)`.
 type Damage = Vec<(usize, usize, usize, f32)>;
 
 /// One NaN, one +inf, one -inf, and several of each kind together.
@@ -42,6 +43,8 @@ fn damages(w: usize, h: usize, c: usize) -> Vec<(&'static str, Damage)> {
         ("one NaN", vec![(w / 2, h / 2, c - 1, nan)]),
         ("one +inf", vec![(0, h - 1, 0, inf)]),
         ("one -inf", vec![(w - 1, 0, c / 2, -inf)]),
+        // Finite, but beyond 2^120 the recursive sums overflow.
+        ("one -3e38", vec![(w / 3, h - 1, 0, -3e38)]),
         (
             "several",
             vec![
@@ -63,13 +66,18 @@ fn damaged(seed: u64, (w, h, c): (usize, usize, usize), damage: &Damage) -> Imag
     img
 }
 
+/// Whether a sample is one a spreading operation accepts.
+fn usable(v: f32) -> bool {
+    v.abs() <= 2f32.powi(120)
+}
+
 /// The count and the first position in reading order, counted here
 /// independently of the library.
 fn expected(img: &Image<f32>) -> (u64, (usize, usize, usize)) {
     let c = img.channels();
     let bad: Vec<_> = (0..img.height())
         .flat_map(|y| (0..img.width() * c).map(move |i| (y, i)))
-        .filter(|&(y, i)| !img.row(y)[i].is_finite())
+        .filter(|&(y, i)| !usable(img.row(y)[i]))
         .collect();
     let (y, i) = bad[0];
     (bad.len() as u64, (i / c, y, i % c))
@@ -83,7 +91,7 @@ fn repaired(img: &Image<f32>, policy: NonFinite) -> Image<f32> {
     let finite = |ch: usize| {
         (0..img.height())
             .flat_map(move |y| img.row(y).iter().skip(ch).step_by(c).copied())
-            .filter(|v| v.is_finite())
+            .filter(|&v| usable(v))
     };
     let lo: Vec<f32> = (0..c)
         .map(|ch| finite(ch).fold(f32::INFINITY, f32::min))
@@ -94,9 +102,9 @@ fn repaired(img: &Image<f32>, policy: NonFinite) -> Image<f32> {
     Image::from_fn(img.width(), img.height(), c, |x, y, ch| {
         let v = img.get(x, y, ch);
         match (policy, v) {
-            (_, v) if v.is_finite() => v,
-            (NonFinite::Clamp, v) if v == f32::INFINITY => hi[ch],
-            (NonFinite::Clamp, v) if v == f32::NEG_INFINITY => lo[ch],
+            (_, v) if usable(v) => v,
+            (NonFinite::Clamp, v) if v > 0.0 => hi[ch],
+            (NonFinite::Clamp, v) if v < 0.0 => lo[ch],
             _ => 0.0,
         }
     })
@@ -476,7 +484,7 @@ fn engine_policy_and_message() {
     let err = e.gaussian(&img, &GaussianParams::new(2.0)).unwrap_err();
     let m = err.to_string();
     for part in [
-        "2 samples that are NaN or infinite",
+        "2 samples that are NaN, infinite or beyond ±2^120",
         "x=5 y=2 channel 1",
         "nonfinite=zero",
     ] {
@@ -524,7 +532,7 @@ fn filterctl_apply_refuses_or_repairs() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{device}: {stderr}");
         assert!(
-            stderr.contains("1 sample that is NaN or infinite"),
+            stderr.contains("1 sample that is NaN, infinite or beyond ±2^120"),
             "{stderr}"
         );
         assert!(stderr.contains("x=10 y=6 channel 0"), "{stderr}");

@@ -1,5 +1,6 @@
-//! NaN and infinite samples: finding them ([`scan`]) and replacing them
-//! ([`repair`]) under a [`NonFinite`] policy.
+//! NaN and infinite samples (and finite ones too large for a recursive
+//! filter's sums, beyond [`MAX_MAGNITUDE`]): finding them ([`scan`]) and
+//! replacing them ([`repair`]) under a [`NonFinite`] policy.
 //!
 //! Only f32 images can hold them. Operations that would spread one such
 //! sample over their whole result (the recursive Gaussian smears it along
@@ -20,11 +21,12 @@ pub enum NonFinite {
     /// position. The default.
     #[default]
     Error,
-    /// Replace NaN, +inf and -inf with 0.
+    /// Replace NaN, +inf and -inf (and magnitudes beyond [`MAX_MAGNITUDE`])
+    /// with 0.
     Zero,
-    /// Replace +inf and -inf with the largest and smallest finite value of
-    /// their channel in the image, and NaN with 0 (a channel with no finite
-    /// value at all becomes 0).
+    /// Replace +inf and -inf (and magnitudes beyond [`MAX_MAGNITUDE`]) with
+    /// the largest and smallest value of their channel in the image within
+    /// that bound, and NaN with 0 (a channel with no such value becomes 0).
     Clamp,
 }
 
@@ -62,11 +64,12 @@ impl std::str::FromStr for NonFinite {
     }
 }
 
-/// The non-finite samples of an image: how many, and the first in reading
-/// order (row by row, then pixel, then channel).
+/// The non-finite samples of an image (NaN, ±inf, and magnitudes beyond
+/// [`MAX_MAGNITUDE`]): how many, and the first in reading order (row by
+/// row, then pixel, then channel).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Found {
-    /// Samples that are NaN, +inf or -inf.
+    /// Samples that are NaN, +inf, -inf or beyond ±[`MAX_MAGNITUDE`].
     pub count: u64,
     /// `(x, y, channel)` of the first.
     pub first: (usize, usize, usize),
@@ -83,11 +86,21 @@ impl Found {
     }
 }
 
-/// Whether `v` is NaN or infinite, as integer arithmetic on its bits (the
-/// exponent all ones), which the compiler vectorises.
+/// The largest magnitude an operation that spreads values accepts: 2^120
+/// (about 1.3e36). Larger finite samples count as non-finite, because the
+/// recursive Gaussian's sums overflow f32 near 1e38 and return NaN
+/// everywhere (measured on PoCL: 3e38 does, 1e38 does not); 2^120 leaves a
+/// factor of 256. `cl/pipeline.cl` uses the same bound (`LIMIT_BITS`).
+pub const MAX_MAGNITUDE: f32 = f32::from_bits(LIMIT_BITS);
+
+/// [`MAX_MAGNITUDE`]'s bits: magnitudes compare as integers on them.
+const LIMIT_BITS: u32 = 0x7b80_0000;
+
+/// Whether `v` is NaN, infinite or beyond [`MAX_MAGNITUDE`], as integer
+/// arithmetic on its bits, which the compiler vectorises.
 #[inline]
 fn bad(v: f32) -> u32 {
-    u32::from(v.to_bits() & 0x7fff_ffff >= 0x7f80_0000)
+    u32::from(v.to_bits() & 0x7fff_ffff > LIMIT_BITS)
 }
 
 /// Counts the non-finite samples of `img` and finds the first, reading
@@ -141,8 +154,8 @@ pub fn repair(img: &mut Image<f32>, policy: NonFinite) {
     });
 }
 
-/// The finite minimum and maximum of each channel (0 for a channel with no
-/// finite sample).
+/// The minimum and maximum of each channel's samples within
+/// ±[`MAX_MAGNITUDE`] (0 for a channel with none).
 fn extremes(img: &Image<f32>) -> ([f32; 4], [f32; 4]) {
     let c = img.channels();
     let none = ([f32::INFINITY; 4], [f32::NEG_INFINITY; 4]);
@@ -151,7 +164,7 @@ fn extremes(img: &Image<f32>) -> ([f32; 4], [f32; 4]) {
         .map(|y| {
             let (mut lo, mut hi) = none;
             for (i, &v) in img.row(y).iter().enumerate() {
-                if v.is_finite() {
+                if bad(v) == 0 {
                     lo[i % c] = lo[i % c].min(v);
                     hi[i % c] = hi[i % c].max(v);
                 }
@@ -200,6 +213,21 @@ pub fn apply<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bound_is_2_to_the_120_here_and_in_the_kernel() {
+        assert_eq!(MAX_MAGNITUDE, 2f32.powi(120));
+        let cl = include_str!("../../cl/pipeline.cl");
+        assert!(
+            cl.contains("#define LIMIT_BITS 0x7b800000u"),
+            "cl/pipeline.cl drifted"
+        );
+        let mut i = Image::<f32>::from_vec(4, 1, 1, vec![1.0, MAX_MAGNITUDE, -3e36, 3e38]).unwrap();
+        let found = scan(&i).unwrap();
+        assert_eq!((found.count, found.first), (2, (2, 0, 0)));
+        repair(&mut i, NonFinite::Clamp);
+        assert_eq!(i.row(0), [1.0, MAX_MAGNITUDE, 1.0, MAX_MAGNITUDE]);
+    }
 
     fn img(w: usize, h: usize, c: usize, set: &[(usize, usize, usize, f32)]) -> Image<f32> {
         let mut i = Image::from_fn(w, h, c, |x, y, k| (x + 10 * y) as f32 - k as f32).unwrap();
