@@ -515,6 +515,13 @@ pub fn stages_help() -> String {
                 o.help
             ));
         }
+        if def.op.spreads_nonfinite {
+            h.push_str(&format!(
+                "      {:<28} {}\n",
+                "nonfinite=error|zero|clamp",
+                "f32 NaN/inf (or beyond 2^120) in the input: refuse (default), or replace by 0 or by the channel's extremes"
+            ));
+        }
     }
     h.push_str(
         "\nExample: -f 'normalize=out=f32,transpose'. Raw camera frames: -f demosaic \
