@@ -1,14 +1,17 @@
 //! Host images: [`Image<T>`] buffers with 1, 3 or 4 channels and a row stride,
 //! [`DynImage`] for files whose sample type is known only at run time,
-//! loading and saving through the `image` crate, and headerless raw camera
+//! loading ([`load`], with integrity checks and a memory limit,
+//! [`DecodeLimits`]) and saving, and headerless raw camera
 //! frames ([`raw`]).
 
 pub mod bayer;
+pub(crate) mod decode;
 mod io;
 mod pixel;
 pub mod raw;
 
-pub use io::{load, save};
+pub use decode::{load, load_with, DecodeLimits};
+pub use io::save;
 pub use pixel::{Sample, SampleType};
 
 use crate::error::{Error, Result};
