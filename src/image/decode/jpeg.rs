@@ -40,16 +40,21 @@ pub(super) fn decode(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage
     let (w, h) = (u64::from(info.width), u64::from(info.height));
     b.shape(w, h, channels)?;
     let frame = bytes_of(w, h, channels, 1);
-    // A progressive file keeps every component's DCT coefficients (16-bit,
-    // in whole blocks of up to 32 x 32 pixels) until its last scan.
+    // The decoder's own buffers: a row of blocks per component (coefficients
+    // and upsampling, up to 32 lines of 16-bit values at 4:1 sampling), and
+    // for a progressive file every component's coefficients (16-bit, in
+    // whole blocks of up to 32 x 32 pixels) until its last scan.
+    let components = usize::from(info.components);
+    let rows = bytes_of(w + 31, 64, components, 1);
     let coefficients = if info.sof.is_progressive() {
-        bytes_of(w + 31, h + 31, usize::from(info.components), 2)
+        bytes_of(w + 31, h + 31, components, 2)
     } else {
         0
     };
     let need = b
         .file_len
         .saturating_add(frame)
+        .saturating_add(rows)
         .saturating_add(coefficients);
     b.take(need, || describe(w, h, channels, 8))?;
     let mut pixels = vec![0u8; frame as usize];

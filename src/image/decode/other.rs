@@ -2,7 +2,7 @@
 //! f32 TIFF (which `image` cannot represent) through the `tiff` crate.
 
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read, Seek, SeekFrom};
 
 use ::image::codecs::pnm::PnmDecoder;
 use ::image::codecs::tiff::TiffDecoder;
@@ -16,6 +16,11 @@ use crate::image::{DynImage, Image};
 /// `image`, whose TIFF decoder fills a buffer of its own and then copies it
 /// into the image (two copies).
 pub(super) fn tiff(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage> {
+    let tags = first_directory_bytes(input).map_err(|e| b.io(e))?;
+    b.take(tags, || {
+        "the tags of the TIFF's first directory".to_string()
+    })?;
+    rewind(input, b)?;
     if let Some(img) = tiff_gray_f32(input, b)? {
         return Ok(img);
     }
@@ -90,6 +95,77 @@ fn tiff_gray_f32(input: &mut BufReader<File>, b: &Budget) -> Result<Option<DynIm
         )),
         Err(e) => Err(tiff_err(b, e)),
     }
+}
+
+/// What the `tiff` crate may allocate for the first directory's tag values,
+/// which it reads as it opens a file, before it takes a limit: each value
+/// as a 32-byte `Value` (`count` of them per entry, as declared), each
+/// entry in a map. Counted from the entries that can be read; what cannot
+/// be read, `tiff` reports.
+fn first_directory_bytes(input: &mut BufReader<File>) -> std::io::Result<u64> {
+    let mut header = [0u8; 16];
+    let got = input.read(&mut header)?;
+    let le = match &header[..2] {
+        b"II" => true,
+        b"MM" => false,
+        _ => return Ok(0),
+    };
+    let u16_at = |b: &[u8]| {
+        u64::from(if le {
+            u16::from_le_bytes([b[0], b[1]])
+        } else {
+            u16::from_be_bytes([b[0], b[1]])
+        })
+    };
+    let u32_at = |b: &[u8]| {
+        let a = [b[0], b[1], b[2], b[3]];
+        u64::from(if le {
+            u32::from_le_bytes(a)
+        } else {
+            u32::from_be_bytes(a)
+        })
+    };
+    let u64_at = |b: &[u8]| {
+        let a: [u8; 8] = b[..8].try_into().unwrap_or_default();
+        if le {
+            u64::from_le_bytes(a)
+        } else {
+            u64::from_be_bytes(a)
+        }
+    };
+    // Classic TIFF: 2-byte entry count, 12-byte entries with 4-byte counts;
+    // BigTIFF: 8 and 20, with 8-byte counts.
+    let (big, ifd) = match (got, u16_at(&header[2..])) {
+        (8.., 42) => (false, u32_at(&header[4..])),
+        (16.., 43) => (true, u64_at(&header[8..])),
+        _ => return Ok(0),
+    };
+    input.seek(SeekFrom::Start(ifd))?;
+    let mut count = [0u8; 8];
+    let n = if big {
+        input.read_exact(&mut count)?;
+        u64_at(&count)
+    } else {
+        input.read_exact(&mut count[..2])?;
+        u16_at(&count)
+    };
+    let mut entry = [0u8; 20];
+    let size = if big { 20 } else { 12 };
+    let mut bytes = 0u64;
+    for _ in 0..n {
+        if input.read_exact(&mut entry[..size]).is_err() {
+            break;
+        }
+        let values = if big {
+            u64_at(&entry[4..])
+        } else {
+            u32_at(&entry[4..])
+        };
+        bytes = bytes
+            .saturating_add(values.saturating_mul(32))
+            .saturating_add(64);
+    }
+    Ok(bytes)
 }
 
 /// Maps a `tiff` error: the end of the file is truncation, the decoder's
