@@ -10,11 +10,14 @@ use crate::error::{Error, Result};
 /// `max_bytes` bounds the buffers a load holds at once: the decoded
 /// pixels, any copy made while bringing them into an [`Image`](super::super::Image)
 /// (16-bit PNG samples, gray+alpha expanded to RGBA, a TIFF decoder's own
-/// buffer, a progressive JPEG's coefficients, a JPEG file read whole), and
-/// the decoder's working buffers (PNG rows and text chunks, TIFF strips).
-/// Each is checked against what is left before it is allocated, from the
-/// sizes the file's header declares, so a small file that declares a huge
-/// image (a decompression bomb) fails at once, with little memory used.
+/// buffer, a JPEG file read whole), and the decoder's working buffers that
+/// grow with the image (PNG rows and text chunks, JPEG block rows and a
+/// progressive JPEG's coefficients, TIFF strips and tag values). They are
+/// checked against the limit from the sizes the file's headers declare,
+/// before they are allocated, so a small file that declares a huge image
+/// (a decompression bomb) fails at once, with little memory used.
+/// Fixed-size working buffers (file buffering, deflate windows, decoder
+/// tables: under 1 MiB) are not counted.
 ///
 /// The default is [`DecodeLimits::DEFAULT_MAX_BYTES`] (512 MiB). Besides
 /// this limit, an image must fit the engine's own bound of 2^31 samples

@@ -1,30 +1,5 @@
 //! Loading image files, with every integrity check the decoders offer and a
-//! memory limit ([`DecodeLimits`]).
-//!
-//! The format comes from the file's contents, never its name: PNG (8/16-bit,
-//! any colour type; palettes and low bit depths expand to 8-bit), TIFF
-//! (8/16-bit and f32), PNM (P1-P7) and JPEG (8-bit gray or RGB). Gray+alpha
-//! files load as RGBA, so every image has 1, 3 or 4 channels.
-//!
-//! A file is an error ([`Error::Format`] naming it), never a silently wrong
-//! or padded image, when
-//!
-//! - it ends early: inside the image data, or (PNG) before the `IEND`
-//!   chunk that closes it;
-//! - a checksum fails: PNG chunk CRCs (ancillary chunks included) and the
-//!   Adler-32 of the compressed image data, which the `png` crate skips by
-//!   default;
-//! - the compressed data is malformed, or decompresses to less than the
-//!   header declares;
-//! - (PNG) bytes follow the `IEND` chunk: a PNG has nothing after it, so
-//!   they are the rest of another file (a longer file overwritten in place);
-//! - (JPEG) the decoder, in strict mode, finds anything out of place:
-//!   a scan cut short, a marker inside entropy-coded data, stray bytes
-//!   between headers. Bytes after the end-of-image marker are allowed:
-//!   cameras append a second picture there (multi-picture JPEGs).
-//!
-//! A folder is an [`Error::Io`] naming it, of kind
-//! [`std::io::ErrorKind::IsADirectory`].
+//! memory limit ([`DecodeLimits`]): see [`load`].
 
 mod jpeg;
 mod limits;
@@ -44,8 +19,32 @@ use super::{check_shape, DynImage, Image};
 use crate::error::{Error, Result};
 
 /// Loads an image file with the limit `FILTERCTL_DECODE_LIMIT` sets
-/// ([`DecodeLimits::from_env`]), else 512 MiB. See the [module
-/// docs](self) for the formats and what is refused.
+/// ([`DecodeLimits::from_env`]), else 512 MiB.
+///
+/// The format comes from the file's contents, never its name: PNG (8/16-bit,
+/// any colour type; palettes and low bit depths expand to 8-bit), TIFF
+/// (8/16-bit and f32), PNM (P1-P7) and JPEG (8-bit gray or RGB). Gray+alpha
+/// files load as RGBA, so every image has 1, 3 or 4 channels.
+///
+/// A file is an error ([`Error::Format`] naming it), never a silently wrong
+/// or padded image, when
+///
+/// - it ends early: inside the image data, or (PNG) before the `IEND`
+///   chunk that closes it;
+/// - a checksum fails: PNG chunk CRCs (ancillary chunks included) and the
+///   Adler-32 of the compressed image data, which the `png` crate skips by
+///   default;
+/// - the compressed data is malformed, decompresses to less than the header
+///   declares, or (PNG) goes on past the pixels without ending properly;
+/// - (PNG) bytes follow the `IEND` chunk: a PNG has nothing after it, so
+///   they are the rest of another file (a longer file overwritten in place);
+/// - (JPEG) the decoder, in strict mode, finds anything out of place: a
+///   scan cut short, a marker inside entropy-coded data, stray bytes between
+///   headers. Bytes after the end-of-image marker are allowed: cameras
+///   append a second picture there (multi-picture JPEGs).
+///
+/// A folder is an [`Error::Io`] naming it, of kind
+/// [`std::io::ErrorKind::IsADirectory`].
 ///
 /// Errors: [`Error::Io`] when the file cannot be read (or is a folder),
 /// [`Error::Format`] when it is not a valid image of a supported format,
