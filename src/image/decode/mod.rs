@@ -43,6 +43,12 @@ use crate::error::{Error, Result};
 ///   headers. Bytes after the end-of-image marker are allowed: cameras
 ///   append a second picture there (multi-picture JPEGs).
 ///
+/// TIFF, PNM and JPEG carry no checksum over their pixels, so a flipped
+/// bit in uncompressed (or LZW, PackBits, JPEG-coded) pixel data cannot be
+/// told from a real pixel; Deflate-compressed TIFF strips are checked
+/// like PNG data. Bytes after the image in a PNM file are allowed (a PNM
+/// stream may hold several images).
+///
 /// A folder is an [`Error::Io`] naming it, of kind
 /// [`std::io::ErrorKind::IsADirectory`].
 ///

@@ -89,6 +89,10 @@ fn reader<'a>(
         bytes: usize::try_from(limit).unwrap_or(usize::MAX),
     });
     dec.set_transformations(Transformations::EXPAND);
+    // The engine's bound on the size, before the decoder sizes its buffers
+    // (whose overflow it would report as its limit).
+    let info = dec.read_header_info().map_err(|e| png_err(b, e))?;
+    b.shape(u64::from(info.width), u64::from(info.height), 1)?;
     dec.read_info().map_err(|e| png_err(b, e))
 }
 
@@ -106,13 +110,38 @@ pub(super) fn decode(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage
         describe(layout.width, layout.height, layout.channels, layout.bits)
     })?;
     rewind(input, b)?;
+    // The stream check inflates the data a second time; it reads the file
+    // through a handle of its own, on another thread, beside the decoding.
+    let (frame, stream) = rayon::join(
+        || decode_frame(input, b, &layout, left),
+        || {
+            let file = File::open(b.path).map_err(|e| b.io(e))?;
+            check_stream(&mut BufReader::new(file), b)
+        },
+    );
+    let frame = frame?;
+    stream?;
+    to_image(&layout, frame).map_err(|e| match e {
+        Error::InvalidArgument(m) => b.format(m),
+        other => other,
+    })
+}
+
+/// The second pass: the frame of `layout`, then the chunks after it through
+/// `IEND`, checksums included, and nothing after `IEND`. `left`: the bytes
+/// the decoder may use.
+fn decode_frame(
+    input: &mut BufReader<File>,
+    b: &Budget,
+    layout: &Layout,
+    left: u64,
+) -> Result<Vec<u8>> {
     let mut r = reader(input, b, left)?;
-    if Layout::of(&r) != Some(layout) {
+    if Layout::of(&r).as_ref() != Some(layout) {
         return Err(b.format("the file changed while it was read"));
     }
     let mut frame = vec![0u8; layout.frame as usize];
     r.next_frame(&mut frame).map_err(|e| png_err(b, e))?;
-    // The chunks after the image data, through IEND, checksums included.
     r.finish().map_err(|e| png_err(b, e))?;
     drop(r);
     let end = input.stream_position().map_err(|e| b.io(e))?;
@@ -123,11 +152,7 @@ pub(super) fn decode(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage
             b.file_len - end
         )));
     }
-    check_stream(input, b)?;
-    to_image(&layout, frame).map_err(|e| match e {
-        Error::InvalidArgument(m) => b.format(m),
-        other => other,
-    })
+    Ok(frame)
 }
 
 /// The decoded frame as an image: 16-bit samples are big-endian in PNG,
