@@ -91,6 +91,22 @@ pub enum Error {
         reason: String,
     },
 
+    /// Decoding an image file would take more memory than the decode limit
+    /// allows ([`crate::image::DecodeLimits`]). Nothing that large was
+    /// allocated.
+    #[error("{}", decode_limit(path, what, *need, *limit))]
+    DecodeLimit {
+        /// The file involved.
+        path: PathBuf,
+        /// What needs the memory, in words (`a 60000x60000 8-bit gray image`).
+        what: String,
+        /// The bytes it needs, where known before decoding (a decoder that
+        /// hits the limit in its own buffers does not say how far it is over).
+        need: Option<u64>,
+        /// The limit in force, in bytes.
+        limit: u64,
+    },
+
     /// A filter spec string could not be parsed.
     #[error("filter spec: {0}")]
     Spec(String),
@@ -144,6 +160,29 @@ fn nonfinite(op: &str, count: u64, (x, y, c): (usize, usize, usize)) -> String {
         "{op}: the f32 input holds {what}, the first at x={x} y={y} channel {c}; \
          {op} would spread them over its result. Repair them with nonfinite=zero or \
          nonfinite=clamp (a stage option; Engine::with_nonfinite in the library)"
+    )
+}
+
+/// The message of [`Error::DecodeLimit`]: what, how much, and how to raise
+/// the limit.
+fn decode_limit(path: &std::path::Path, what: &str, need: Option<u64>, limit: u64) -> String {
+    use crate::image::decode::{human_bytes, suggested_limit};
+    let (needs, raise) = match need {
+        Some(n) => (
+            format!("needs {} ({n} bytes)", human_bytes(n)),
+            suggested_limit(n).to_string(),
+        ),
+        None => (
+            "needs more".to_string(),
+            suggested_limit(limit.saturating_mul(4)).to_string(),
+        ),
+    };
+    format!(
+        "{}: decoding {what} {needs}, over the decode limit of {} ({limit} bytes); \
+         raise it with {}={raise} (or 'none'), or DecodeLimits in the library",
+        path.display(),
+        human_bytes(limit),
+        crate::image::DecodeLimits::ENV
     )
 }
 

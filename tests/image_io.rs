@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use clfilter::image::{load, save};
+use clfilter::image::{load, load_with, save, DecodeLimits};
 use clfilter::ops::normalize::Coefficients;
 use clfilter::ops::{minmax, normalize, transpose};
 use clfilter::{DynImage, Error, Image};
@@ -336,14 +336,9 @@ fn corrupt_truncated_and_missing_files_are_errors() {
         let full = d.path().join(name);
         save(src, &full).unwrap();
         let bytes = std::fs::read(&full).unwrap();
-        // A PNG cut inside its final IEND chunk still decodes (the pixels
-        // are all there), so cut PNGs inside their image data.
-        let last = if name.ends_with("png") {
-            bytes.len() * 3 / 4
-        } else {
-            bytes.len() - 1
-        };
-        for keep in [8, 40, bytes.len() / 2, last] {
+        // A PNG cut inside its final IEND chunk, all its pixels there, is
+        // truncated too.
+        for keep in [8, 40, bytes.len() / 2, bytes.len() - 1] {
             let cut = d.path().join(format!("cut{keep}-{name}"));
             std::fs::write(&cut, &bytes[..keep]).unwrap();
             expect_load_error(&cut, &format!("{name} truncated to {keep} bytes"));
@@ -360,6 +355,300 @@ fn corrupt_truncated_and_missing_files_are_errors() {
             other => panic!("{name}: expected Error::Io, got {other:?}"),
         }
     }
+}
+
+// ------------------------------------------------ integrity and limits
+
+/// Writes `bytes` as `name` in `d` and loads it with `limits`.
+fn load_bytes(
+    d: &tempfile::TempDir,
+    name: &str,
+    bytes: &[u8],
+    limits: DecodeLimits,
+) -> clfilter::Result<DynImage> {
+    let path = d.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    load_with(&path, &limits)
+}
+
+/// The message of an `Error::Format` about `name`, else a panic.
+fn format_error(r: clfilter::Result<DynImage>, name: &str) -> String {
+    match r {
+        Err(Error::Format { path, message }) => {
+            assert!(path.ends_with(name), "{name}: the error names {path:?}");
+            message
+        }
+        other => panic!(
+            "{name}: expected Error::Format, got {:?}",
+            other.map(|i| i.shape())
+        ),
+    }
+}
+
+#[test]
+fn png_with_corrupt_image_data_but_valid_crcs_is_an_error() {
+    use common::files::{fix_png_crcs, png_chunk_data, stored_gray_png};
+    let d = dir();
+    let pixels: Vec<u8> = (0..64 * 16).map(|i| (i * 7) as u8).collect();
+    let good = stored_gray_png(64, 16, &pixels);
+    let img = load_bytes(&d, "good.png", &good, DecodeLimits::default()).unwrap();
+    assert_eq!(
+        img,
+        DynImage::U8(Image::from_vec(64, 16, 1, pixels.clone()).unwrap())
+    );
+
+    // One pixel byte changed inside the stored zlib stream, every chunk CRC
+    // recomputed: the data still inflates and unfilters, to a wrong image;
+    // only the stream's Adler-32 tells (the png crate skips it by default).
+    let idat = png_chunk_data(&good, b"IDAT");
+    let mut bad = good.clone();
+    bad[idat.start + 2 + 5 + 300] ^= 0x10;
+    fix_png_crcs(&mut bad);
+    let m = format_error(
+        load_bytes(&d, "flip.png", &bad, DecodeLimits::default()),
+        "flip.png",
+    );
+    assert!(m.contains("corrupt PNG") && m.contains("Checksum"), "{m}");
+
+    // Compressed data flipped in a deflate-compressed file, CRCs valid.
+    let mut rng = Rng::new(17);
+    let src: DynImage = random_image::<u8>(&mut rng, 48, 32, 3).into();
+    let path = d.path().join("deflate.png");
+    save(&src, &path).unwrap();
+    let good = std::fs::read(&path).unwrap();
+    let idat = png_chunk_data(&good, b"IDAT");
+    for at in [
+        idat.start + 2,
+        idat.start + idat.len() / 2,
+        idat.end - 5,
+        idat.end - 1,
+    ] {
+        let mut bad = good.clone();
+        bad[at] ^= 0x21;
+        fix_png_crcs(&mut bad);
+        let name = format!("deflate-{at}.png");
+        format_error(load_bytes(&d, &name, &bad, DecodeLimits::default()), &name);
+    }
+}
+
+#[test]
+fn png_cut_short_padded_or_followed_by_bytes_is_an_error() {
+    use common::files::{png_chunk_data, set_png_size, stored_gray_png};
+    let d = dir();
+    let pixels = vec![9u8; 32 * 8];
+    let good = stored_gray_png(32, 8, &pixels);
+    // The header promises more rows than the data holds.
+    let mut tall = good.clone();
+    set_png_size(&mut tall, 32, 9);
+    let m = format_error(
+        load_bytes(&d, "tall.png", &tall, DecodeLimits::default()),
+        "tall.png",
+    );
+    assert!(m.contains("not have enough data"), "{m}");
+    // Cut inside IDAT, before IEND, inside IEND.
+    let idat = png_chunk_data(&good, b"IDAT");
+    for keep in [
+        idat.start + 40,
+        idat.end + 4,
+        good.len() - 12,
+        good.len() - 2,
+    ] {
+        let m = format_error(
+            load_bytes(&d, "cut.png", &good[..keep], DecodeLimits::default()),
+            "cut.png",
+        );
+        assert!(m.contains("truncated"), "{keep}: {m}");
+    }
+    // Bytes after IEND: the rest of a longer file written over.
+    let mut long = good.clone();
+    long.extend_from_slice(&good[8..40]);
+    let m = format_error(
+        load_bytes(&d, "long.png", &long, DecodeLimits::default()),
+        "long.png",
+    );
+    assert!(m.contains("32 bytes follow the IEND chunk"), "{m}");
+}
+
+#[test]
+fn jpeg_cut_short_is_an_error_and_bytes_after_its_end_are_not() {
+    use common::files::encode;
+    let d = dir();
+    let src = image::DynamicImage::ImageRgb8(image::RgbImage::from_fn(96, 64, |x, y| {
+        image::Rgb([(x * 3) as u8, ((y * 5) ^ x) as u8, (x * y) as u8])
+    }));
+    let jpeg = encode(&src, image::ImageFormat::Jpeg);
+    let img = load_bytes(&d, "a.jpg", &jpeg, DecodeLimits::default()).unwrap();
+    assert_eq!(img.shape(), (96, 64, 3));
+    // The `image` crate's lenient JPEG decoding returned these, the
+    // missing part gray.
+    for pct in [30, 60, 90, 98] {
+        let keep = jpeg.len() * pct / 100;
+        let m = format_error(
+            load_bytes(&d, "cut.jpg", &jpeg[..keep], DecodeLimits::default()),
+            "cut.jpg",
+        );
+        assert!(m.contains("truncated"), "{pct}%: {m}");
+    }
+    // Multi-picture JPEGs keep a second image after the first's EOI.
+    let mut two = jpeg.clone();
+    two.extend_from_slice(&jpeg);
+    assert_eq!(
+        load_bytes(&d, "two.jpg", &two, DecodeLimits::default()).unwrap(),
+        img
+    );
+}
+
+#[test]
+fn a_decompression_bomb_hits_the_limit_at_once() {
+    use common::files::{set_png_size, stored_gray_png};
+    let d = dir();
+    // 30000 x 30000 8-bit gray: 900 MB declared by a 200-byte file.
+    let mut bomb = stored_gray_png(8, 8, &[0; 64]);
+    set_png_size(&mut bomb, 30000, 30000);
+    let path = d.path().join("bomb.png");
+    std::fs::write(&path, &bomb).unwrap();
+    let t = std::time::Instant::now();
+    let e = load_with(&path, &DecodeLimits::default()).unwrap_err();
+    assert!(t.elapsed().as_secs_f64() < 1.0, "{:?}", t.elapsed());
+    match &e {
+        Error::DecodeLimit {
+            path: p,
+            need,
+            limit,
+            what,
+        } => {
+            assert_eq!(p, &path);
+            assert_eq!(*limit, DecodeLimits::DEFAULT_MAX_BYTES);
+            assert!(need.is_some_and(|n| n >= 900_000_000), "{need:?}");
+            assert!(what.contains("30000x30000"), "{what}");
+        }
+        other => panic!("expected Error::DecodeLimit, got {other:?}"),
+    }
+    let m = e.to_string();
+    assert!(
+        m.contains("FILTERCTL_DECODE_LIMIT=") && m.contains("DecodeLimits"),
+        "{m}"
+    );
+    // Past the engine's 2^31 samples no limit helps: a format error.
+    for side in [60000, i32::MAX as u32] {
+        set_png_size(&mut bomb, side, side);
+        let m = format_error(
+            load_bytes(&d, "huge.png", &bomb, DecodeLimits::unlimited()),
+            "huge.png",
+        );
+        assert!(m.contains("2^31"), "{side}: {m}");
+    }
+}
+
+#[test]
+fn the_limit_can_be_raised_through_the_api() {
+    let d = dir();
+    let mut rng = Rng::new(23);
+    // 64 x 64 x 3 x 2 bytes = 24 KiB of pixels, in every format.
+    let img: DynImage = random_image::<u16>(&mut rng, 64, 64, 3).into();
+    let f: DynImage = random_image::<f32>(&mut rng, 64, 64, 1).into();
+    let small = DecodeLimits::new(8 << 10);
+    for (src, name) in [
+        (&img, "a.png"),
+        (&img, "a.tif"),
+        (&img, "a.ppm"),
+        (&f, "f.tif"),
+    ] {
+        let path = d.path().join(name);
+        save(src, &path).unwrap();
+        match load_with(&path, &small) {
+            Err(Error::DecodeLimit {
+                limit,
+                need: Some(n),
+                ..
+            }) => {
+                assert_eq!(limit, 8 << 10, "{name}");
+                assert!(n > limit, "{name}: {n}");
+            }
+            other => panic!(
+                "{name}: expected Error::DecodeLimit, got {:?}",
+                other.map(|i| i.shape())
+            ),
+        }
+        for limits in [DecodeLimits::new(1 << 20), DecodeLimits::unlimited()] {
+            let back = load_with(&path, &limits).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(same_dyn(&back, &packed(src)).is_none(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn the_limit_can_be_raised_through_the_environment() {
+    let d = dir();
+    let img: DynImage = random_image::<u8>(&mut Rng::new(29), 64, 64, 3).into();
+    let input = d.path().join("in.png");
+    save(&img, &input).unwrap();
+    let run = |limit: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_filterctl"))
+            .env("FILTERCTL_CACHE_DIR", "disabled")
+            .env("FILTERCTL_DECODE_LIMIT", limit)
+            .args(["--device", "cpu", "apply", "-f", "transpose"])
+            .arg(&input)
+            .arg("-o")
+            .arg(d.path().join("out.png"))
+            .output()
+            .unwrap()
+    };
+    let out = run("4K");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("decode limit of 4 KiB") && stderr.contains("FILTERCTL_DECODE_LIMIT=14K"),
+        "{stderr}"
+    );
+    for ok in ["14K", "1M", "none", ""] {
+        let out = run(ok);
+        assert!(
+            out.status.success(),
+            "{ok}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = run("lots");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("FILTERCTL_DECODE_LIMIT: 'lots' is not a decode limit"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_folder_is_an_error_naming_it() {
+    let d = dir();
+    match load(d.path()) {
+        Err(e @ Error::Io { .. }) => {
+            let m = e.to_string();
+            assert!(m.starts_with(&d.path().display().to_string()), "{m}");
+            assert!(m.contains("is a folder"), "{m}");
+            let Error::Io { source, .. } = e else {
+                unreachable!()
+            };
+            assert_eq!(source.kind(), std::io::ErrorKind::IsADirectory);
+        }
+        other => panic!("expected Error::Io, got {:?}", other.map(|i| i.shape())),
+    }
+}
+
+#[test]
+fn empty_and_unsupported_files_say_what_they_are() {
+    let d = dir();
+    let m = format_error(
+        load_bytes(&d, "e.png", b"", DecodeLimits::default()),
+        "e.png",
+    );
+    assert!(m.contains("empty"), "{m}");
+    let gif = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;";
+    let m = format_error(
+        load_bytes(&d, "a.gif", gif, DecodeLimits::default()),
+        "a.gif",
+    );
+    assert!(m.contains("Gif files are not supported"), "{m}");
 }
 
 // ------------------------------------------------ CPU paths vs references

@@ -1,13 +1,12 @@
-//! Loading and saving through the `image` crate (and the `tiff` crate for
-//! single-channel f32, which `image` cannot represent).
+//! Saving through the `image` crate (and the `tiff` crate for
+//! single-channel f32, which `image` cannot represent); loading is in
+//! `decode`.
 //!
 //! Formats: PNG 8/16-bit, TIFF 8/16-bit/f32, PNM 8/16-bit (written as binary
 //! P5 `.pgm`, P6 `.ppm`, P5/P6 `.pnm` or P7 `.pam`; any PNM is read), JPEG
 //! read-only.
-//! Gray+alpha files load as RGBA, so every image has 1, 3 or 4 channels.
 
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use image::{DynamicImage, ImageFormat};
@@ -28,84 +27,6 @@ fn io_err(path: &Path, source: std::io::Error) -> Error {
         path: path.to_path_buf(),
         source,
     }
-}
-
-fn is_tiff(path: &Path) -> bool {
-    matches!(
-        path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()),
-        Some(e) if e == "tif" || e == "tiff"
-    )
-}
-
-/// Loads an image file. The format is taken from the file's contents.
-pub fn load(path: impl AsRef<Path>) -> Result<DynImage> {
-    let path = path.as_ref();
-    if is_tiff(path) {
-        if let Some(img) = load_tiff_gray_f32(path)? {
-            return Ok(img);
-        }
-    }
-    let reader = image::ImageReader::open(path)
-        .map_err(|e| io_err(path, e))?
-        .with_guessed_format()
-        .map_err(|e| io_err(path, e))?;
-    let decoded = reader.decode().map_err(|e| match e {
-        image::ImageError::IoError(io) => io_err(path, io),
-        other => format_err(path, other.to_string()),
-    })?;
-    from_dynamic(path, decoded)
-}
-
-/// Gray f32 TIFF, which `image` does not decode. `Ok(None)`: not that kind of file.
-fn load_tiff_gray_f32(path: &Path) -> Result<Option<DynImage>> {
-    let file = File::open(path).map_err(|e| io_err(path, e))?;
-    let Ok(mut dec) = tiff::decoder::Decoder::new(BufReader::new(file)) else {
-        // Not a readable TIFF: let the generic path produce the error message.
-        return Ok(None);
-    };
-    if !matches!(dec.colortype(), Ok(tiff::ColorType::Gray(32))) {
-        return Ok(None);
-    }
-    let (w, h) = dec
-        .dimensions()
-        .map_err(|e| format_err(path, e.to_string()))?;
-    match dec.read_image() {
-        Ok(tiff::decoder::DecodingResult::F32(v)) => {
-            Image::from_vec(w as usize, h as usize, 1, v).map(|i| Some(DynImage::F32(i)))
-        }
-        Ok(_) => Err(format_err(
-            path,
-            "32-bit integer gray TIFF is not supported; use 8/16-bit integer or 32-bit float",
-        )),
-        Err(e) => Err(format_err(path, e.to_string())),
-    }
-}
-
-fn from_dynamic(path: &Path, d: DynamicImage) -> Result<DynImage> {
-    let (w, h) = (d.width() as usize, d.height() as usize);
-    let img = match d {
-        DynamicImage::ImageLuma8(b) => DynImage::U8(Image::from_vec(w, h, 1, b.into_raw())?),
-        DynamicImage::ImageRgb8(b) => DynImage::U8(Image::from_vec(w, h, 3, b.into_raw())?),
-        DynamicImage::ImageRgba8(b) => DynImage::U8(Image::from_vec(w, h, 4, b.into_raw())?),
-        DynamicImage::ImageLumaA8(_) => {
-            DynImage::U8(Image::from_vec(w, h, 4, d.into_rgba8().into_raw())?)
-        }
-        DynamicImage::ImageLuma16(b) => DynImage::U16(Image::from_vec(w, h, 1, b.into_raw())?),
-        DynamicImage::ImageRgb16(b) => DynImage::U16(Image::from_vec(w, h, 3, b.into_raw())?),
-        DynamicImage::ImageRgba16(b) => DynImage::U16(Image::from_vec(w, h, 4, b.into_raw())?),
-        DynamicImage::ImageLumaA16(_) => {
-            DynImage::U16(Image::from_vec(w, h, 4, d.into_rgba16().into_raw())?)
-        }
-        DynamicImage::ImageRgb32F(b) => DynImage::F32(Image::from_vec(w, h, 3, b.into_raw())?),
-        DynamicImage::ImageRgba32F(b) => DynImage::F32(Image::from_vec(w, h, 4, b.into_raw())?),
-        other => {
-            return Err(format_err(
-                path,
-                format!("unsupported pixel layout {:?}", other.color()),
-            ))
-        }
-    };
-    Ok(img)
 }
 
 /// The output formats [`save`] writes, chosen by the file extension.

@@ -1,19 +1,21 @@
 //! Host images: [`Image<T>`] buffers with 1, 3 or 4 channels and a row stride,
 //! [`DynImage`] for files whose sample type is known only at run time,
-//! loading and saving through the `image` crate, headerless raw camera
-//! frames ([`raw`]), and the NaN and infinity policy ([`finite`]). Files are
-//! written through [`output::OutputFile`], so a failed write leaves the old
-//! file or nothing.
+//! loading ([`load`], with integrity checks and a memory limit,
+//! [`DecodeLimits`]) and saving, headerless raw camera frames ([`raw`]), and
+//! the NaN and infinity policy ([`finite`]). Files are written through
+//! [`output::OutputFile`], so a failed write leaves the old file or nothing.
 
 pub mod bayer;
+pub(crate) mod decode;
 pub mod finite;
 mod io;
 pub mod output;
 mod pixel;
 pub mod raw;
 
+pub use decode::{load, load_with, DecodeLimits};
 pub use finite::NonFinite;
-pub use io::{load, save};
+pub use io::save;
 pub use pixel::{Sample, SampleType};
 
 use crate::error::{Error, Result};

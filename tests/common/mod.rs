@@ -5,6 +5,8 @@
 //! part of it, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod files;
+
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clfilter::image::raw::RawImage;
+use clfilter::image::DecodeLimits;
 use clfilter::ops::minmax::stage::MinMaxStage;
 use clfilter::pipeline::{self, Op};
 use clfilter::{DynImage, Engine, RawFormat, RunReport, SampleType};
@@ -54,6 +55,12 @@ pub struct Args {
     /// results, png for JPEG inputs); default: the input's.
     #[arg(long, value_name = "EXT")]
     ext: Option<String>,
+
+    /// The most memory decoding one image file may take: bytes with an
+    /// optional K/M/G/T suffix, or `none` (default 512M). Files over it
+    /// fail before anything is allocated.
+    #[arg(long, value_name = "BYTES|none", env = "FILTERCTL_DECODE_LIMIT")]
+    decode_limit: Option<DecodeLimits>,
 
     /// Print each stage's variant, device and time to stderr.
     #[arg(long)]
@@ -347,7 +354,8 @@ impl Input {
 /// Loads an image file; a format error when `--format` is given says that a
 /// headerless raw frame needs `--size` as well.
 fn load_image(path: &Path, args: &Args) -> Result<DynImage, CliError> {
-    clfilter::image::load(path).map_err(|e| match e {
+    let limits = args.decode_limit.unwrap_or_default();
+    clfilter::image::load_with(path, &limits).map_err(|e| match e {
         // A raw frame given without --size.
         clfilter::Error::Format { path, message } if args.format.is_some() => {
             CliError::from(clfilter::Error::Format {

@@ -1,0 +1,78 @@
+//! JPEG through `zune-jpeg` in strict mode: the `image` crate runs it
+//! lenient, which fills a truncated scan with gray and returns the image.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+
+use zune_jpeg::errors::DecodeErrors;
+use zune_jpeg::zune_core::bytestream::ZCursor;
+use zune_jpeg::zune_core::colorspace::ColorSpace;
+use zune_jpeg::zune_core::options::DecoderOptions;
+use zune_jpeg::JpegDecoder;
+
+use super::{bytes_of, describe, Budget};
+use crate::error::{Error, Result};
+use crate::image::{DynImage, Image};
+
+/// Decodes the JPEG `input` (read whole first: the decoder wants a slice)
+/// to 8-bit gray (gray files) or RGB (every other colour space: YCbCr,
+/// CMYK, YCCK).
+pub(super) fn decode(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage> {
+    b.take(b.file_len, || "the JPEG file, read whole".to_string())?;
+    let mut data = Vec::with_capacity(b.file_len as usize);
+    input.read_to_end(&mut data).map_err(|e| b.io(e))?;
+    let options = DecoderOptions::default()
+        .set_strict_mode(true)
+        .set_max_width(usize::from(u16::MAX))
+        .set_max_height(usize::from(u16::MAX));
+    let mut dec = JpegDecoder::new_with_options(ZCursor::new(&data[..]), options);
+    dec.decode_headers().map_err(|e| jpeg_err(b, e))?;
+    let info = dec
+        .info()
+        .ok_or_else(|| b.format("corrupt JPEG: no frame header"))?;
+    let gray = dec.input_colorspace() == Some(ColorSpace::Luma);
+    let (out, channels) = if gray {
+        (ColorSpace::Luma, 1)
+    } else {
+        (ColorSpace::RGB, 3)
+    };
+    dec.set_options(dec.options().jpeg_set_out_colorspace(out));
+    let (w, h) = (u64::from(info.width), u64::from(info.height));
+    b.shape(w, h, channels)?;
+    let frame = bytes_of(w, h, channels, 1);
+    // The decoder's own buffers: a row of blocks per component (coefficients
+    // and upsampling, up to 32 lines of 16-bit values at 4:1 sampling), and
+    // for a progressive file every component's coefficients (16-bit, in
+    // whole blocks of up to 32 x 32 pixels) until its last scan.
+    let components = usize::from(info.components);
+    let rows = bytes_of(w + 31, 64, components, 1);
+    let coefficients = if info.sof.is_progressive() {
+        bytes_of(w + 31, h + 31, components, 2)
+    } else {
+        0
+    };
+    let need = b
+        .file_len
+        .saturating_add(frame)
+        .saturating_add(rows)
+        .saturating_add(coefficients);
+    b.take(need, || describe(w, h, channels, 8))?;
+    let mut pixels = vec![0u8; frame as usize];
+    dec.decode_into(&mut pixels).map_err(|e| jpeg_err(b, e))?;
+    Image::from_vec(w as usize, h as usize, channels, pixels)
+        .map(DynImage::U8)
+        .map_err(|e| match e {
+            Error::InvalidArgument(m) => b.format(m),
+            other => other,
+        })
+}
+
+/// Maps a `zune-jpeg` error; running out of data is truncation (reading
+/// from a slice, its I/O errors are all "not enough bytes").
+fn jpeg_err(b: &Budget, e: DecodeErrors) -> Error {
+    match e {
+        DecodeErrors::ExhaustedData | DecodeErrors::IoErrors(_) => b.truncated(),
+        DecodeErrors::FormatStatic(m) if m.contains("Premature end") => b.truncated(),
+        other => b.format(format!("corrupt JPEG: {}", other.to_string().trim_end())),
+    }
+}

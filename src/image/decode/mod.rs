@@ -1,0 +1,280 @@
+//! Loading image files, with every integrity check the decoders offer and a
+//! memory limit ([`DecodeLimits`]): see [`load`].
+
+mod jpeg;
+mod limits;
+mod other;
+mod png;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, ErrorKind, Seek};
+use std::path::Path;
+
+use ::image::{DynamicImage, ImageFormat};
+
+pub use limits::DecodeLimits;
+pub(crate) use limits::{human_bytes, suggested_limit};
+
+use super::{check_shape, DynImage, Image};
+use crate::error::{Error, Result};
+
+/// Loads an image file with the limit `FILTERCTL_DECODE_LIMIT` sets
+/// ([`DecodeLimits::from_env`]), else 512 MiB.
+///
+/// The format comes from the file's contents, never its name: PNG (8/16-bit,
+/// any colour type; palettes and low bit depths expand to 8-bit), TIFF
+/// (8/16-bit and f32), PNM (P1-P7) and JPEG (8-bit gray or RGB). Gray+alpha
+/// files load as RGBA, so every image has 1, 3 or 4 channels.
+///
+/// A file is an error ([`Error::Format`] naming it), never a silently wrong
+/// or padded image, when
+///
+/// - it ends early: inside the image data, or (PNG) before the `IEND`
+///   chunk that closes it;
+/// - a checksum fails: PNG chunk CRCs (ancillary chunks included) and the
+///   Adler-32 of the compressed image data, which the `png` crate skips by
+///   default;
+/// - the compressed data is malformed, decompresses to less than the header
+///   declares, or (PNG) goes on past the pixels without ending properly;
+/// - (PNG) bytes follow the `IEND` chunk: a PNG has nothing after it, so
+///   they are the rest of another file (a longer file overwritten in place);
+/// - (JPEG) the decoder, in strict mode, finds anything out of place: a
+///   scan cut short, a marker inside entropy-coded data, stray bytes between
+///   headers. Bytes after the end-of-image marker are allowed: cameras
+///   append a second picture there (multi-picture JPEGs).
+///
+/// TIFF, PNM and JPEG carry no checksum over their pixels, so a flipped
+/// bit in uncompressed (or LZW, PackBits, JPEG-coded) pixel data cannot be
+/// told from a real pixel; Deflate-compressed TIFF strips are checked
+/// like PNG data. Bytes after the image in a PNM file are allowed (a PNM
+/// stream may hold several images).
+///
+/// A folder is an [`Error::Io`] naming it, of kind
+/// [`std::io::ErrorKind::IsADirectory`].
+///
+/// Errors: [`Error::Io`] when the file cannot be read (or is a folder),
+/// [`Error::Format`] when it is not a valid image of a supported format,
+/// [`Error::DecodeLimit`] when it needs more memory than the limit,
+/// [`Error::InvalidArgument`] when the variable does not parse.
+pub fn load(path: impl AsRef<Path>) -> Result<DynImage> {
+    load_with(path, &DecodeLimits::from_env()?)
+}
+
+/// [`load`] with an explicit limit; the environment is not read.
+///
+/// ```no_run
+/// use clfilter::image::{load_with, DecodeLimits};
+///
+/// // A 30000 x 20000 RGB scan needs 1.7 GiB, more than the default.
+/// let scan = load_with("scan.tif", &DecodeLimits::new(2 << 30))?;
+/// # Ok::<(), clfilter::Error>(())
+/// ```
+pub fn load_with(path: impl AsRef<Path>, limits: &DecodeLimits) -> Result<DynImage> {
+    let path = path.as_ref();
+    let file = open(path)?;
+    let len = file.metadata().map_err(|e| io_err(path, e))?.len();
+    let mut input = BufReader::new(file);
+    let head = input.fill_buf().map_err(|e| io_err(path, e))?;
+    if head.is_empty() {
+        return Err(format_err(path, "the file is empty"));
+    }
+    let budget = Budget {
+        path,
+        limit: limits.max_bytes,
+        file_len: len,
+    };
+    match ::image::guess_format(head) {
+        Ok(ImageFormat::Png) => png::decode(&mut input, &budget),
+        Ok(ImageFormat::Jpeg) => jpeg::decode(&mut input, &budget),
+        Ok(ImageFormat::Tiff) => other::tiff(&mut input, &budget),
+        Ok(ImageFormat::Pnm) => other::pnm(&mut input, &budget),
+        Ok(other) => Err(format_err(
+            path,
+            format!("{other:?} files are not supported; use {READABLE}"),
+        )),
+        Err(_) => Err(format_err(
+            path,
+            format!("not an image file this engine reads ({READABLE})"),
+        )),
+    }
+}
+
+/// The formats [`load`] reads, for error messages.
+const READABLE: &str = "PNG, TIFF, PNM or JPEG";
+
+/// Opens `path` for reading; a folder is an [`ErrorKind::IsADirectory`]
+/// error that says so (some systems open folders, and fail only on read).
+fn open(path: &Path) -> Result<File> {
+    let folder = || {
+        io_err(
+            path,
+            std::io::Error::new(ErrorKind::IsADirectory, "is a folder, not an image file"),
+        )
+    };
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(folder());
+    }
+    File::open(path).map_err(|e| match e.kind() {
+        ErrorKind::IsADirectory => folder(),
+        _ => io_err(path, e),
+    })
+}
+
+fn format_err(path: &Path, message: impl Into<String>) -> Error {
+    Error::Format {
+        path: path.to_path_buf(),
+        message: message.into(),
+    }
+}
+
+fn io_err(path: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A file being loaded, and what it may allocate.
+struct Budget<'a> {
+    path: &'a Path,
+    /// [`DecodeLimits::max_bytes`].
+    limit: Option<u64>,
+    /// The file's size in bytes.
+    file_len: u64,
+}
+
+impl Budget<'_> {
+    /// Checks that `need` bytes (for `what`, described lazily) fit the
+    /// limit; returns the bytes left for the decoder's own buffers
+    /// (`u64::MAX` without a limit).
+    fn take(&self, need: u64, what: impl FnOnce() -> String) -> Result<u64> {
+        match self.limit {
+            None => Ok(u64::MAX),
+            Some(limit) if need <= limit => Ok(limit - need),
+            Some(limit) => Err(Error::DecodeLimit {
+                path: self.path.to_path_buf(),
+                what: what(),
+                need: Some(need),
+                limit,
+            }),
+        }
+    }
+
+    /// The error for a decoder that ran out of the bytes it was given.
+    fn exceeded(&self, what: &str) -> Error {
+        match self.limit {
+            Some(limit) => Error::DecodeLimit {
+                path: self.path.to_path_buf(),
+                what: what.to_string(),
+                need: None,
+                limit,
+            },
+            None => self.format(format!("{what} needs more memory than the decoder allows")),
+        }
+    }
+
+    /// Checks the engine's own bound on image shapes before anything is
+    /// allocated for one.
+    fn shape(&self, width: u64, height: u64, channels: usize) -> Result<()> {
+        let fits = |n: u64| usize::try_from(n).ok();
+        match (fits(width), fits(height)) {
+            (Some(w), Some(h)) => check_shape(w, h, channels).map(|_| ()),
+            _ => Err(Error::arg(format!(
+                "image size {width}x{height} is too large"
+            ))),
+        }
+        .map_err(|e| match e {
+            Error::InvalidArgument(m) => self.format(m),
+            other => other,
+        })
+    }
+
+    fn format(&self, message: impl Into<String>) -> Error {
+        format_err(self.path, message)
+    }
+
+    fn io(&self, e: std::io::Error) -> Error {
+        if e.kind() == ErrorKind::UnexpectedEof {
+            return self.truncated();
+        }
+        io_err(self.path, e)
+    }
+
+    /// The error for a file that ends inside its image data.
+    fn truncated(&self) -> Error {
+        self.format(format!(
+            "the file is truncated: it ends ({} bytes) before its image data does",
+            self.file_len
+        ))
+    }
+
+    /// Maps an error of the `image` crate's decoders.
+    fn image(&self, e: ::image::ImageError) -> Error {
+        match e {
+            ::image::ImageError::IoError(io) => self.io(io),
+            ::image::ImageError::Limits(_) => self.exceeded("the image"),
+            other => self.format(other.to_string()),
+        }
+    }
+}
+
+/// `a 640x480 RGB 16-bit image`, for limit errors.
+fn describe(width: u64, height: u64, channels: usize, bits: u32) -> String {
+    let layout = match channels {
+        1 => "gray",
+        2 => "gray+alpha",
+        3 => "RGB",
+        _ => "RGBA",
+    };
+    format!("a {width}x{height} {layout} {bits}-bit image")
+}
+
+/// Width x height x channels x bytes: the bytes of one buffer, saturating
+/// (a saturated need is over any limit).
+fn bytes_of(width: u64, height: u64, channels: usize, bytes_per_sample: u64) -> u64 {
+    width
+        .saturating_mul(height)
+        .saturating_mul(channels as u64)
+        .saturating_mul(bytes_per_sample)
+}
+
+/// Rewinds the input to the file's start (for a second pass over the headers).
+fn rewind(input: &mut BufReader<File>, b: &Budget) -> Result<()> {
+    input.rewind().map_err(|e| b.io(e))
+}
+
+/// The extra bytes [`from_dynamic`] allocates for an image of this colour
+/// type: gray+alpha is copied into RGBA, everything else is moved.
+fn expansion_bytes(color: ::image::ColorType, width: u64, height: u64) -> u64 {
+    use ::image::ColorType as C;
+    match color {
+        C::La8 => bytes_of(width, height, 4, 1),
+        C::La16 => bytes_of(width, height, 4, 2),
+        _ => 0,
+    }
+}
+
+/// An `image` crate image as a [`DynImage`] (gray+alpha becomes RGBA).
+fn from_dynamic(b: &Budget, d: DynamicImage) -> Result<DynImage> {
+    let (w, h) = (d.width() as usize, d.height() as usize);
+    let img = match d {
+        DynamicImage::ImageLuma8(i) => DynImage::U8(Image::from_vec(w, h, 1, i.into_raw())?),
+        DynamicImage::ImageRgb8(i) => DynImage::U8(Image::from_vec(w, h, 3, i.into_raw())?),
+        DynamicImage::ImageRgba8(i) => DynImage::U8(Image::from_vec(w, h, 4, i.into_raw())?),
+        DynamicImage::ImageLumaA8(_) => {
+            DynImage::U8(Image::from_vec(w, h, 4, d.into_rgba8().into_raw())?)
+        }
+        DynamicImage::ImageLuma16(i) => DynImage::U16(Image::from_vec(w, h, 1, i.into_raw())?),
+        DynamicImage::ImageRgb16(i) => DynImage::U16(Image::from_vec(w, h, 3, i.into_raw())?),
+        DynamicImage::ImageRgba16(i) => DynImage::U16(Image::from_vec(w, h, 4, i.into_raw())?),
+        DynamicImage::ImageLumaA16(_) => {
+            DynImage::U16(Image::from_vec(w, h, 4, d.into_rgba16().into_raw())?)
+        }
+        DynamicImage::ImageRgb32F(i) => DynImage::F32(Image::from_vec(w, h, 3, i.into_raw())?),
+        DynamicImage::ImageRgba32F(i) => DynImage::F32(Image::from_vec(w, h, 4, i.into_raw())?),
+        other => {
+            return Err(b.format(format!("unsupported pixel layout {:?}", other.color())));
+        }
+    };
+    Ok(img)
+}

@@ -1,0 +1,181 @@
+//! TIFF and PNM through the `image` crate's decoders, and single-channel
+//! f32 TIFF (which `image` cannot represent) through the `tiff` crate.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+
+use ::image::codecs::pnm::PnmDecoder;
+use ::image::codecs::tiff::TiffDecoder;
+use ::image::{DynamicImage, ImageDecoder, Limits};
+
+use super::{bytes_of, describe, expansion_bytes, from_dynamic, rewind, Budget};
+use crate::error::{Error, Result};
+use crate::image::{DynImage, Image};
+
+/// Decodes the TIFF `input`: gray f32 here, everything else through
+/// `image`, whose TIFF decoder fills a buffer of its own and then copies it
+/// into the image (two copies).
+pub(super) fn tiff(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage> {
+    let tags = first_directory_bytes(input).map_err(|e| b.io(e))?;
+    b.take(tags, || {
+        "the tags of the TIFF's first directory".to_string()
+    })?;
+    rewind(input, b)?;
+    if let Some(img) = tiff_gray_f32(input, b)? {
+        return Ok(img);
+    }
+    rewind(input, b)?;
+    let dec = TiffDecoder::new(&mut *input).map_err(|e| b.image(e))?;
+    via_image(dec, b, 2)
+}
+
+/// Decodes the PNM `input` (P1-P7; the decoder reads straight into the image).
+pub(super) fn pnm(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage> {
+    let dec = PnmDecoder::new(&mut *input).map_err(|e| b.image(e))?;
+    via_image(dec, b, 1)
+}
+
+/// Decodes through an `image` decoder whose headers are read: checks the
+/// shape and the limit (`copies` of the image, plus the RGBA copy of
+/// gray+alpha), then hands the decoder what is left for its own buffers.
+fn via_image(mut dec: impl ImageDecoder, b: &Budget, copies: u64) -> Result<DynImage> {
+    let (w, h) = dec.dimensions();
+    let (w, h) = (u64::from(w), u64::from(h));
+    let color = dec.color_type();
+    let channels = usize::from(color.channel_count());
+    b.shape(w, h, if channels == 2 { 4 } else { channels })?;
+    let image = dec.total_bytes();
+    let need = image
+        .saturating_mul(copies)
+        .saturating_add(expansion_bytes(color, w, h));
+    let left = b.take(need, || {
+        let bits = u32::from(color.bits_per_pixel()) / channels as u32;
+        describe(w, h, channels, bits)
+    })?;
+    let mut limits = Limits::no_limits();
+    if b.limit.is_some() {
+        // `from_decoder` allocates the image without asking the limits;
+        // the decoder may use the rest (TIFF: its copy and its strips).
+        limits.max_alloc = Some(left.saturating_add(image.saturating_mul(copies - 1)));
+    }
+    dec.set_limits(limits).map_err(|e| b.image(e))?;
+    let decoded = DynamicImage::from_decoder(dec).map_err(|e| b.image(e))?;
+    from_dynamic(b, decoded)
+}
+
+/// Gray f32 TIFF. `Ok(None)`: not that kind of file (or not a TIFF the
+/// `tiff` crate reads, which `image` then reports).
+fn tiff_gray_f32(input: &mut BufReader<File>, b: &Budget) -> Result<Option<DynImage>> {
+    let Ok(mut dec) = tiff::decoder::Decoder::new(&mut *input) else {
+        return Ok(None);
+    };
+    if !matches!(dec.colortype(), Ok(tiff::ColorType::Gray(32))) {
+        return Ok(None);
+    }
+    let (w, h) = dec.dimensions().map_err(|e| tiff_err(b, e))?;
+    let (w, h) = (u64::from(w), u64::from(h));
+    b.shape(w, h, 1)?;
+    let frame = bytes_of(w, h, 1, 4);
+    let left = b.take(frame, || describe(w, h, 1, 32))?;
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let mut limits = tiff::decoder::Limits::default();
+    limits.decoding_buffer_size = size(frame);
+    limits.intermediate_buffer_size = size(left);
+    limits.ifd_value_size = size(left);
+    let mut dec = dec.with_limits(limits);
+    match dec.read_image() {
+        Ok(tiff::decoder::DecodingResult::F32(v)) => Image::from_vec(w as usize, h as usize, 1, v)
+            .map(|i| Some(DynImage::F32(i)))
+            .map_err(|e| match e {
+                Error::InvalidArgument(m) => b.format(m),
+                other => other,
+            }),
+        Ok(_) => Err(b.format(
+            "32-bit integer gray TIFF is not supported; use 8/16-bit integer or 32-bit float",
+        )),
+        Err(e) => Err(tiff_err(b, e)),
+    }
+}
+
+/// What the `tiff` crate may allocate for the first directory's tag values,
+/// which it reads as it opens a file, before it takes a limit: each value
+/// as a 32-byte `Value` (`count` of them per entry, as declared), each
+/// entry in a map. Counted from the entries that can be read; what cannot
+/// be read, `tiff` reports.
+fn first_directory_bytes(input: &mut BufReader<File>) -> std::io::Result<u64> {
+    let mut header = [0u8; 16];
+    let got = input.read(&mut header)?;
+    let le = match &header[..2] {
+        b"II" => true,
+        b"MM" => false,
+        _ => return Ok(0),
+    };
+    let u16_at = |b: &[u8]| {
+        u64::from(if le {
+            u16::from_le_bytes([b[0], b[1]])
+        } else {
+            u16::from_be_bytes([b[0], b[1]])
+        })
+    };
+    let u32_at = |b: &[u8]| {
+        let a = [b[0], b[1], b[2], b[3]];
+        u64::from(if le {
+            u32::from_le_bytes(a)
+        } else {
+            u32::from_be_bytes(a)
+        })
+    };
+    let u64_at = |b: &[u8]| {
+        let a: [u8; 8] = b[..8].try_into().unwrap_or_default();
+        if le {
+            u64::from_le_bytes(a)
+        } else {
+            u64::from_be_bytes(a)
+        }
+    };
+    // Classic TIFF: 2-byte entry count, 12-byte entries with 4-byte counts;
+    // BigTIFF: 8 and 20, with 8-byte counts.
+    let (big, ifd) = match (got, u16_at(&header[2..])) {
+        (8.., 42) => (false, u32_at(&header[4..])),
+        (16.., 43) => (true, u64_at(&header[8..])),
+        _ => return Ok(0),
+    };
+    input.seek(SeekFrom::Start(ifd))?;
+    let mut count = [0u8; 8];
+    let n = if big {
+        input.read_exact(&mut count)?;
+        u64_at(&count)
+    } else {
+        input.read_exact(&mut count[..2])?;
+        u16_at(&count)
+    };
+    let mut entry = [0u8; 20];
+    let size = if big { 20 } else { 12 };
+    let mut bytes = 0u64;
+    for _ in 0..n {
+        if input.read_exact(&mut entry[..size]).is_err() {
+            break;
+        }
+        let values = if big {
+            u64_at(&entry[4..])
+        } else {
+            u32_at(&entry[4..])
+        };
+        bytes = bytes
+            .saturating_add(values.saturating_mul(32))
+            .saturating_add(64);
+    }
+    Ok(bytes)
+}
+
+/// Maps a `tiff` error: the end of the file is truncation, the decoder's
+/// own limits are the decode limit.
+fn tiff_err(b: &Budget, e: tiff::TiffError) -> Error {
+    match e {
+        tiff::TiffError::IoError(io) => b.io(io),
+        tiff::TiffError::LimitsExceeded => {
+            b.exceeded("the TIFF decoder's buffers (strips, tiles and tag values)")
+        }
+        other => b.format(format!("TIFF: {other}")),
+    }
+}

@@ -1,0 +1,282 @@
+//! PNG through the `png` crate, with every check it offers turned on (the
+//! `image` crate's PNG decoder cannot turn on the Adler-32 check).
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+
+use png::{BitDepth, ColorType, DecodeOptions, Decoder, Limits, Reader, Transformations};
+
+use super::{bytes_of, describe, rewind, Budget};
+use crate::error::{Error, Result};
+use crate::image::{DynImage, Image};
+
+/// The decoded layout, as the `png` crate writes it (palettes and low bit
+/// depths expanded to 8 bits, a `tRNS` chunk to an alpha channel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Layout {
+    width: u64,
+    height: u64,
+    /// Channels as decoded: 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA.
+    channels: usize,
+    /// 8 or 16.
+    bits: u32,
+    /// The bytes of the decoded frame.
+    frame: u64,
+}
+
+impl Layout {
+    fn of(r: &Reader<&mut BufReader<File>>) -> Option<Layout> {
+        let (color, depth) = r.output_color_type();
+        let channels = match color {
+            ColorType::Grayscale => 1,
+            ColorType::GrayscaleAlpha => 2,
+            // EXPAND turns palettes into RGB or RGBA, so Indexed is not
+            // seen here; were it, the frame's length would not match and
+            // `to_image` would refuse it.
+            ColorType::Rgb | ColorType::Indexed => 3,
+            ColorType::Rgba => 4,
+        };
+        Some(Layout {
+            width: u64::from(r.info().width),
+            height: u64::from(r.info().height),
+            channels,
+            bits: if depth == BitDepth::Sixteen { 16 } else { 8 },
+            frame: u64::try_from(r.output_buffer_size()?).ok()?,
+        })
+    }
+
+    /// Channels of the loaded image: gray+alpha becomes RGBA.
+    fn loaded_channels(&self) -> usize {
+        if self.channels == 2 {
+            4
+        } else {
+            self.channels
+        }
+    }
+
+    /// The bytes a load holds at once: the decoded frame, the loaded image
+    /// when it is a copy (16-bit samples, gray+alpha), and the decoder's row
+    /// buffers (it keeps a few raw rows and one output row).
+    fn need(&self) -> u64 {
+        let bytes = u64::from(self.bits / 8);
+        let copy = if self.bits == 16 || self.channels == 2 {
+            bytes_of(self.width, self.height, self.loaded_channels(), bytes)
+        } else {
+            0
+        };
+        let row = bytes_of(self.width, 1, self.channels, bytes).saturating_add(1);
+        self.frame
+            .saturating_add(copy)
+            .saturating_add(row.saturating_mul(6))
+    }
+}
+
+/// The strict decoder options: CRCs of every chunk (a bad ancillary chunk
+/// is an error, not skipped) and the Adler-32 of the image data.
+fn reader<'a>(
+    input: &'a mut BufReader<File>,
+    b: &Budget,
+    limit: u64,
+) -> Result<Reader<&'a mut BufReader<File>>> {
+    let mut options = DecodeOptions::default();
+    options.set_ignore_adler32(false);
+    options.set_ignore_crc(false);
+    options.set_skip_ancillary_crc_failures(false);
+    options.set_ignore_text_chunk(false);
+    options.set_ignore_iccp_chunk(false);
+    let mut dec = Decoder::new_with_options(input, options);
+    dec.set_limits(Limits {
+        bytes: usize::try_from(limit).unwrap_or(usize::MAX),
+    });
+    dec.set_transformations(Transformations::EXPAND);
+    // The engine's bound on the size, before the decoder sizes its buffers
+    // (whose overflow it would report as its limit).
+    let info = dec.read_header_info().map_err(|e| png_err(b, e))?;
+    b.shape(u64::from(info.width), u64::from(info.height), 1)?;
+    dec.read_info().map_err(|e| png_err(b, e))
+}
+
+/// Decodes the PNG `input`, at its start, to the end of its `IEND` chunk,
+/// which must be the end of the file.
+pub(super) fn decode(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage> {
+    // First pass: the headers only, for the layout the frame will have (a
+    // `tRNS` chunk anywhere before the data adds a channel).
+    let layout = {
+        let r = reader(input, b, b.limit.unwrap_or(u64::MAX))?;
+        Layout::of(&r).ok_or_else(|| too_large(b, &r))?
+    };
+    b.shape(layout.width, layout.height, layout.loaded_channels())?;
+    let left = b.take(layout.need(), || {
+        describe(layout.width, layout.height, layout.channels, layout.bits)
+    })?;
+    rewind(input, b)?;
+    // The stream check inflates the data a second time; it reads the file
+    // through a handle of its own, on another thread, beside the decoding.
+    let (frame, stream) = rayon::join(
+        || decode_frame(input, b, &layout, left),
+        || {
+            let file = File::open(b.path).map_err(|e| b.io(e))?;
+            check_stream(&mut BufReader::new(file), b)
+        },
+    );
+    let frame = frame?;
+    stream?;
+    to_image(&layout, frame).map_err(|e| match e {
+        Error::InvalidArgument(m) => b.format(m),
+        other => other,
+    })
+}
+
+/// The second pass: the frame of `layout`, then the chunks after it through
+/// `IEND`, checksums included, and nothing after `IEND`. `left`: the bytes
+/// the decoder may use.
+fn decode_frame(
+    input: &mut BufReader<File>,
+    b: &Budget,
+    layout: &Layout,
+    left: u64,
+) -> Result<Vec<u8>> {
+    let mut r = reader(input, b, left)?;
+    if Layout::of(&r).as_ref() != Some(layout) {
+        return Err(b.format("the file changed while it was read"));
+    }
+    let mut frame = vec![0u8; layout.frame as usize];
+    r.next_frame(&mut frame).map_err(|e| png_err(b, e))?;
+    r.finish().map_err(|e| png_err(b, e))?;
+    drop(r);
+    let end = input.stream_position().map_err(|e| b.io(e))?;
+    if end < b.file_len {
+        return Err(b.format(format!(
+            "{} bytes follow the IEND chunk that ends the PNG at byte {end} \
+             (the rest of another file?)",
+            b.file_len - end
+        )));
+    }
+    Ok(frame)
+}
+
+/// The decoded frame as an image: 16-bit samples are big-endian in PNG,
+/// gray+alpha becomes RGBA.
+fn to_image(l: &Layout, frame: Vec<u8>) -> Result<DynImage> {
+    let (w, h, c) = (l.width as usize, l.height as usize, l.loaded_channels());
+    Ok(match (l.bits, l.channels) {
+        (8, 2) => {
+            let mut out = Vec::with_capacity(w * h * 4);
+            for p in frame.chunks_exact(2) {
+                out.extend_from_slice(&[p[0], p[0], p[0], p[1]]);
+            }
+            DynImage::U8(Image::from_vec(w, h, 4, out)?)
+        }
+        (8, _) => DynImage::U8(Image::from_vec(w, h, c, frame)?),
+        (_, 2) => {
+            let mut out = Vec::with_capacity(w * h * 4);
+            for p in frame.chunks_exact(4) {
+                let g = u16::from_be_bytes([p[0], p[1]]);
+                out.extend_from_slice(&[g, g, g, u16::from_be_bytes([p[2], p[3]])]);
+            }
+            DynImage::U16(Image::from_vec(w, h, 4, out)?)
+        }
+        _ => {
+            let out = frame
+                .chunks_exact(2)
+                .map(|p| u16::from_be_bytes([p[0], p[1]]))
+                .collect();
+            DynImage::U16(Image::from_vec(w, h, c, out)?)
+        }
+    })
+}
+
+/// The bytes of inflated output [`check_stream`] keeps for back-references
+/// (deflate's window).
+const WINDOW: usize = 32 << 10;
+
+/// Inflates the image data again, to its end. The `png` crate stops once it
+/// has the pixels it needs, so a corrupt stream that yields enough bytes
+/// early (a bit flip desynchronises the codes, and the rest decodes to
+/// garbage) passes with its Adler-32 never read; here the stream must end
+/// with its checksum right, and nothing may follow it in the IDAT chunks.
+/// The `png` crate has checked the chunks' layout and CRCs by now.
+fn check_stream(input: &mut BufReader<File>, b: &Budget) -> Result<()> {
+    let corrupt = |e: fdeflate::DecompressionError| {
+        b.format(format!(
+            "corrupt PNG: the compressed image data is corrupt ({e:?})"
+        ))
+    };
+    input.seek(SeekFrom::Start(8)).map_err(|e| b.io(e))?;
+    let mut z = fdeflate::Decompressor::new();
+    let mut out = vec![0u8; 4 * WINDOW];
+    let mut pos = 0;
+    let mut piece = vec![0u8; 2 * WINDOW];
+    let mut seen = false;
+    loop {
+        let mut header = [0u8; 8];
+        input.read_exact(&mut header).map_err(|e| b.io(e))?;
+        let len = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
+        if &header[4..] != b"IDAT" {
+            if seen {
+                break;
+            }
+            input
+                .seek_relative(i64::from(len) + 4)
+                .map_err(|e| b.io(e))?;
+            continue;
+        }
+        seen = true;
+        let mut left = len as usize;
+        while left > 0 {
+            let n = left.min(piece.len());
+            input.read_exact(&mut piece[..n]).map_err(|e| b.io(e))?;
+            left -= n;
+            let mut data = &piece[..n];
+            while !data.is_empty() {
+                if z.is_done() {
+                    return Err(
+                        b.format("corrupt PNG: data follows the end of the compressed image data")
+                    );
+                }
+                let (used, made) = z.read(data, &mut out, pos, false).map_err(corrupt)?;
+                if used == 0 && made == 0 && !z.is_done() {
+                    // `read` promises progress; never spin if it makes none.
+                    return Err(b.format("corrupt PNG: the compressed image data stalls"));
+                }
+                data = &data[used..];
+                pos = slide(&mut out, pos + made);
+            }
+        }
+        input.seek_relative(4).map_err(|e| b.io(e))?;
+    }
+    while !z.is_done() {
+        let (_, made) = z.read(&[], &mut out, pos, true).map_err(corrupt)?;
+        pos = slide(&mut out, pos + made);
+    }
+    Ok(())
+}
+
+/// Keeps the last [`WINDOW`] bytes of a full output buffer at its start;
+/// returns where the next output goes.
+fn slide(out: &mut [u8], pos: usize) -> usize {
+    if pos < out.len() {
+        return pos;
+    }
+    out.copy_within(pos - WINDOW..pos, 0);
+    WINDOW
+}
+
+/// The error for a header whose frame size overflows.
+fn too_large(b: &Budget, r: &Reader<&mut BufReader<File>>) -> Error {
+    let i = r.info();
+    b.format(format!("image size {}x{} is too large", i.width, i.height))
+}
+
+/// Maps a `png` error: the end of the file is truncation, the decoder's own
+/// limit is the decode limit.
+fn png_err(b: &Budget, e: png::DecodingError) -> Error {
+    match e {
+        png::DecodingError::IoError(io) => b.io(io),
+        png::DecodingError::LimitsExceeded => {
+            b.exceeded("the PNG decoder's buffers (rows, text and colour-profile chunks)")
+        }
+        png::DecodingError::Format(f) => b.format(format!("corrupt PNG: {f}")),
+        png::DecodingError::Parameter(p) => b.format(format!("PNG: {p}")),
+    }
+}
