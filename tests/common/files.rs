@@ -104,6 +104,55 @@ pub fn stored_gray_png(width: u32, height: u32, pixels: &[u8]) -> Vec<u8> {
     png
 }
 
+/// An 8-bit PNG of colour type `color` (0 gray, 2 RGB, 4 gray+alpha, 6
+/// RGBA) with `channels` samples per pixel, Adam7-interlaced when
+/// `interlaced`: the seven passes' rows, each with filter type 0, in one
+/// stored zlib stream.
+pub fn stored_png(
+    width: u32,
+    height: u32,
+    color: u8,
+    channels: usize,
+    interlaced: bool,
+    pixels: &[u8],
+) -> Vec<u8> {
+    let (w, h) = (width as usize, height as usize);
+    assert_eq!(pixels.len(), w * h * channels);
+    let passes: &[(usize, usize, usize, usize)] = if interlaced {
+        &[
+            (0, 0, 8, 8),
+            (4, 0, 8, 8),
+            (0, 4, 4, 8),
+            (2, 0, 4, 4),
+            (0, 2, 2, 4),
+            (1, 0, 2, 2),
+            (0, 1, 1, 2),
+        ]
+    } else {
+        &[(0, 0, 1, 1)]
+    };
+    let mut raw = Vec::new();
+    for &(x0, y0, dx, dy) in passes {
+        if x0 >= w {
+            continue;
+        }
+        for y in (y0..h).step_by(dy) {
+            raw.push(0);
+            for x in (x0..w).step_by(dx) {
+                raw.extend_from_slice(&pixels[(y * w + x) * channels..][..channels]);
+            }
+        }
+    }
+    let mut ihdr = width.to_be_bytes().to_vec();
+    ihdr.extend_from_slice(&height.to_be_bytes());
+    ihdr.extend_from_slice(&[8, color, 0, 0, u8::from(interlaced)]);
+    let mut png = PNG_SIGNATURE.to_vec();
+    png.extend(png_chunk(b"IHDR", &ihdr));
+    png.extend(png_chunk(b"IDAT", &zlib_stored(&raw)));
+    png.extend(png_chunk(b"IEND", &[]));
+    png
+}
+
 /// `img` encoded as `format` by the `image` crate, in memory.
 pub fn encode(img: &image::DynamicImage, format: image::ImageFormat) -> Vec<u8> {
     let mut out = Vec::new();

@@ -59,7 +59,12 @@ pub struct Args {
     /// The most memory decoding one image file may take: bytes with an
     /// optional K/M/G/T suffix, or `none` (default 512M). Files over it
     /// fail before anything is allocated.
-    #[arg(long, value_name = "BYTES|none", env = "FILTERCTL_DECODE_LIMIT")]
+    #[arg(
+        long,
+        value_name = "BYTES|none",
+        env = "FILTERCTL_DECODE_LIMIT",
+        value_parser = parse_decode_limit
+    )]
     decode_limit: Option<DecodeLimits>,
 
     /// Print each stage's variant, device and time to stderr.
@@ -349,6 +354,15 @@ impl Input {
             Input::Raw(raw) => (raw.size(), 1, raw.sample()),
         }
     }
+}
+
+/// Parses `--decode-limit`; an empty value (`FILTERCTL_DECODE_LIMIT=`) is
+/// the default, as the library reads the variable.
+fn parse_decode_limit(s: &str) -> Result<DecodeLimits, String> {
+    if s.trim().is_empty() {
+        return Ok(DecodeLimits::default());
+    }
+    s.parse().map_err(|e: clfilter::Error| e.to_string())
 }
 
 /// Loads an image file; a format error when `--format` is given says that a

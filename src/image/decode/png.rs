@@ -203,6 +203,11 @@ fn check_stream(input: &mut BufReader<File>, b: &Budget) -> Result<()> {
         ))
     };
     input.seek(SeekFrom::Start(8)).map_err(|e| b.io(e))?;
+    let mut ihdr = [0u8; 25];
+    input.read_exact(&mut ihdr).map_err(|e| b.io(e))?;
+    let expected = filtered_len(&ihdr[8..21]);
+    input.seek(SeekFrom::Start(8)).map_err(|e| b.io(e))?;
+    let mut total: u64 = 0;
     let mut z = fdeflate::Decompressor::new();
     let mut out = vec![0u8; 4 * WINDOW];
     let mut pos = 0;
@@ -240,6 +245,7 @@ fn check_stream(input: &mut BufReader<File>, b: &Budget) -> Result<()> {
                     return Err(b.format("corrupt PNG: the compressed image data stalls"));
                 }
                 data = &data[used..];
+                total += made as u64;
                 pos = slide(&mut out, pos + made);
             }
         }
@@ -247,9 +253,61 @@ fn check_stream(input: &mut BufReader<File>, b: &Budget) -> Result<()> {
     }
     while !z.is_done() {
         let (_, made) = z.read(&[], &mut out, pos, true).map_err(corrupt)?;
+        total += made as u64;
         pos = slide(&mut out, pos + made);
     }
-    Ok(())
+    // A header edited to a smaller image leaves data over, which the `png`
+    // crate never reads.
+    match expected {
+        Some(want) if want != total => Err(b.format(format!(
+            "corrupt PNG: the image data holds {total} bytes, the header's image {want}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The bytes of filtered image data (a filter byte per row, then the row)
+/// that the IHDR fields `ihdr` (width, height, bit depth, colour type,
+/// compression, filter, interlace) describe; `None` for a colour type or
+/// depth the decoder has refused already.
+fn filtered_len(ihdr: &[u8]) -> Option<u64> {
+    let w = u64::from(u32::from_be_bytes(ihdr[0..4].try_into().ok()?));
+    let h = u64::from(u32::from_be_bytes(ihdr[4..8].try_into().ok()?));
+    let samples = match ihdr[9] {
+        0 | 3 => 1,
+        2 => 3,
+        4 => 2,
+        6 => 4,
+        _ => return None,
+    };
+    let bits = samples * u64::from(ihdr[8]);
+    let rows = |pw: u64, ph: u64| {
+        if pw == 0 || ph == 0 {
+            0
+        } else {
+            ph * (1 + (pw * bits).div_ceil(8))
+        }
+    };
+    if ihdr[12] == 0 {
+        return Some(rows(w, h));
+    }
+    // Adam7: the seven passes' origins and steps.
+    const PASSES: [(u64, u64, u64, u64); 7] = [
+        (0, 0, 8, 8),
+        (4, 0, 8, 8),
+        (0, 4, 4, 8),
+        (2, 0, 4, 4),
+        (0, 2, 2, 4),
+        (1, 0, 2, 2),
+        (0, 1, 1, 2),
+    ];
+    let side = |n: u64, o: u64, d: u64| if n > o { (n - o).div_ceil(d) } else { 0 };
+    Some(
+        PASSES
+            .iter()
+            .map(|&(x0, y0, dx, dy)| rows(side(w, x0, dx), side(h, y0, dy)))
+            .sum(),
+    )
 }
 
 /// Keeps the last [`WINDOW`] bytes of a full output buffer at its start;
