@@ -367,6 +367,30 @@ fn a_full_disk_keeps_old_files_and_whole_frames() {
     }
 }
 
+/// Waits (up to a minute, for a loaded machine) until a hidden temporary
+/// output file in `dir` holds `bytes`.
+#[cfg(unix)]
+fn wait_for_temp_bytes(dir: &Path, bytes: u64) {
+    let start = std::time::Instant::now();
+    loop {
+        let len = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".clfilter-tmp"))
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .max();
+        if len == Some(bytes) {
+            return;
+        }
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the stream did not write {bytes} bytes (has {len:?})"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The first SIGINT stops a raw stream at the next frame; the file keeps
 /// the frames written whole and the exit code is 130.
 #[cfg(unix)]
@@ -386,7 +410,8 @@ fn a_stop_signal_keeps_whole_frames() {
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&noise(3 * FRAME, 9)).unwrap();
     stdin.flush().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // The three frames are in the hidden temporary file: the handler is set.
+    wait_for_temp_bytes(dir.path(), 3 * 3 * FRAME as u64);
     let killed = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -455,7 +480,7 @@ fn kill_9_leaves_the_old_output() {
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&noise(5 * FRAME, 11)).unwrap();
     stdin.flush().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(800));
+    wait_for_temp_bytes(dir.path(), 5 * 3 * FRAME as u64);
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), b"old frames");
