@@ -26,6 +26,11 @@ pub(super) fn decode(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage
         .set_max_width(usize::from(u16::MAX))
         .set_max_height(usize::from(u16::MAX));
     let mut dec = JpegDecoder::new_with_options(ZCursor::new(&data[..]), options);
+    // The decoder pads a cut scan with zeros and may finish without an
+    // error, so the end marker is looked for first.
+    if !reaches_eoi(&data) {
+        return Err(b.truncated());
+    }
     dec.decode_headers().map_err(|e| jpeg_err(b, e))?;
     let info = dec
         .info()
@@ -74,5 +79,67 @@ fn jpeg_err(b: &Budget, e: DecodeErrors) -> Error {
         DecodeErrors::ExhaustedData | DecodeErrors::IoErrors(_) => b.truncated(),
         DecodeErrors::FormatStatic(m) if m.contains("Premature end") => b.truncated(),
         other => b.format(format!("corrupt JPEG: {}", other.to_string().trim_end())),
+    }
+}
+
+/// Whether the marker segments from SOI, and the entropy-coded data after
+/// each SOS, lead to an EOI marker before the data ends. Inside coded data
+/// 0xFF is followed by 0x00 (a stuffed byte) or a restart marker; any other
+/// byte starts the next marker.
+fn reaches_eoi(data: &[u8]) -> bool {
+    let mut i = 2; // after SOI
+    loop {
+        // Markers may be preceded by fill bytes 0xFF.
+        while data.get(i) == Some(&0xFF) && data.get(i + 1) == Some(&0xFF) {
+            i += 1;
+        }
+        let (Some(&0xFF), Some(&marker)) = (data.get(i), data.get(i + 1)) else {
+            return false;
+        };
+        i += 2;
+        match marker {
+            0xD9 => return true,
+            0x01 | 0xD0..=0xD7 => continue,
+            _ => {}
+        }
+        let Some(len) = data
+            .get(i..i + 2)
+            .map(|l| usize::from(u16::from_be_bytes([l[0], l[1]])))
+        else {
+            return false;
+        };
+        i += len;
+        if marker == 0xDA {
+            // Coded data up to the next marker that is not a restart.
+            loop {
+                match (data.get(i), data.get(i + 1)) {
+                    (Some(&0xFF), Some(&(0x00 | 0xD0..=0xD7))) => i += 2,
+                    (Some(&0xFF), Some(_)) => break,
+                    (Some(_), _) => i += 1,
+                    (None, _) => return false,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reaches_eoi;
+
+    #[test]
+    fn the_end_marker_is_found_past_scans_and_restarts() {
+        let scan = [
+            0xFF, 0xD8, 0xFF, 0xDA, 0, 2, 1, 0xFF, 0, 2, 0xFF, 0xD0, 3, 0xFF, 0xD9,
+        ];
+        assert!(reaches_eoi(&scan));
+        for cut in 0..scan.len() - 1 {
+            assert!(!reaches_eoi(&scan[..cut]), "cut at {cut}");
+        }
+        // A header segment holding FF D9 is skipped by its length.
+        assert!(!reaches_eoi(&[0xFF, 0xD8, 0xFF, 0xE0, 0, 4, 0xFF, 0xD9]));
+        assert!(reaches_eoi(&[
+            0xFF, 0xD8, 0xFF, 0xE0, 0, 4, 0xFF, 0xD9, 0xFF, 0xD9
+        ]));
     }
 }
