@@ -38,10 +38,12 @@ use crate::error::{Error, Result};
 ///   declares, or (PNG) goes on past the pixels without ending properly;
 /// - (PNG) bytes follow the `IEND` chunk: a PNG has nothing after it, so
 ///   they are the rest of another file (a longer file overwritten in place);
-/// - (JPEG) the decoder, in strict mode, finds anything out of place: a
-///   scan cut short, a marker inside entropy-coded data, stray bytes between
-///   headers. Bytes after the end-of-image marker are allowed: cameras
-///   append a second picture there (multi-picture JPEGs).
+/// - (JPEG) the marker segments and coded data do not lead to the
+///   end-of-image marker (a cut near the end, which the decoder would pad
+///   with zeros), or the decoder, in strict mode, finds anything out of
+///   place: a scan cut short, a marker inside entropy-coded data, stray
+///   bytes between headers. Bytes after the end-of-image marker are
+///   allowed: cameras append a second picture there (multi-picture JPEGs).
 ///
 /// TIFF, PNM and JPEG carry no checksum over their pixels, so a flipped
 /// bit in uncompressed (or LZW, PackBits, JPEG-coded) pixel data cannot be
