@@ -364,6 +364,43 @@ fn streams_refuse_infinities_a_stage_made() {
     }
 }
 
+/// A device chain that starts from integers checks a spreading stage's
+/// input only after an operation that can overflow (`OpSpec::overflows`):
+/// a camera chain `demosaic=out=f32,gaussian` runs no count (and no
+/// readback that would stall a stream), `normalize=...,gaussian` does.
+/// Demosaic's gains are bounded so that it cannot overflow.
+#[test]
+fn integer_chains_skip_the_check_until_a_stage_can_overflow() {
+    let frame = DynImage::U16(random_image::<u16>(&mut Rng::new(5), 34, 18, 1));
+    let Err(Error::Spec(m)) = pipeline::parse("demosaic=wb_r=65537") else {
+        panic!("a gain over 65536 parsed")
+    };
+    assert!(m.contains("wb_r=65537 is not within 0..=65536"), "{m}");
+    let Some(cl) = opencl_engine() else {
+        return;
+    };
+    for (spec, checks) in [
+        ("demosaic=bits=12:out=f32,gaussian=sigma=2", false),
+        ("demosaic=bits=12:out=f32,transpose,gaussian=sigma=2", false),
+        (
+            "demosaic=bits=12:out=f32,normalize=factor=3:out=f32,gaussian=sigma=2",
+            true,
+        ),
+        (
+            "convert=f32,normalize=factor=2:out=f32,gaussian=sigma=2",
+            true,
+        ),
+    ] {
+        let p: Pipeline = spec.parse().unwrap();
+        let (_, outcomes) = p.run(&cl, frame.clone()).unwrap();
+        let counted = outcomes
+            .iter()
+            .flat_map(|o| &o.reports)
+            .any(|r| r.variant == "nonfinite");
+        assert_eq!(counted, checks, "{spec}");
+    }
+}
+
 /// Operations that keep NaN local take it without error under the default
 /// policy, and leave it where it was.
 #[test]

@@ -108,15 +108,16 @@ fn chained_pipelines_match_the_host_path() {
                 f8.clone(),
                 2.0,
             );
-            // The device may run fir_local (1e-5) where the host runs the
-            // recursive filter (1e-3 of the range against the reference,
-            // docs/QUALITY.md): up to 1e-3 of the 12-bit range apart, plus
-            // rounding. (Seen on an H100: 5 steps at sigma 1.5.)
+            // Each side runs its own variant, each within its documented
+            // tolerance of the reference (1e-3 of the range for the
+            // recursive ones, docs/QUALITY.md): up to twice that of the
+            // 12-bit range apart, plus rounding. (An H100 showed 5 and 8
+            // steps on 38x2 frames.)
             check(
                 &engine,
                 &format!("demosaic=method={method}:bits=12:channels=4,gaussian=sigma=1.5"),
                 f12.clone(),
-                2.0 + 1e-3 * 4095.0,
+                2.0 + 2e-3 * 4095.0,
             );
         }
         check(&engine, "demosaic=pattern=gbrg:out=f32", f8.clone(), 1.0);

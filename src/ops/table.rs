@@ -207,6 +207,12 @@ pub struct OpSpec {
     /// `nonfinite=`; operations that keep a non-finite sample where it is
     /// (or ignore it) leave their input alone.
     pub spreads_nonfinite: bool,
+    /// Whether finite input can come out of it infinite or beyond
+    /// [`crate::image::finite::MAX_MAGNITUDE`] (a user-given factor). A
+    /// device chain that starts from integer data checks the input of a
+    /// stage that spreads non-finite values only after such an operation:
+    /// integers, and what bounded operations make of them, are finite.
+    pub overflows: bool,
 }
 
 impl OpSpec {

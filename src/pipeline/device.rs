@@ -79,10 +79,13 @@ mod cl {
             Input::Raw(r) => (Some(r), None),
             Input::Work(w) => (None, Some(w)),
         };
+        // Integer data stays finite through operations that cannot overflow.
+        let mut finite = cur.as_ref().is_none_or(|w| w.ty != SampleType::F32);
         for op in ops {
             let mut record = StageRecord::default();
             let stage_input = match (raw.take(), cur.take()) {
                 (Some(r), _) if op.stage.reads_raw() => ChainInput::raw(r),
+                (_, Some(w)) if finite => ChainInput::work(w),
                 (_, Some(w)) => ChainInput::work(checked(&cx, op, w, &mut record)?),
                 (Some(r), None) => {
                     // Every other stage works on a working image.
@@ -97,6 +100,7 @@ mod cl {
                 .stage
                 .run_device(&cx, op.variant.as_deref(), stage_input, &mut record)?;
             cur = Some(next);
+            finite &= !op.def().op.overflows;
             outcomes.push(StageOutcome::of(op, record, true));
         }
         let w = match (cur, raw) {

@@ -62,6 +62,7 @@ pub static SPEC: OpSpec = OpSpec {
     prefer: None,
     // NaN maps to the low end, infinities to the ends (module docs).
     spreads_nonfinite: false,
+    overflows: false,
 };
 
 /// The operation's registry entry.

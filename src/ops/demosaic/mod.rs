@@ -45,6 +45,7 @@ pub static SPEC: OpSpec = OpSpec {
     prefer: None,
     // Reads integer frames only: nothing to be non-finite.
     spreads_nonfinite: false,
+    overflows: false,
 };
 
 /// The operation's registry entry.
@@ -189,9 +190,11 @@ impl DemosaicParams {
                 self.black
             )));
         }
-        if self.gains.iter().any(|g| !g.is_finite() || *g < 0.0) {
+        // The bound keeps every output finite (OpSpec::overflows is false):
+        // 65535 * 65536 is far from f32's limit, and no sensor needs more.
+        if self.gains.iter().any(|g| !g.is_finite() || *g < 0.0 || *g > MAX_GAIN) {
             return Err(Error::arg(format!(
-                "white-balance gains must be finite and >= 0, got {:?}",
+                "white-balance gains must be finite and within 0..={MAX_GAIN}, got {:?}",
                 self.gains
             )));
         }
@@ -238,6 +241,9 @@ pub fn mosaic<T: Sample>(rgb: &Image<T>, pattern: Pattern) -> Result<Image<T>> {
         rgb.get(x, y, pattern.colour(x, y))
     })
 }
+
+/// The largest white-balance gain.
+pub const MAX_GAIN: f32 = 65536.0;
 
 /// PSNR in dB of 8-bit RGB(A) `got` against `want` over the first three
 /// channels, leaving out `border` pixels at each edge. Equal images give

@@ -103,8 +103,16 @@ fn build(a: &dyn StageArgs) -> Result<DemosaicStage> {
                 .ok_or_else(|| a.error("bits", &format_args!("bits={v} is not 8..16")))?,
         );
     }
-    if p.black < 0.0 || p.gains.iter().any(|g| *g < 0.0) {
-        return Err(a.error("black", &"black level and gains must be >= 0"));
+    if p.black < 0.0 {
+        return Err(a.error("black", &"the black level must be >= 0"));
+    }
+    for (k, g) in ["wb_r", "wb_g", "wb_b"].iter().zip(p.gains) {
+        if !(0.0..=super::MAX_GAIN).contains(&g) {
+            return Err(a.error(
+                k,
+                &format_args!("{k}={g} is not within 0..={}", super::MAX_GAIN),
+            ));
+        }
     }
     Ok(DemosaicStage {
         params: p,

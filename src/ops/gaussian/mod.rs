@@ -133,6 +133,7 @@ pub static SPEC: OpSpec = OpSpec {
     // column; the FIR within its radius. Which runs depends on sigma, the
     // device and the tuning, so the operation as a whole spreads them.
     spreads_nonfinite: true,
+    overflows: false,
 };
 
 /// The operation's registry entry.

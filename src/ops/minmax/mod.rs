@@ -27,6 +27,7 @@ pub static SPEC: OpSpec = OpSpec {
     prefer: None,
     // Ignores NaN; an infinity is a true extreme and is reported as one.
     spreads_nonfinite: false,
+    overflows: false,
 };
 
 /// The operation's registry entry.

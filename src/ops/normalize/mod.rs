@@ -32,6 +32,7 @@ pub static SPEC: OpSpec = OpSpec {
     prefer: None,
     // Sample by sample; the automatic range ignores NaN and refuses infinities.
     spreads_nonfinite: false,
+    overflows: true,
 };
 
 /// The operation's registry entry.

@@ -26,6 +26,7 @@ pub static SPEC: OpSpec = OpSpec {
     prefer: None,
     // Moves samples; a NaN moves with its pixel.
     spreads_nonfinite: false,
+    overflows: false,
 };
 
 /// The operation's registry entry.
