@@ -180,6 +180,15 @@ pub trait StageOp: fmt::Debug + Send + Sync + 'static {
         self.def().op.spreads_nonfinite
     }
 
+    /// A bound on the magnitude of the stage's output when its input is
+    /// within ±`input`; `None` when there is none. By default the input's
+    /// bound, or none for an operation that [`OpSpec::overflows`]. A device
+    /// chain that starts from integers skips the non-finite check while the
+    /// bound stays within [`crate::image::finite::MAX_MAGNITUDE`].
+    fn bound(&self, input: f64) -> Option<f64> {
+        (!self.def().op.overflows).then_some(input)
+    }
+
     /// Whether the stage reads a raw camera frame (so a device chain
     /// passes it the frame as uploaded).
     fn reads_raw(&self) -> bool {

@@ -208,10 +208,11 @@ pub struct OpSpec {
     /// (or ignore it) leave their input alone.
     pub spreads_nonfinite: bool,
     /// Whether finite input can come out of it infinite or beyond
-    /// [`crate::image::finite::MAX_MAGNITUDE`] (a user-given factor). A
-    /// device chain that starts from integer data checks the input of a
-    /// stage that spreads non-finite values only after such an operation:
-    /// integers, and what bounded operations make of them, are finite.
+    /// [`crate::image::finite::MAX_MAGNITUDE`] (a user-given factor): the
+    /// default of [`super::stage::StageOp::bound`], which a stage refines
+    /// from its parameters. A device chain that starts from integer data
+    /// checks the input of a stage that spreads non-finite values only once
+    /// the bound is unknown or out of range.
     pub overflows: bool,
 }
 

@@ -46,7 +46,7 @@ mod cl {
     use crate::backend::Dev;
     use crate::engine::Engine;
     use crate::error::Result;
-    use crate::image::{DynImage, Image, Sample, SampleType};
+    use crate::image::{finite, DynImage, Image, Sample, SampleType};
     use crate::ops::stage::StageRecord;
     use crate::ops::work::{
         load, load_raw, store_into, upload_frame, upload_image_frame, Chain, ChainInput, DeviceRaw,
@@ -79,13 +79,18 @@ mod cl {
             Input::Raw(r) => (Some(r), None),
             Input::Work(w) => (None, Some(w)),
         };
-        // Integer data stays finite through operations that cannot overflow.
-        let mut finite = cur.as_ref().is_none_or(|w| w.ty != SampleType::F32);
+        // Integer data is bounded, and stays so through each stage's bound:
+        // no non-finite check is needed while the bound is in range.
+        let mut bound = cur
+            .as_ref()
+            .is_none_or(|w| w.ty != SampleType::F32)
+            .then_some(65535.0);
+        let in_range = |b: Option<f64>| b.is_some_and(|b| b <= f64::from(finite::MAX_MAGNITUDE));
         for op in ops {
             let mut record = StageRecord::default();
             let stage_input = match (raw.take(), cur.take()) {
                 (Some(r), _) if op.stage.reads_raw() => ChainInput::raw(r),
-                (_, Some(w)) if finite => ChainInput::work(w),
+                (_, Some(w)) if in_range(bound) => ChainInput::work(w),
                 (_, Some(w)) => ChainInput::work(checked(&cx, op, w, &mut record)?),
                 (Some(r), None) => {
                     // Every other stage works on a working image.
@@ -100,7 +105,7 @@ mod cl {
                 .stage
                 .run_device(&cx, op.variant.as_deref(), stage_input, &mut record)?;
             cur = Some(next);
-            finite &= !op.def().op.overflows;
+            bound = bound.and_then(|b| op.stage.bound(b));
             outcomes.push(StageOutcome::of(op, record, true));
         }
         let w = match (cur, raw) {

@@ -176,6 +176,12 @@ impl StageOp for DemosaicStage {
         (w, h, self.params.channels)
     }
 
+    /// Samples of at most 16 bits times a gain of at most
+    /// [`super::MAX_GAIN`] (full scale at most 65535).
+    fn bound(&self, input: f64) -> Option<f64> {
+        Some(input.max(65535.0) * f64::from(super::MAX_GAIN))
+    }
+
     fn reads_raw(&self) -> bool {
         true
     }

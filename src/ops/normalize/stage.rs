@@ -129,6 +129,17 @@ impl StageOp for NormalizeStage {
         &NORMALIZE
     }
 
+    /// `(x - sub) * factor` for explicit coefficients; a stretch to the
+    /// output's full range (at most 65535) otherwise.
+    fn bound(&self, input: f64) -> Option<f64> {
+        let NormalizeParams { sub, factor } = self.params;
+        if sub.is_none() && factor.is_none() {
+            return Some(input.max(65535.0));
+        }
+        let (sub, factor) = (f64::from(sub.unwrap_or(0.0)), f64::from(factor.unwrap_or(1.0)));
+        Some((input + sub.abs()) * factor.abs())
+    }
+
     fn options(&self) -> Vec<String> {
         let mut opts = Vec::new();
         if let Some(s) = self.params.sub {
@@ -184,6 +195,12 @@ impl StageOp for NormalizeStage {
 impl StageOp for ConvertStage {
     fn def(&self) -> &'static StageDef {
         &CONVERT
+    }
+
+    /// Full scale to full scale: integer outputs saturate, f32 outputs
+    /// from integers are at most 1.
+    fn bound(&self, input: f64) -> Option<f64> {
+        Some(input.max(65535.0))
     }
 
     /// The short form, `convert=u8`.
