@@ -131,6 +131,14 @@ impl Engine {
     /// Opens the backend the options select.
     pub fn new(opts: EngineOptions) -> Result<Self> {
         let backend = backend::select(&opts.device, &opts.cache)?;
+        Self::on_backend(backend, opts)
+    }
+
+    /// An engine on a backend opened elsewhere, such as one on an
+    /// application's OpenCL context and queue (`backend::adopt`).
+    /// `opts.device` is not used; the other options apply as in
+    /// [`Engine::new`], and the tuning cache is keyed by the backend's device.
+    pub fn on_backend(backend: Backend, opts: EngineOptions) -> Result<Self> {
         let forced = match &opts.variant {
             Some(v) => parse_forced(v)?,
             None => Vec::new(),

@@ -289,6 +289,16 @@ pub fn select(selector: &DeviceSelector, cache: &CacheDir) -> Result<Backend> {
     }
 }
 
+/// The backend on an application's OpenCL context and queue (see
+/// [`opencl::CallerContext`] for the ownership rules and which queue runs
+/// the kernels). Program binaries are cached under `cache` and keyed by
+/// the device, as for a device the engine opens itself.
+#[cfg(feature = "opencl")]
+pub fn adopt(caller: opencl::CallerContext, cache: &CacheDir) -> Result<Backend> {
+    let root = cache.resolve().map(|c| c.join("programs"));
+    opencl::ClDevice::adopt(caller, root).map(|d| Backend::OpenCl(Arc::new(d)))
+}
+
 /// The index in `found` of the device `selector` names (the CPU selector
 /// names none).
 #[cfg(feature = "opencl")]

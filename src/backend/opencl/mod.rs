@@ -12,6 +12,7 @@
 
 mod binfile;
 mod buffer;
+mod caller;
 mod launch;
 mod loading;
 mod program;
@@ -19,6 +20,7 @@ mod stream;
 
 pub use buffer::DeviceImage;
 pub(crate) use buffer::{DeviceBuffer, Pool};
+pub use caller::{CallerContext, QueueOrigin};
 pub(crate) use launch::untimed;
 pub(crate) use launch::Arg;
 pub use launch::{ClEvent, Kernel};
@@ -167,6 +169,8 @@ pub struct ClDevice {
     programs: ProgramCache,
     /// Freed device buffers kept for reuse.
     pool: std::sync::Arc<Pool>,
+    /// Whose queue `queue` is.
+    origin: QueueOrigin,
 }
 
 impl std::fmt::Debug for ClDevice {
@@ -186,16 +190,68 @@ impl ClDevice {
         let queue =
             unsafe { CommandQueue::create(&context, device.id(), CL_QUEUE_PROFILING_ENABLE) }
                 .map_err(|e| cl_err("clCreateCommandQueue", e))?;
+        Ok(Self::assemble(
+            info,
+            device,
+            context,
+            queue,
+            QueueOrigin::Engine,
+            cache_root,
+        ))
+    }
+
+    /// Opens the device of a caller's context and queue (see
+    /// [`CallerContext`] for which queue runs the kernels). The device is
+    /// described, and its caches keyed, as [`enumerate`] lists it.
+    pub(crate) fn adopt(caller: CallerContext, cache_root: Option<PathBuf>) -> Result<Self> {
+        let id = caller.device.id();
+        let info = enumerate()
+            .map_err(|reason| Error::DeviceNotFound {
+                selector: "the caller's queue device".into(),
+                available: reason,
+            })?
+            .into_iter()
+            .find(|f| f.device.id() == id)
+            .map(|f| f.info)
+            .ok_or_else(|| Error::DeviceNotFound {
+                selector: "the caller's queue device".into(),
+                available: "no platform lists it (sub-devices are not supported)".into(),
+            })?;
+        let (device, context, queue, origin) = caller.queue_to_use()?;
+        log::info!(
+            "using the caller's OpenCL context on {} ({origin:?})",
+            info.label()
+        );
+        Ok(Self::assemble(
+            info, device, context, queue, origin, cache_root,
+        ))
+    }
+
+    /// Puts an opened device together with its caches.
+    fn assemble(
+        info: DeviceInfo,
+        device: Device,
+        context: Context,
+        queue: CommandQueue,
+        origin: QueueOrigin,
+        cache_root: Option<PathBuf>,
+    ) -> Self {
         let programs = ProgramCache::new(&info, cache_root);
         let pool = std::sync::Arc::new(Pool::new(info.global_mem));
-        Ok(ClDevice {
+        ClDevice {
             info,
             device,
             context,
             queue,
             programs,
             pool,
-        })
+            origin,
+        }
+    }
+
+    /// Whose queue the kernels run on (the engine's own, or a caller's).
+    pub fn queue_origin(&self) -> &QueueOrigin {
+        &self.origin
     }
 
     /// What the device is.
