@@ -195,3 +195,36 @@ fn null_or_mismatched_handles_are_errors() {
     assert!(e.to_string().contains("another context"), "{e}");
     assert_eq!(counts(&context, &queue), before);
 }
+
+#[test]
+fn pocl_reports_no_gl_sharing() {
+    let _serial = serial();
+    let Some((context, queue)) = caller_handles(CL_QUEUE_PROFILING_ENABLE) else {
+        return;
+    };
+    let caller = CallerContext::from_opencl3(&context, &queue).unwrap();
+    let engine = Engine::on_backend(
+        backend::adopt(caller, &CacheDir::Disabled).unwrap(),
+        options(),
+    );
+    let engine = engine.unwrap();
+    let dev = engine.backend().device().unwrap();
+    if dev.info().platform.contains("Portable Computing Language") {
+        assert!(!dev.reports_gl_sharing());
+    }
+}
+
+/// Without a current GL context (tests have none), sharing is off and the
+/// reason says so.
+#[cfg(feature = "gl")]
+#[test]
+fn no_current_gl_context_means_copy_mode() {
+    let (mode, caller) = clfilter::backend::opencl::gl::share_current_gl();
+    assert!(caller.is_none());
+    match mode {
+        clfilter::backend::opencl::gl::InteropMode::Copy { reason } => {
+            assert!(reason.contains("no GL context is current"), "{reason}")
+        }
+        m => panic!("{m:?}"),
+    }
+}

@@ -13,6 +13,7 @@
 mod binfile;
 mod buffer;
 mod caller;
+pub mod gl;
 mod launch;
 mod loading;
 mod program;
