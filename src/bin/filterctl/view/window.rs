@@ -257,7 +257,7 @@ impl App {
             _ => PathBuf::from(format!("filterctl-view-{}.png", self.shots)),
         };
         screenshot(g, &path)?;
-        log::warn!("screenshot: {}", path.display());
+        note!("screenshot: {}", path.display());
         Ok(())
     }
 
