@@ -39,7 +39,7 @@ const STREAM: &[&str] = &["stream", "-f", "demosaic", "--format", "bayer_rggb8"]
 fn table() -> Vec<(Vec<&'static str>, i32)> {
     let v = |a: &[&'static str]| a.to_vec();
     let stream = |a: &[&'static str]| [STREAM, a].concat();
-    vec![
+    let mut table = vec![
         (v(&["--help"]), 0),
         (v(&["--version"]), 0),
         (v(&[]), 2),
@@ -118,7 +118,14 @@ fn table() -> Vec<(Vec<&'static str>, i32)> {
         (v(&["tune", "--budget", "nan"]), 2),
         (v(&["demo", "--out", "demo"]), 0),
         (v(&["demo", "--out", "a.png"]), 2),
-    ]
+        // The spec is checked first, with or without the `gl` feature.
+        (v(&["view", "-f", "nosuchop", "a.png"]), 2),
+    ];
+    if !cfg!(feature = "gl") {
+        // A build without the window says how to get one.
+        table.push((v(&["view", "a.png"]), 2));
+    }
+    table
 }
 
 #[test]

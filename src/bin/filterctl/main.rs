@@ -42,6 +42,7 @@ mod stream;
 mod tune;
 mod util;
 mod variants;
+mod view;
 
 /// OpenCL image filters with a rayon CPU fallback.
 #[derive(Debug, Parser)]
@@ -105,6 +106,9 @@ enum Command {
     /// Run a pipeline over a stream of raw camera frames (file or stdin),
     /// overlapping transfers with compute on a device.
     Stream(stream::Args),
+    /// Show a pipeline's output live in a window, on an image file or raw
+    /// camera frames (needs a build with the `gl` feature).
+    View(view::Args),
 }
 
 /// Parses `--device`; an empty value (`FILTERCTL_DEVICE=`) means `auto`, as
@@ -180,6 +184,7 @@ fn main() -> ExitCode {
         Command::Variants(a) => variants::run(a),
         Command::Tune(a) => tune::run(&global, a),
         Command::Stream(a) => stream::run(&global, a),
+        Command::View(a) => view::run(&global, a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
