@@ -164,10 +164,10 @@ impl App {
             fit_w.min(fit_h).min(1.0)
         });
         let size = |v: u32| ((f64::from(v) * scale).round() as u32).max(1);
-        let (window, display) = SimpleWindowBuilder::new()
+        let builder = SimpleWindowBuilder::new()
             .with_title(&self.frames.title())
-            .with_inner_size(size(w), size(h))
-            .build(event_loop);
+            .with_inner_size(size(w), size(h));
+        let (window, display) = build_window(builder, event_loop)?;
         let program = Program::new(
             &display,
             ProgramCreationInput::SourceCode {
@@ -254,7 +254,14 @@ impl App {
         self.shots += 1;
         let path = match (&self.options.screenshot, self.shots) {
             (Some(p), 1) => p.clone(),
-            _ => PathBuf::from(format!("filterctl-view-{}.png", self.shots)),
+            // The next name that is free: a key press never overwrites a file.
+            _ => loop {
+                let p = PathBuf::from(format!("filterctl-view-{}.png", self.shots));
+                if !p.exists() {
+                    break p;
+                }
+                self.shots += 1;
+            },
         };
         screenshot(g, &path)?;
         note!("screenshot: {}", path.display());
@@ -352,6 +359,30 @@ fn read_back(g: &Gfx, frame: &glium::Frame, w: u32, h: u32) -> Result<Image<u8>,
 }
 
 /// Draws a frame and writes what the window shows as an RGB8 PNG.
+/// Opens the window and its GL context. glium's builder panics where
+/// glutin finds no usable GL configuration (a display without GL): that
+/// becomes an error, and the default panic message is kept off stderr.
+fn build_window(
+    builder: SimpleWindowBuilder,
+    event_loop: &ActiveEventLoop,
+) -> Result<(Window, Display<WindowSurface>), CliError> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let built =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.build(event_loop)));
+    std::panic::set_hook(hook);
+    built.map_err(|payload| {
+        let why = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("unknown reason");
+        CliError::Failed(format!(
+            "could not open an OpenGL window ({why}); is there a display with GL (DISPLAY, Mesa's libgl1-mesa-dri)?"
+        ))
+    })
+}
+
 fn screenshot(g: &Gfx, path: &Path) -> Result<(), CliError> {
     match draw(g, true)? {
         Some(img) => save(img, path),
