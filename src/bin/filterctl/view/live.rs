@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use clfilter::backend::opencl::gl::InteropMode;
 use clfilter::image::DynImage;
 use clfilter::pipeline::{self, Op, StageOutcome};
 use clfilter::Engine;
@@ -53,6 +54,9 @@ pub struct Live {
     count: usize,
     times: VecDeque<Instant>,
     interop: Interop,
+    /// The GL renderer and the driver's answer when the window asked for
+    /// a context shared with GL (rendering copies either way).
+    gl: Option<(String, InteropMode)>,
 }
 
 impl Live {
@@ -88,6 +92,7 @@ impl Live {
             count: 0,
             times: VecDeque::new(),
             interop: Interop::Copy,
+            gl: None,
         };
         live.shown(outcomes);
         Ok(live)
@@ -203,6 +208,44 @@ impl Live {
         Ok(())
     }
 
+    /// Records the GL renderer and the driver's answer to a shared context.
+    pub fn set_gl(&mut self, renderer: String, answer: InteropMode) {
+        self.gl = Some((renderer, answer));
+    }
+
+    /// The device's name (`cpu` on the CPU backend).
+    fn device(&self) -> String {
+        self.engine
+            .backend()
+            .device_info()
+            .map_or_else(|| "cpu".to_string(), |d| d.name.clone())
+    }
+
+    /// The line `--frames` prints at exit: `frames` shown in `secs` after
+    /// the window opened, the device, the GL renderer and the interop mode
+    /// with the driver's answer to a shared context.
+    pub fn summary(&self, frames: usize, secs: f64) -> String {
+        let fps = if secs > 0.0 {
+            frames as f64 / secs
+        } else {
+            0.0
+        };
+        let (renderer, answer) = match &self.gl {
+            Some((r, InteropMode::Shared)) => (
+                r.as_str(),
+                "the driver offers a shared context, not used yet".to_string(),
+            ),
+            Some((r, InteropMode::Copy { reason })) => (r.as_str(), reason.clone()),
+            None => ("-", "not asked".to_string()),
+        };
+        format!(
+            "view: {frames} frames in {secs:.3} s ({fps:.1} fps), device {}, GL {renderer}, \
+             interop {} (shared context: {answer})",
+            self.device(),
+            self.interop
+        )
+    }
+
     /// The title line: input, pipeline, selected stage and its variant,
     /// rate, device, interop mode and what is shown.
     pub fn title(&self) -> String {
@@ -230,11 +273,7 @@ impl Live {
             s if s.is_empty() => "no filter".to_string(),
             s => s,
         };
-        let device = self
-            .engine
-            .backend()
-            .device_info()
-            .map_or_else(|| "cpu".to_string(), |d| d.name.clone());
+        let device = self.device();
         let shows = if self.original {
             "original"
         } else {

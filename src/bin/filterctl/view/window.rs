@@ -20,6 +20,7 @@ use glium::winit::window::{Window, WindowId};
 use glium::BlitTarget;
 use glium::{Display, Program, Surface};
 
+use clfilter::backend::opencl::gl::{share_current_gl, InteropMode};
 use clfilter::image::{DynImage, Image};
 
 use super::live::Live;
@@ -71,6 +72,8 @@ struct App {
     /// Screenshots taken with `S`.
     shots: usize,
     title_at: Instant,
+    /// When the window opened, and the frames run by then.
+    opened: Option<(Instant, usize)>,
 }
 
 /// Opens the window and runs until it is closed, `Q`/`Esc` is pressed, or
@@ -89,6 +92,7 @@ pub fn run(frames: Live, options: Options) -> Result<(), CliError> {
         error: None,
         shots: 0,
         title_at: Instant::now(),
+        opened: None,
     };
     event_loop
         .run_app(&mut app)
@@ -184,6 +188,11 @@ impl App {
         )
         .map_err(|e| CliError::Failed(format!("building the view's shaders: {e}")))?;
         let texture = upload(&display, w, h, rgba)?;
+        let renderer = display.get_opengl_renderer_string().to_string();
+        let answer = ask_shared();
+        log::info!("GL renderer {renderer}; a shared OpenCL context: {answer}");
+        self.frames.set_gl(renderer, answer);
+        self.opened = Some((Instant::now(), self.frames.count()));
         self.gfx = Some(Gfx {
             window,
             display,
@@ -214,8 +223,16 @@ impl App {
             self.title_at = Instant::now();
         }
         if done {
+            // The rate leaves out the PNG's encoding (not its read-back).
+            let secs = self.opened.map(|(at, _)| at.elapsed().as_secs_f64());
             if let (Some(img), Some(path)) = (shot, &self.options.screenshot) {
                 save(img, path)?;
+            }
+            if let (Some(secs), Some((_, before))) = (secs, self.opened) {
+                note!(
+                    "{}",
+                    self.frames.summary(self.frames.count() - before, secs)
+                );
             }
             event_loop.exit();
         }
@@ -358,7 +375,33 @@ fn read_back(g: &Gfx, frame: &glium::Frame, w: u32, h: u32) -> Result<Image<u8>,
     Ok(Image::from_vec(w, h, 3, rgb)?)
 }
 
-/// Draws a frame and writes what the window shows as an RGB8 PNG.
+/// Asks the driver for an OpenCL context shared with the GL context just
+/// made current (on this thread), and returns its answer; the context, if
+/// there is one, is dropped: the view renders through the host either way.
+/// ocl-interop panics where a platform fails to list its devices: that
+/// becomes a `Copy` with the panic's message.
+fn ask_shared() -> InteropMode {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let asked = std::panic::catch_unwind(share_current_gl);
+    std::panic::set_hook(hook);
+    match asked {
+        Ok((mode, _context)) => mode,
+        Err(payload) => InteropMode::Copy {
+            reason: format!("ocl-interop panicked: {}", panic_text(&*payload)),
+        },
+    }
+}
+
+/// A panic's message.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("unknown reason")
+}
+
 /// Opens the window and its GL context. glium's builder panics where
 /// glutin finds no usable GL configuration (a display without GL): that
 /// becomes an error, and the default panic message is kept off stderr.
@@ -372,17 +415,14 @@ fn build_window(
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.build(event_loop)));
     std::panic::set_hook(hook);
     built.map_err(|payload| {
-        let why = payload
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| payload.downcast_ref::<&str>().copied())
-            .unwrap_or("unknown reason");
+        let why = panic_text(&*payload);
         CliError::Failed(format!(
             "could not open an OpenGL window ({why}); is there a display with GL (DISPLAY, Mesa's libgl1-mesa-dri)?"
         ))
     })
 }
 
+/// Draws a frame and writes what the window shows as an RGB8 PNG.
 fn screenshot(g: &Gfx, path: &Path) -> Result<(), CliError> {
     match draw(g, true)? {
         Some(img) => save(img, path),
