@@ -530,3 +530,28 @@ fn concurrent_writers_leave_one_whole_output() {
     }
     assert_eq!(snapshot(d).len(), 2 + specs.len(), "debris left");
 }
+
+/// A read-only output file is not replaced (a rename would not ask for
+/// write permission on it): exit 1, the file as it was, no debris.
+#[test]
+fn read_only_outputs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_png(&d.join("a.png"), 6, 4);
+    std::fs::write(d.join("locked.png"), b"keep me").unwrap();
+    let mut perms = std::fs::metadata(d.join("locked.png"))
+        .unwrap()
+        .permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(d.join("locked.png"), perms).unwrap();
+    let before = snapshot(d);
+    filterctl()
+        .current_dir(d)
+        .args(["apply", "-f", "transpose", "a.png", "-o", "locked.png"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "locked.png: the file is read-only",
+        ));
+    assert_eq!(snapshot(d), before);
+}

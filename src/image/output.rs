@@ -86,7 +86,9 @@ fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
 
 impl OutputFile {
     /// Starts writing `path`. Fails, with nothing created, when the folder
-    /// does not exist or cannot be written, or when `path` is a folder.
+    /// does not exist or cannot be written, when `path` is a folder, or when
+    /// it is a read-only file (`chmod a-w`), which a rename would replace
+    /// without asking for write permission.
     pub fn create(path: impl AsRef<Path>) -> Result<OutputFile> {
         let path = path.as_ref();
         let dest = resolve_links(path).map_err(|e| io_err(path, e))?;
@@ -100,6 +102,17 @@ impl OutputFile {
                 return Err(io_err(
                     path,
                     std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a folder"),
+                ));
+            }
+            // Renaming over a file needs no write permission on it; a file
+            // someone made read-only is refused as a write to it would be.
+            if m.is_file() && m.permissions().readonly() {
+                return Err(io_err(
+                    path,
+                    std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        "the file is read-only; refusing to replace it",
+                    ),
                 ));
             }
             if !m.is_file() {
@@ -360,6 +373,20 @@ mod tests {
         std::os::unix::fs::symlink("made.png", &dangling).unwrap();
         OutputFile::create(&dangling).unwrap().commit().unwrap();
         assert!(d.path().join("made.png").is_file());
+    }
+
+    #[test]
+    fn read_only_files_are_not_replaced() {
+        let d = dir();
+        let p = d.path().join("kept.png");
+        std::fs::write(&p, b"old").unwrap();
+        let mut perms = std::fs::metadata(&p).unwrap().permissions();
+        perms.set_readonly(true);
+        std::fs::set_permissions(&p, perms).unwrap();
+        let e = OutputFile::create(&p).unwrap_err().to_string();
+        assert!(e.contains("read-only"), "{e}");
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        assert_eq!(names(d.path()), ["kept.png"]);
     }
 
     #[test]
