@@ -59,6 +59,9 @@ pub struct Engine {
     tuning: Arc<Tuning>,
     /// What operations that spread NaN and infinities do with them.
     nonfinite: NonFinite,
+    /// The caller (a pipeline's host path) has bounded its inputs: they are
+    /// finite and within range, so the non-finite scan is skipped.
+    inputs_bounded: bool,
 }
 
 /// Parses and checks a variant override against the operation tables.
@@ -150,6 +153,7 @@ impl Engine {
             extra: Arc::new(opts.extra_variants),
             tuning: Arc::new(Tuning::inactive()),
             nonfinite: NonFinite::default(),
+            inputs_bounded: false,
         };
         if let Some(info) = engine.backend.device_info() {
             let checksums = engine.checksums();
@@ -260,6 +264,7 @@ impl Engine {
             extra: Arc::new(Vec::new()),
             tuning: Arc::new(Tuning::inactive()),
             nonfinite: NonFinite::default(),
+            inputs_bounded: false,
         }
     }
 
@@ -294,6 +299,13 @@ impl Engine {
     /// The policy set by [`Engine::set_nonfinite`].
     pub fn nonfinite(&self) -> NonFinite {
         self.nonfinite
+    }
+
+    /// Marks the inputs of the next calls as bounded (finite, within
+    /// [`crate::image::finite::MAX_MAGNITUDE`]), which the pipeline's host
+    /// path proves from its stages' bounds: no scan is needed.
+    pub(crate) fn set_inputs_bounded(&mut self, bounded: bool) {
+        self.inputs_bounded = bounded;
     }
 
     /// The variant forced for `op`: the last `op=NAME` entry, or the last
@@ -353,5 +365,9 @@ impl Dispatch for Engine {
 
     fn nonfinite(&self) -> NonFinite {
         self.nonfinite
+    }
+
+    fn inputs_bounded(&self) -> bool {
+        self.inputs_bounded
     }
 }

@@ -194,6 +194,22 @@ impl Error {
     pub(crate) fn arg(msg: impl Into<String>) -> Self {
         Error::InvalidArgument(msg.into())
     }
+
+    /// [`Error::Io`] for the file `path`.
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// [`Error::Format`] for the file `path`.
+    pub(crate) fn format(path: &std::path::Path, message: impl Into<String>) -> Self {
+        Error::Format {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
 }
 
 /// Levenshtein distance between two short strings (in characters), for

@@ -367,6 +367,29 @@ fn a_full_disk_keeps_old_files_and_whole_frames() {
     }
 }
 
+/// Starts `stream` on the CPU backend from a pipe into `out`, and writes
+/// `frames` frames of noise (seed `seed`) into the pipe, which stays open.
+#[cfg(unix)]
+fn stream_from_stdin(
+    out: &Path,
+    frames: usize,
+    seed: u64,
+) -> (std::process::Child, std::process::ChildStdin) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_filterctl"))
+        .env("FILTERCTL_CACHE_DIR", "disabled")
+        .args(["--device", "cpu"])
+        .args(STREAM)
+        .args(["bayer_rggb8", "-", "-o", &s(out)])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&noise(frames * FRAME, seed)).unwrap();
+    stdin.flush().unwrap();
+    (child, stdin)
+}
+
 /// Waits (up to a minute, for a loaded machine) until a hidden temporary
 /// output file in `dir` holds `bytes`.
 #[cfg(unix)]
@@ -398,18 +421,7 @@ fn wait_for_temp_bytes(dir: &Path, bytes: u64) {
 fn a_stop_signal_keeps_whole_frames() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.raw");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_filterctl"))
-        .env("FILTERCTL_CACHE_DIR", "disabled")
-        .args(["--device", "cpu"])
-        .args(STREAM)
-        .args(["bayer_rggb8", "-", "-o", &s(&out)])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(&noise(3 * FRAME, 9)).unwrap();
-    stdin.flush().unwrap();
+    let (child, mut stdin) = stream_from_stdin(&out, 3, 9);
     // The three frames are in the hidden temporary file: the handler is set.
     wait_for_temp_bytes(dir.path(), 3 * 3 * FRAME as u64);
     let killed = std::process::Command::new("kill")
@@ -468,18 +480,7 @@ fn kill_9_leaves_the_old_output() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.raw");
     std::fs::write(&out, b"old frames").unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_filterctl"))
-        .env("FILTERCTL_CACHE_DIR", "disabled")
-        .args(["--device", "cpu"])
-        .args(STREAM)
-        .args(["bayer_rggb8", "-", "-o", &s(&out)])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(&noise(5 * FRAME, 11)).unwrap();
-    stdin.flush().unwrap();
+    let (mut child, _stdin) = stream_from_stdin(&out, 5, 11);
     wait_for_temp_bytes(dir.path(), 5 * 3 * FRAME as u64);
     child.kill().unwrap();
     child.wait().unwrap();

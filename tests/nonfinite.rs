@@ -377,6 +377,18 @@ fn integer_chains_skip_the_check_until_a_stage_can_overflow() {
         panic!("a gain over 65536 parsed")
     };
     assert!(m.contains("wb_r=65537 is not within 0..=65536"), "{m}");
+    // The host path follows the same bounds: a factor that can overflow
+    // is still checked there.
+    let cpu = Engine::cpu();
+    let p: Pipeline = "demosaic=bits=12:out=f32,gaussian=sigma=2".parse().unwrap();
+    assert!(p.run(&cpu, frame.clone()).is_ok());
+    let p: Pipeline = "normalize=factor=1e36:out=f32,gaussian=sigma=2"
+        .parse()
+        .unwrap();
+    assert!(matches!(
+        p.run(&cpu, frame.clone()),
+        Err(Error::NonFinite { .. })
+    ));
     let Some(cl) = opencl_engine() else {
         return;
     };

@@ -15,20 +15,6 @@ use super::output::OutputFile;
 use super::{DynImage, Image, Sample};
 use crate::error::{Error, Result};
 
-fn format_err(path: &Path, message: impl Into<String>) -> Error {
-    Error::Format {
-        path: path.to_path_buf(),
-        message: message.into(),
-    }
-}
-
-fn io_err(path: &Path, source: std::io::Error) -> Error {
-    Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
 /// The output formats [`save`] writes, chosen by the file extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum OutFormat {
@@ -63,26 +49,26 @@ fn out_format(path: &Path) -> Result<OutFormat> {
         "pam" => OutFormat::Pam,
         "pnm" => OutFormat::Pnm,
         "jpg" | "jpeg" => {
-            return Err(format_err(
+            return Err(Error::format(
                 path,
                 "JPEG output is not supported (lossy); use .png or .tif",
             ))
         }
         "pbm" => {
-            return Err(format_err(
+            return Err(Error::format(
                 path,
                 "PBM (.pbm) output is not supported: it holds 1-bit black and white only; \
                  use .pgm for gray images",
             ))
         }
         "" => {
-            return Err(format_err(
+            return Err(Error::format(
                 path,
                 format!("the output has no extension; use {WRITABLE}"),
             ))
         }
         other => {
-            return Err(format_err(
+            return Err(Error::format(
                 path,
                 format!("unknown output extension '.{other}'; use {WRITABLE}"),
             ))
@@ -110,7 +96,7 @@ fn check_channels(path: &Path, format: OutFormat, channels: usize) -> Result<()>
         ),
         _ => return Ok(()),
     };
-    Err(format_err(
+    Err(Error::format(
         path,
         format!(
             "{name} holds {holds}, but the image has {channels}; save it as {}",
@@ -139,7 +125,7 @@ pub fn save(img: &DynImage, path: impl AsRef<Path>) -> Result<()> {
     let format = out_format(path)?;
     let (_, _, ch) = img.shape();
     if img.sample_type() == super::SampleType::F32 && format != OutFormat::Tiff {
-        return Err(format_err(
+        return Err(Error::format(
             path,
             "f32 images can only be saved as TIFF (.tif); convert to u8/u16 first for PNG/PNM",
         ));
@@ -164,8 +150,8 @@ pub fn save(img: &DynImage, path: impl AsRef<Path>) -> Result<()> {
 
 fn image_err(path: &Path, e: image::ImageError) -> Error {
     match e {
-        image::ImageError::IoError(io) => io_err(path, io),
-        other => format_err(path, other.to_string()),
+        image::ImageError::IoError(io) => Error::io(path, io),
+        other => Error::format(path, other.to_string()),
     }
 }
 
@@ -175,7 +161,7 @@ fn save_dynamic(img: &DynImage, path: &Path, format: ImageFormat) -> Result<()> 
     to_dynamic(img)
         .write_to(&mut w, format)
         .map_err(|e| image_err(path, e))?;
-    w.flush().map_err(|e| io_err(path, e))?;
+    w.flush().map_err(|e| Error::io(path, e))?;
     drop(w);
     out.commit()
 }
@@ -255,7 +241,7 @@ fn save_pnm(img: &DynImage, path: &Path, kind: PnmKind) -> Result<()> {
         }
         DynImage::F32(_) => {
             // `save` sends f32 images to TIFF only; never reached.
-            return Err(format_err(
+            return Err(Error::format(
                 path,
                 "f32 images can only be saved as TIFF (.tif)",
             ));
@@ -263,7 +249,7 @@ fn save_pnm(img: &DynImage, path: &Path, kind: PnmKind) -> Result<()> {
     };
     result.map_err(|e| image_err(path, e))?;
     let mut out = OutputFile::create(path)?;
-    out.write_all(&bytes).map_err(|e| io_err(path, e))?;
+    out.write_all(&bytes).map_err(|e| Error::io(path, e))?;
     out.commit()
 }
 
@@ -310,7 +296,7 @@ fn save_tiff_gray_f32(img: &Image<f32>, path: &Path) -> Result<()> {
         &img.packed_samples(),
     )
     .map_err(|e| tiff_err(path, e))?;
-    w.flush().map_err(|e| io_err(path, e))?;
+    w.flush().map_err(|e| Error::io(path, e))?;
     drop(w);
     out.commit()
 }
@@ -318,7 +304,7 @@ fn save_tiff_gray_f32(img: &Image<f32>, path: &Path) -> Result<()> {
 /// A TIFF encoder error; I/O errors (a full disk) keep their kind.
 fn tiff_err(path: &Path, e: tiff::TiffError) -> Error {
     match e {
-        tiff::TiffError::IoError(io) => io_err(path, io),
-        other => format_err(path, other.to_string()),
+        tiff::TiffError::IoError(io) => Error::io(path, io),
+        other => Error::format(path, other.to_string()),
     }
 }

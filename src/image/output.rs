@@ -14,13 +14,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
 
-fn io_err(path: &Path, source: std::io::Error) -> Error {
-    Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
 /// A file being written: into a temporary file that [`OutputFile::commit`]
 /// renames over the target, or, for a target that is not a regular file (a
 /// terminal, `/dev/null`, a FIFO), in place, since renaming over a device
@@ -91,15 +84,15 @@ impl OutputFile {
     /// without asking for write permission.
     pub fn create(path: impl AsRef<Path>) -> Result<OutputFile> {
         let path = path.as_ref();
-        let dest = resolve_links(path).map_err(|e| io_err(path, e))?;
+        let dest = resolve_links(path).map_err(|e| Error::io(path, e))?;
         let existing = match std::fs::metadata(&dest) {
             Ok(m) => Some(m),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(io_err(path, e)),
+            Err(e) => return Err(Error::io(path, e)),
         };
         if let Some(m) = &existing {
             if m.is_dir() {
-                return Err(io_err(
+                return Err(Error::io(
                     path,
                     std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a folder"),
                 ));
@@ -107,7 +100,7 @@ impl OutputFile {
             // Renaming over a file needs no write permission on it; a file
             // someone made read-only is refused as a write to it would be.
             if m.is_file() && m.permissions().readonly() {
-                return Err(io_err(
+                return Err(Error::io(
                     path,
                     std::io::Error::new(
                         std::io::ErrorKind::PermissionDenied,
@@ -120,7 +113,7 @@ impl OutputFile {
                     .write(true)
                     .truncate(true)
                     .open(&dest)
-                    .map_err(|e| io_err(path, e))?;
+                    .map_err(|e| Error::io(path, e))?;
                 return Ok(OutputFile {
                     path: path.to_path_buf(),
                     dest,
@@ -129,7 +122,7 @@ impl OutputFile {
                 });
             }
         }
-        let (tmp, file) = create_temp(&dest, existing.as_ref()).map_err(|e| io_err(path, e))?;
+        let (tmp, file) = create_temp(&dest, existing.as_ref()).map_err(|e| Error::io(path, e))?;
         Ok(OutputFile {
             path: path.to_path_buf(),
             dest,
@@ -164,7 +157,7 @@ impl OutputFile {
 
     fn finish(mut self, len: Option<u64>) -> Result<()> {
         let path = self.path.clone();
-        let err = |e| io_err(&path, e);
+        let err = |e| Error::io(&path, e);
         if self.tmp.is_none() {
             return self.file.flush().map_err(err);
         }

@@ -52,6 +52,12 @@ pub trait Dispatch: Sync {
     /// What operations that spread NaN and infinities do with them
     /// ([`guard_nonfinite`]).
     fn nonfinite(&self) -> NonFinite;
+
+    /// Whether the caller has proven the inputs finite and in range (a
+    /// pipeline from integer data): [`guard_nonfinite`] then skips its scan.
+    fn inputs_bounded(&self) -> bool {
+        false
+    }
 }
 
 /// `img` as operation `op` may read it. When `op` spreads non-finite
@@ -65,7 +71,7 @@ pub fn guard_nonfinite<'a, D: Dispatch + ?Sized, T: Sample>(
     img: &'a Image<T>,
 ) -> Result<Cow<'a, Image<T>>> {
     let f32_img = (img as &dyn Any).downcast_ref::<Image<f32>>();
-    let Some(f) = f32_img.filter(|_| op.spreads_nonfinite) else {
+    let Some(f) = f32_img.filter(|_| op.spreads_nonfinite && !d.inputs_bounded()) else {
         return Ok(Cow::Borrowed(img));
     };
     match finite::apply(f, d.nonfinite(), op.name)? {
@@ -133,4 +139,28 @@ pub fn dispatch_on_device<D: Dispatch + ?Sized, R>(
 /// the dispatcher, reported as an error rather than a panic.
 fn no_result(op: &OpSpec) -> Error {
     Error::arg(format!("dispatch of {} returned no result", op.name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::gaussian::SPEC;
+    use crate::Engine;
+
+    /// A caller that proved its inputs bounded skips the scan (here, on
+    /// purpose, over a NaN it would otherwise refuse); others are scanned.
+    #[test]
+    fn bounded_inputs_skip_the_scan() {
+        let img = Image::<f32>::from_vec(3, 1, 1, vec![0.0, f32::NAN, 1.0]).unwrap();
+        let mut e = Engine::cpu();
+        assert!(matches!(
+            guard_nonfinite(&e, &SPEC, &img),
+            Err(Error::NonFinite { count: 1, .. })
+        ));
+        e.set_inputs_bounded(true);
+        assert!(matches!(
+            guard_nonfinite(&e, &SPEC, &img),
+            Ok(Cow::Borrowed(_))
+        ));
+    }
 }

@@ -46,7 +46,7 @@ mod cl {
     use crate::backend::Dev;
     use crate::engine::Engine;
     use crate::error::Result;
-    use crate::image::{finite, DynImage, Image, Sample, SampleType};
+    use crate::image::{DynImage, Image, Sample, SampleType};
     use crate::ops::stage::StageRecord;
     use crate::ops::work::{
         load, load_raw, store_into, upload_frame, upload_image_frame, Chain, ChainInput, DeviceRaw,
@@ -84,8 +84,8 @@ mod cl {
         let mut bound = cur
             .as_ref()
             .is_none_or(|w| w.ty != SampleType::F32)
-            .then_some(65535.0);
-        let in_range = |b: Option<f64>| b.is_some_and(|b| b <= f64::from(finite::MAX_MAGNITUDE));
+            .then_some(super::super::INTEGER_BOUND);
+        let in_range = super::super::in_range;
         for op in ops {
             let mut record = StageRecord::default();
             let stage_input = match (raw.take(), cur.take()) {

@@ -337,7 +337,21 @@ pub(crate) fn stage_engine<'a>(engine: &'a Engine, op: &Op) -> Cow<'a, Engine> {
 /// [`Engine::with_variant`]; other forced variants of `engine` stay in
 /// effect. Its `nonfinite=` (if any) replaces the engine's policy.
 pub fn run_stage(engine: &Engine, op: &Op, input: DynImage) -> Result<(DynImage, StageOutcome)> {
-    let engine = stage_engine(engine, op);
+    run_stage_bounded(engine, op, input, None)
+}
+
+/// [`run_stage`] on an input within ±`bound`: in range, the non-finite
+/// scan is skipped ([`run_bounded`]).
+fn run_stage_bounded(
+    engine: &Engine,
+    op: &Op,
+    input: DynImage,
+    bound: Option<f64>,
+) -> Result<(DynImage, StageOutcome)> {
+    let mut engine = stage_engine(engine, op);
+    if in_range(bound) {
+        engine.to_mut().set_inputs_bounded(true);
+    }
     let mut record = StageRecord::default();
     let output = op.stage.run_host(&*engine, input, &mut record)?;
     Ok((output, StageOutcome::of(op, record, false)))
@@ -354,13 +368,54 @@ pub fn run_stages(
     stages: &[Op],
     input: DynImage,
 ) -> Result<(DynImage, Vec<StageOutcome>)> {
+    let bound = (input.sample_type() != SampleType::F32).then_some(INTEGER_BOUND);
+    run_bounded(engine, stages, input, bound)
+}
+
+/// The largest magnitude of integer samples (u8, u16 and raw frames).
+pub(crate) const INTEGER_BOUND: f64 = 65535.0;
+
+/// Whether data within ±`bound` is finite and in range for the operations
+/// that spread non-finite values, so their check can be skipped.
+pub(crate) fn in_range(bound: Option<f64>) -> bool {
+    bound.is_some_and(|b| b <= f64::from(crate::image::finite::MAX_MAGNITUDE))
+}
+
+/// [`run_stages`] from an input whose samples are within ±`bound` (`None`:
+/// unknown). Each stage's [`crate::ops::StageOp::bound`] carries it on;
+/// while it is in range, stages skip the non-finite scan of their input,
+/// which integer data and what bounded stages make of it cannot need.
+fn run_bounded(
+    engine: &Engine,
+    stages: &[Op],
+    input: DynImage,
+    mut bound: Option<f64>,
+) -> Result<(DynImage, Vec<StageOutcome>)> {
     let mut img = input;
     let mut outcomes = Vec::with_capacity(stages.len());
     for op in stages {
-        let (next, outcome) = run_stage(engine, op, img)?;
+        let (next, outcome) = run_stage_bounded(engine, op, img, bound)?;
         img = next;
         outcomes.push(outcome);
+        bound = bound.and_then(|b| op.stage.bound(b));
     }
+    Ok((img, outcomes))
+}
+
+/// The host path of [`run_frame`]: a first stage that reads raw frames
+/// reads the decoded frame directly ([`format::run_stage_raw`]), so packed
+/// 12-bit frames keep their 12-bit white level, as on a device.
+pub(crate) fn run_frame_on_host(
+    engine: &Engine,
+    stages: &[Op],
+    frame: crate::image::raw::RawImage,
+) -> Result<(DynImage, Vec<StageOutcome>)> {
+    let Some((first, rest)) = stages.split_first() else {
+        return Ok((frame.into_dyn(), Vec::new()));
+    };
+    let (img, outcome) = format::run_stage_raw(engine, first, frame)?;
+    let (img, mut outcomes) = run_bounded(engine, rest, img, first.stage.bound(INTEGER_BOUND))?;
+    outcomes.insert(0, outcome);
     Ok((img, outcomes))
 }
 
@@ -396,13 +451,7 @@ pub fn run_frame(
     if let Some(r) = try_device(engine, stages, Source::Frame(&frame))? {
         return Ok(r);
     }
-    let Some((first, rest)) = stages.split_first() else {
-        return Ok((frame.into_dyn(), Vec::new()));
-    };
-    let (img, outcome) = format::run_stage_raw(engine, first, frame)?;
-    let (img, mut outcomes) = run_stages(engine, rest, img)?;
-    outcomes.insert(0, outcome);
-    Ok((img, outcomes))
+    run_frame_on_host(engine, stages, frame)
 }
 
 /// What a device-resident run starts from.

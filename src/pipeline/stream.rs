@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::{run_stages, Op};
+use super::Op;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::image::raw::{FrameReader, RawFormat};
@@ -339,9 +339,8 @@ pub fn run_source<R: Read + Send>(
     host_run(engine, ops, opts, in_bytes, input, sink)
 }
 
-/// Runs one frame's bytes through the host path. A first `demosaic` reads
-/// the decoded frame directly (`format::run_stage_raw`), so packed 12-bit
-/// frames keep their 12-bit white level, as on the device.
+/// Runs one frame's bytes through the host path
+/// ([`super::run_frame_on_host`]).
 fn host_pipeline(
     engine: &Engine,
     ops: &[Op],
@@ -349,13 +348,7 @@ fn host_pipeline(
     bytes: &[u8],
 ) -> Result<(DynImage, Vec<super::StageOutcome>)> {
     let frame = opts.format.decode(bytes, opts.width, opts.height)?;
-    let Some((first, rest)) = ops.split_first() else {
-        return Ok((frame.into_dyn(), Vec::new()));
-    };
-    let (img, outcome) = super::format::run_stage_raw(engine, first, frame)?;
-    let (img, mut outcomes) = run_stages(engine, rest, img)?;
-    outcomes.insert(0, outcome);
-    Ok((img, outcomes))
+    super::run_frame_on_host(engine, ops, frame)
 }
 
 /// Each stage with the variants it ran (`gaussian=sigma=2 (fir_local)`).

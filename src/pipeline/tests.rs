@@ -20,3 +20,13 @@ fn syntax_errors_come_through() {
     assert!(first_line("flip,,blur").contains("stage 2 is empty"));
     assert!(first_line("scale=out=u8:out=f32").contains("option 'out' is given twice"));
 }
+
+#[test]
+fn bounds_in_range() {
+    assert!(in_range(Some(INTEGER_BOUND)));
+    assert!(in_range(Some(f64::from(
+        crate::image::finite::MAX_MAGNITUDE
+    ))));
+    assert!(!in_range(Some(1e37)));
+    assert!(!in_range(None));
+}

@@ -74,11 +74,11 @@ pub fn load(path: impl AsRef<Path>) -> Result<DynImage> {
 pub fn load_with(path: impl AsRef<Path>, limits: &DecodeLimits) -> Result<DynImage> {
     let path = path.as_ref();
     let file = open(path)?;
-    let len = file.metadata().map_err(|e| io_err(path, e))?.len();
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
     let mut input = BufReader::new(file);
-    let head = input.fill_buf().map_err(|e| io_err(path, e))?;
+    let head = input.fill_buf().map_err(|e| Error::io(path, e))?;
     if head.is_empty() {
-        return Err(format_err(path, "the file is empty"));
+        return Err(Error::format(path, "the file is empty"));
     }
     let budget = Budget {
         path,
@@ -90,11 +90,11 @@ pub fn load_with(path: impl AsRef<Path>, limits: &DecodeLimits) -> Result<DynIma
         Ok(ImageFormat::Jpeg) => jpeg::decode(&mut input, &budget),
         Ok(ImageFormat::Tiff) => other::tiff(&mut input, &budget),
         Ok(ImageFormat::Pnm) => other::pnm(&mut input, &budget),
-        Ok(other) => Err(format_err(
+        Ok(other) => Err(Error::format(
             path,
             format!("{other:?} files are not supported; use {READABLE}"),
         )),
-        Err(_) => Err(format_err(
+        Err(_) => Err(Error::format(
             path,
             format!("not an image file this engine reads ({READABLE})"),
         )),
@@ -108,7 +108,7 @@ const READABLE: &str = "PNG, TIFF, PNM or JPEG";
 /// error that says so (some systems open folders, and fail only on read).
 fn open(path: &Path) -> Result<File> {
     let folder = || {
-        io_err(
+        Error::io(
             path,
             std::io::Error::new(ErrorKind::IsADirectory, "is a folder, not an image file"),
         )
@@ -118,22 +118,8 @@ fn open(path: &Path) -> Result<File> {
     }
     File::open(path).map_err(|e| match e.kind() {
         ErrorKind::IsADirectory => folder(),
-        _ => io_err(path, e),
+        _ => Error::io(path, e),
     })
-}
-
-fn format_err(path: &Path, message: impl Into<String>) -> Error {
-    Error::Format {
-        path: path.to_path_buf(),
-        message: message.into(),
-    }
-}
-
-fn io_err(path: &Path, source: std::io::Error) -> Error {
-    Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
 }
 
 /// A file being loaded, and what it may allocate.
@@ -192,14 +178,14 @@ impl Budget<'_> {
     }
 
     fn format(&self, message: impl Into<String>) -> Error {
-        format_err(self.path, message)
+        Error::format(self.path, message)
     }
 
     fn io(&self, e: std::io::Error) -> Error {
         if e.kind() == ErrorKind::UnexpectedEof {
             return self.truncated();
         }
-        io_err(self.path, e)
+        Error::io(self.path, e)
     }
 
     /// The error for a file that ends inside its image data.
