@@ -7,8 +7,9 @@
 // only the final store rounds and saturates, as convert_T_sat_rte does.
 //
 // Options: T (input sample type), CH (channels of the typed image: 1, 3, 4),
-// TOUT and OUT_FLOAT for pipeline_store, PACKED (1 PFNC 12p, 2 GigE
-// 12Packed) for pipeline_unpack12.
+// TOUT and OUT_FLOAT for pipeline_store, DOUT and DOUT_FLOAT for
+// pipeline_display, PACKED (1 PFNC 12p, 2 GigE 12Packed) for
+// pipeline_unpack12.
 
 #if CH == 1
 #define W float
@@ -44,6 +45,44 @@ __kernel void pipeline_store(__global const W* in, __global TOUT* out, int n, fl
     if (i < n) {
         FLOATN v = N_FROM_W(in[i]) * scale;
         STOREP(TO_OUT(v), out, i);
+    }
+}
+#endif
+
+#ifdef DOUT
+// Working pixels as RGBA display pixels for a GL texture: DOUT uchar4
+// (RGBA8, 0..255) or float4 (RGBA32F, 0..1 of full scale). The logical
+// value (stored times `scale`) of an integer type (hi = its full scale) is
+// first rounded and saturated as pipeline_store does, so the result shows
+// the stored image; f32 (hi = +inf) is taken as it is. Then it is
+// multiplied by `mul` (255 / full scale for RGBA8, 1 / full scale for
+// RGBA32F, computed on the host: a division here may be off by 2.5 ulp).
+// Gray is repeated into RGB, and RGB gets `opaque` as its alpha.
+__kernel void pipeline_display(__global const W* in, __global DOUT* out, int n, float scale,
+                               float hi, float mul, float opaque)
+{
+    int i = get_global_id(0);
+    if (i < n) {
+#if CH == 1
+        float x = in[i];
+        float4 v = (float4)(x, x, x, 0.0f);
+#else
+        float4 v = in[i];
+#endif
+        v *= scale;
+        if (hi < INFINITY) {
+            v = rint(clamp(v, 0.0f, hi));
+        }
+        v *= mul;
+#if CH != 4
+        v.w = opaque;
+#endif
+#if DOUT_FLOAT
+        out[i] = v;
+#else
+        // u16 to 8 bits is v / 257, never halfway: the rounding is exact.
+        out[i] = convert_uchar4_sat_rte(v);
+#endif
     }
 }
 #endif

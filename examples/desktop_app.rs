@@ -7,33 +7,48 @@
 //! ```
 //!
 //! Without `IMAGE` it animates a generated test card. Each frame it blurs
-//! the picture with a sigma that breathes between 0.5 and 8, on the app's
-//! own OpenCL queue, and shows it through a GL texture (the copy interop:
-//! the result comes back to the host and is uploaded; docs/DESKTOP.md says
-//! when a shared texture applies). The title shows the frame rate. With
-//! `FRAMES` it exits after that many frames (for scripts and CI).
+//! the picture with a sigma that breathes between 0.5 and 8 and shows it
+//! through one GL texture, in one of the two interop modes:
+//! - **shared**, where the driver offers an OpenCL context that shares
+//!   with the window's GL context: the engine runs on that context and
+//!   writes the texture itself (`Pipeline::run_into_gl`), nothing crosses
+//!   the host;
+//! - **copy** otherwise: the engine runs on the app's own OpenCL context
+//!   and queue, the device converts the result to RGBA8
+//!   (`Pipeline::run_display`), and the app uploads it through a
+//!   pixel-buffer object.
+//!
+//! The title shows the mode and the frame rate. With `FRAMES` it exits
+//! after that many frames (for scripts and CI) and prints them, with the
+//! mode.
 
 use std::error::Error;
 use std::time::Instant;
 
+use clfilter::backend::opencl::gl::{share_current_gl, GlTexture, InteropMode};
 use clfilter::backend::opencl::CallerContext;
-use clfilter::pipeline::Pipeline;
+use clfilter::image::display::{DisplayFormat, DisplayFrame};
+use clfilter::pipeline::{Input, Pipeline};
 use clfilter::{backend, CacheDir, DynImage, Engine, EngineOptions, Image};
 use glium::backend::glutin::SimpleWindowBuilder;
 use glium::glutin::surface::WindowSurface;
 use glium::index::{NoIndices, PrimitiveType};
 use glium::program::ProgramCreationInput;
-use glium::texture::{MipmapsOption, RawImage2d, Texture2d, UncompressedFloatFormat};
+use glium::texture::pixel_buffer::PixelBuffer;
+use glium::texture::{MipmapsOption, Texture2d, UncompressedFloatFormat};
 use glium::uniforms::MagnifySamplerFilter;
 use glium::vertex::EmptyVertexAttributes;
 use glium::winit::application::ApplicationHandler;
 use glium::winit::event::WindowEvent;
 use glium::winit::event_loop::{ActiveEventLoop, EventLoop};
 use glium::winit::window::{Window, WindowId};
-use glium::{Display, Program, Surface};
+use glium::{Display, GlObject, Program, Surface};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{get_all_devices, Device, CL_DEVICE_TYPE_ALL};
+
+/// `GL_TEXTURE_2D`.
+const GL_TEXTURE_2D: u32 = 0x0DE1;
 
 /// A quad over the window from `gl_VertexID`; the texture's first row at
 /// the top (GL counts rows from the bottom).
@@ -51,17 +66,38 @@ out vec4 color;
 uniform sampler2D image;
 void main() { color = texture(image, uv); }";
 
+/// How frames reach the texture.
+enum Mode {
+    /// The engine's device writes the texture (a context shared with GL).
+    Shared(GlTexture),
+    /// The app uploads RGBA8 frames through this pixel buffer; the app's
+    /// own OpenCL objects stay alive beside the engine, which holds its
+    /// own references to them.
+    Copy {
+        pbo: Box<PixelBuffer<(u8, u8, u8, u8)>>,
+        _app_cl: (Context, CommandQueue),
+    },
+}
+
+/// The window, its GL objects, the texture on show and the engine.
+struct Gfx {
+    window: Window,
+    display: Display<WindowSurface>,
+    program: Program,
+    texture: Texture2d,
+    engine: Engine,
+    mode: Mode,
+    /// Why sharing is off, for the title (copy mode).
+    why_copy: Option<String>,
+}
+
 /// What the app keeps between frames.
 struct App {
-    /// The app's own OpenCL objects. The engine holds its own references,
-    /// so the app may keep using (and finally drop) these as it likes.
-    _cl: (Context, CommandQueue),
-    engine: Engine,
-    picture: Image<u8>,
+    picture: DynImage,
     frames_left: Option<usize>,
     shown: usize,
     start: Instant,
-    gl: Option<(Window, Display<WindowSurface>, Program)>,
+    gfx: Option<Gfx>,
 }
 
 /// The app's OpenCL context and an in-order profiling queue on the first
@@ -77,6 +113,13 @@ fn app_opencl() -> Result<(Context, CommandQueue), Box<dyn Error>> {
     Ok((context, queue))
 }
 
+/// An engine on OpenCL handles the app holds (its program and tuning
+/// caches are the default ones).
+fn engine_on(caller: CallerContext) -> Result<Engine, Box<dyn Error>> {
+    let backend = backend::adopt(caller, &CacheDir::Default)?;
+    Ok(Engine::on_backend(backend, EngineOptions::default())?)
+}
+
 /// A 640x400 RGBA test card: colour ramps and a sharp checkerboard, which
 /// the blur visibly softens.
 fn test_card() -> Image<u8> {
@@ -89,70 +132,11 @@ fn test_card() -> Image<u8> {
     .expect("a valid size")
 }
 
-impl App {
-    /// One frame: the pipeline on the app's queue, then into a texture.
-    fn frame(&mut self) -> Result<Option<Texture2d>, Box<dyn Error>> {
-        let Some((_, display, _)) = &self.gl else {
-            return Ok(None);
-        };
-        let t = self.start.elapsed().as_secs_f32();
-        let sigma = 4.25 + 3.75 * (t * 1.5).sin();
-        let pipeline: Pipeline = format!("gaussian=sigma={sigma:.2}").parse()?;
-        let (out, _) = pipeline.run(&self.engine, DynImage::U8(self.picture.clone()))?;
-        let DynImage::U8(out) = out else {
-            return Err("the blur of u8 RGBA is u8 RGBA".into());
-        };
-        let (w, h) = (out.width() as u32, out.height() as u32);
-        let raw = RawImage2d::from_raw_rgba(out.packed_samples().into_owned(), (w, h));
-        let texture = Texture2d::with_format(
-            display,
-            raw,
-            UncompressedFloatFormat::U8U8U8U8,
-            MipmapsOption::NoMipmap,
-        )?;
-        Ok(Some(texture))
-    }
-
-    fn draw(&mut self, event_loop: &ActiveEventLoop) -> Result<(), Box<dyn Error>> {
-        let Some(texture) = self.frame()? else {
-            return Ok(());
-        };
-        let Some((window, display, program)) = &self.gl else {
-            return Ok(());
-        };
-        let mut target = display.draw();
-        let sampler = texture
-            .sampled()
-            .magnify_filter(MagnifySamplerFilter::Nearest);
-        target.draw(
-            EmptyVertexAttributes { len: 4 },
-            NoIndices(PrimitiveType::TriangleStrip),
-            program,
-            &glium::uniform! { image: sampler },
-            &Default::default(),
-        )?;
-        target.finish()?;
-        self.shown += 1;
-        let fps = self.shown as f64 / self.start.elapsed().as_secs_f64();
-        window.set_title(&format!(
-            "clfilter on the app's OpenCL queue: {fps:.1} fps, {}",
-            self.engine.backend().describe()
-        ));
-        if self.frames_left.is_some_and(|n| self.shown >= n) {
-            event_loop.exit();
-        } else {
-            window.request_redraw();
-        }
-        Ok(())
-    }
-}
-
-impl ApplicationHandler for App {
-    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
-        if self.gl.is_some() {
-            return;
-        }
-        let (w, h) = (self.picture.width() as u32, self.picture.height() as u32);
+impl Gfx {
+    /// The window and GL objects, and the engine in the mode the driver
+    /// allows: shared if it offers a context shared with this (current) GL
+    /// context, else copy on the app's own OpenCL context and queue.
+    fn open(event_loop: &ActiveEventLoop, (w, h): (u32, u32)) -> Result<Gfx, Box<dyn Error>> {
         let (window, display) = SimpleWindowBuilder::new()
             .with_title("clfilter desktop example")
             .with_inner_size(w, h)
@@ -167,13 +151,148 @@ impl ApplicationHandler for App {
             outputs_srgb: true,
             uses_point_size: false,
         };
-        match Program::new(&display, input) {
-            Ok(program) => {
-                window.request_redraw();
-                self.gl = Some((window, display, program));
+        let program = Program::new(&display, input)?;
+        let texture = Texture2d::empty_with_format(
+            &display,
+            UncompressedFloatFormat::U8U8U8U8,
+            MipmapsOption::NoMipmap,
+            w,
+            h,
+        )?;
+        let (engine, mode, why_copy) = match share_current_gl() {
+            (InteropMode::Shared, Some(caller)) => {
+                let engine = engine_on(caller)?;
+                let dev = engine
+                    .backend()
+                    .device()
+                    .ok_or("a shared context has a device")?;
+                let shared = dev.gl_texture(GL_TEXTURE_2D, texture.get_id())?;
+                (engine, Mode::Shared(shared), None)
             }
+            (mode, _) => {
+                let (context, queue) = app_opencl()?;
+                let engine = engine_on(CallerContext::from_opencl3(&context, &queue)?)?;
+                let pbo = Box::new(PixelBuffer::new_empty(&display, (w * h) as usize));
+                let why = match mode {
+                    InteropMode::Copy { reason } => reason,
+                    InteropMode::Shared => "no shared context came back".into(),
+                };
+                (
+                    engine,
+                    Mode::Copy {
+                        pbo,
+                        _app_cl: (context, queue),
+                    },
+                    Some(why),
+                )
+            }
+        };
+        window.request_redraw();
+        Ok(Gfx {
+            window,
+            display,
+            program,
+            texture,
+            engine,
+            mode,
+            why_copy,
+        })
+    }
+
+    /// One frame: the pipeline into the texture, in the engine's mode.
+    fn frame(&self, pipeline: &Pipeline, picture: &DynImage) -> Result<(), Box<dyn Error>> {
+        match &self.mode {
+            Mode::Shared(shared) => {
+                // GL must be done with the texture before OpenCL takes it
+                // (cl_khr_gl_event would make the acquire wait by itself).
+                self.display.finish();
+                pipeline.run_into_gl(&self.engine, Input::Image(picture), shared)?;
+            }
+            Mode::Copy { pbo, .. } => {
+                let (frame, _) = pipeline.run_display(
+                    &self.engine,
+                    Input::Image(picture),
+                    DisplayFormat::Rgba8,
+                )?;
+                let DisplayFrame::Rgba8(rgba) = frame else {
+                    return Err("RGBA8 was asked for".into());
+                };
+                let pixels: Vec<(u8, u8, u8, u8)> = rgba
+                    .packed_samples()
+                    .chunks_exact(4)
+                    .map(|p| (p[0], p[1], p[2], p[3]))
+                    .collect();
+                pbo.write(&pixels);
+                let (w, h) = self.texture.dimensions();
+                self.texture.main_level().raw_upload_from_pixel_buffer(
+                    pbo.as_slice(),
+                    0..w,
+                    0..h,
+                    0..1,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The interop mode in words.
+    fn mode(&self) -> String {
+        match (&self.mode, &self.why_copy) {
+            (Mode::Shared(_), _) => "shared".into(),
+            (Mode::Copy { .. }, Some(why)) => format!("copy ({why})"),
+            (Mode::Copy { .. }, None) => "copy".into(),
+        }
+    }
+}
+
+impl App {
+    fn draw(&mut self, event_loop: &ActiveEventLoop) -> Result<(), Box<dyn Error>> {
+        let Some(g) = &self.gfx else {
+            return Ok(());
+        };
+        let t = self.start.elapsed().as_secs_f32();
+        let sigma = 4.25 + 3.75 * (t * 1.5).sin();
+        let pipeline: Pipeline = format!("gaussian=sigma={sigma:.2}").parse()?;
+        g.frame(&pipeline, &self.picture)?;
+        let mut target = g.display.draw();
+        let sampler = g
+            .texture
+            .sampled()
+            .magnify_filter(MagnifySamplerFilter::Nearest);
+        target.draw(
+            EmptyVertexAttributes { len: 4 },
+            NoIndices(PrimitiveType::TriangleStrip),
+            &g.program,
+            &glium::uniform! { image: sampler },
+            &Default::default(),
+        )?;
+        target.finish()?;
+        self.shown += 1;
+        let fps = self.shown as f64 / self.start.elapsed().as_secs_f64();
+        g.window.set_title(&format!(
+            "clfilter: {fps:.1} fps, {}, interop {}",
+            g.engine.backend().describe(),
+            g.mode()
+        ));
+        if self.frames_left.is_some_and(|n| self.shown >= n) {
+            event_loop.exit();
+        } else {
+            g.window.request_redraw();
+        }
+        Ok(())
+    }
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.gfx.is_some() {
+            return;
+        }
+        let (w, h, _) = self.picture.shape();
+        match Gfx::open(event_loop, (w as u32, h as u32)) {
+            Ok(g) => self.gfx = Some(g),
             Err(e) => {
-                eprintln!("shaders: {e}");
+                eprintln!("opening the window: {e}");
                 event_loop.exit();
             }
         }
@@ -183,8 +302,8 @@ impl ApplicationHandler for App {
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::Resized(size) => {
-                if let Some((_, display, _)) = &self.gl {
-                    display.resize(size.into());
+                if let Some(g) = &self.gfx {
+                    g.display.resize(size.into());
                 }
             }
             WindowEvent::RedrawRequested => {
@@ -200,49 +319,24 @@ impl ApplicationHandler for App {
 
 fn main() -> Result<(), Box<dyn Error>> {
     let mut args = std::env::args().skip(1);
+    // Any image the library loads: gray or colour, 8-bit, 16-bit or float
+    // (the display conversion makes RGBA8 of it).
     let picture = match args.next().filter(|a| a.parse::<usize>().is_err()) {
-        Some(path) => match clfilter::image::load(&path)? {
-            DynImage::U8(img) if img.channels() == 4 => img,
-            other => {
-                // Any other layout: through the library's own conversion to RGBA8.
-                let p: Pipeline = "convert=u8".parse()?;
-                let (img, _) = p.run(&Engine::cpu(), other)?;
-                match img {
-                    DynImage::U8(i) => Image::from_fn(i.width(), i.height(), 4, |x, y, c| {
-                        let ch = i.channels();
-                        match (ch, c) {
-                            (_, 3) if ch < 4 => 255,
-                            (1, _) => i.get(x, y, 0),
-                            _ => i.get(x, y, c),
-                        }
-                    })?,
-                    _ => return Err("convert=u8 gives u8".into()),
-                }
-            }
-        },
-        None => test_card(),
+        Some(path) => clfilter::image::load(&path)?,
+        None => test_card().into(),
     };
     let frames_left = std::env::args().skip(1).find_map(|a| a.parse().ok());
-    // The app's OpenCL, and an engine that runs on it: its kernels go on the
-    // app's queue, in order with the app's own commands.
-    let (context, queue) = app_opencl()?;
-    let backend = backend::adopt(
-        CallerContext::from_opencl3(&context, &queue)?,
-        &CacheDir::Default,
-    )?;
-    let engine = Engine::on_backend(backend, EngineOptions::default())?;
     let mut app = App {
-        _cl: (context, queue),
-        engine,
         picture,
         frames_left,
         shown: 0,
         start: Instant::now(),
-        gl: None,
+        gfx: None,
     };
     EventLoop::new()?.run_app(&mut app)?;
+    let mode = app.gfx.as_ref().map_or("-".into(), Gfx::mode);
     println!(
-        "{} frames, {:.1} fps",
+        "{} frames, {:.1} fps, interop {mode}",
         app.shown,
         app.shown as f64 / app.start.elapsed().as_secs_f64()
     );

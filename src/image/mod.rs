@@ -2,11 +2,13 @@
 //! [`DynImage`] for files whose sample type is known only at run time,
 //! loading ([`load`], with integrity checks and a memory limit,
 //! [`DecodeLimits`]) and saving, headerless raw camera frames ([`raw`]), and
-//! the NaN and infinity policy ([`finite`]). Files are written through
+//! the NaN and infinity policy ([`finite`]), and display pixels for GL
+//! textures ([`display`]). Files are written through
 //! [`output::OutputFile`], so a failed write leaves the old file or nothing.
 
 pub mod bayer;
 pub(crate) mod decode;
+pub mod display;
 pub mod finite;
 mod io;
 pub mod output;

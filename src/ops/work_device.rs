@@ -366,28 +366,68 @@ pub(crate) fn store_into<U: Sample>(
         U::TYPE.cl_name(),
         (U::TYPE == SampleType::F32) as u8
     );
+    from_work(d, dev, w, out, &extra, "pipeline_store", &[])
+}
+
+/// Launches plumbing kernel `name` (built with `extra`) from `w` into
+/// `out`, one work-item a pixel, with the arguments (in, out, n, scale,
+/// `more`...).
+fn from_work<U: Sample>(
+    d: &dyn Dispatch,
+    dev: &Dev,
+    w: &Work,
+    out: &DeviceImage<U>,
+    extra: &str,
+    name: &str,
+    more: &[f32],
+) -> Result<Duration> {
     // The working layout follows CH: 1 -> float, 3 or 4 -> float4.
-    let k = plumbing(
-        d,
-        dev,
-        SampleType::F32,
-        w.channels,
-        &extra,
-        "pipeline_store",
-    )?;
+    let k = plumbing(d, dev, SampleType::F32, w.channels, extra, name)?;
     let n = w.img.pixel_count();
-    let ev = dev.launch(
-        &k,
-        &[n],
-        &[PLUMBING.local[0]],
-        &[
-            Arg::img(&w.img),
-            Arg::img(out),
-            Arg::int(n)?,
-            Arg::F32(w.scale),
-        ],
-    )?;
+    let mut args = vec![
+        Arg::img(&w.img),
+        Arg::img(out),
+        Arg::int(n)?,
+        Arg::F32(w.scale),
+    ];
+    args.extend(more.iter().map(|&v| Arg::F32(v)));
+    let ev = dev.launch(&k, &[n], &[PLUMBING.local[0]], &args)?;
     time(ev)
+}
+
+/// Writes `w` as display pixels into `out`, a 4-channel image of `u8`
+/// (RGBA8) or `f32` (RGBA32F) of `w`'s size: cl/pipeline.cl's
+/// `pipeline_display`, the numbers of [`crate::image::display`].
+pub(crate) fn display_into<U: Sample>(
+    d: &dyn Dispatch,
+    dev: &Dev,
+    w: &Work,
+    out: &DeviceImage<U>,
+) -> Result<Duration> {
+    use crate::image::display::DisplayFormat;
+    let format = match U::TYPE {
+        SampleType::U8 => DisplayFormat::Rgba8,
+        SampleType::F32 => DisplayFormat::Rgba32F,
+        SampleType::U16 => return Err(Error::arg("display pixels are u8 or f32, not u16")),
+    };
+    if (out.width(), out.height(), out.channels()) != (w.width(), w.height(), 4) {
+        return Err(Error::arg(format!(
+            "display pixels of a {}x{} image must be {0}x{1}x4, got {}x{}x{}",
+            w.width(),
+            w.height(),
+            out.width(),
+            out.height(),
+            out.channels()
+        )));
+    }
+    let float = format == DisplayFormat::Rgba32F;
+    let extra = format!(
+        "-DDOUT={} -DDOUT_FLOAT={}",
+        if float { "float4" } else { "uchar4" },
+        float as u8
+    );
+    let (hi, mul, opaque) = format.factors(w.ty);
+    from_work(d, dev, w, out, &extra, "pipeline_display", &[hi, mul, opaque])
 }
 
 /// Uploads a decoded frame as it is (packed frames stay packed).

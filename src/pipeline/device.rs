@@ -15,25 +15,49 @@
 //! whole pipeline on the host path instead.
 
 #[cfg(feature = "opencl")]
-pub(crate) use cl::{run, run_chain, Input};
+pub(crate) use cl::{display, download, run_chain, run_with, ChainStart};
+#[cfg(feature = "gl")]
+pub(crate) use cl::{display_on_device, DeviceDisplay};
 
 /// No device exists in a build without OpenCL.
 #[cfg(not(feature = "opencl"))]
-pub(super) fn run(
+pub(super) fn run_with<R>(
     _: &crate::engine::Engine,
     dev: &crate::backend::Dev,
     _: &[super::Op],
-    input: super::Source<'_>,
-) -> crate::error::Result<(crate::image::DynImage, Vec<super::StageOutcome>)> {
+    input: super::Input<'_>,
+    _: impl FnOnce(&crate::ops::work::Work) -> crate::error::Result<R>,
+) -> crate::error::Result<(R, Vec<super::StageOutcome>)> {
     // Both inputs exist in every build; only a device reads them.
     match input {
-        super::Source::Image(i) => {
+        super::Input::Image(i) => {
             let _ = i;
         }
-        super::Source::Frame(f) => {
+        super::Input::Frame(f) => {
             let _ = f;
         }
     }
+    match *dev {}
+}
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn download(
+    _: &crate::engine::Engine,
+    dev: &crate::backend::Dev,
+    _: &crate::ops::work::Work,
+) -> crate::error::Result<crate::image::DynImage> {
+    match *dev {}
+}
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn display(
+    _: &crate::engine::Engine,
+    dev: &crate::backend::Dev,
+    _: &crate::ops::work::Work,
+    _: crate::image::display::DisplayFormat,
+) -> crate::error::Result<crate::image::display::DisplayFrame> {
     match *dev {}
 }
 
@@ -41,20 +65,21 @@ pub(super) fn run(
 mod cl {
     use std::time::Instant;
 
-    use super::super::{to_spec, Op, Source, StageOutcome};
+    use super::super::{to_spec, Input, Op, StageOutcome};
     use crate::backend::opencl::DeviceImage;
     use crate::backend::Dev;
     use crate::engine::Engine;
     use crate::error::Result;
+    use crate::image::display::{DisplayFormat, DisplayFrame};
     use crate::image::{DynImage, Image, Sample, SampleType};
     use crate::ops::stage::StageRecord;
     use crate::ops::work::{
-        load, load_raw, store_into, upload_frame, upload_image_frame, Chain, ChainInput, DeviceRaw,
-        Work,
+        display_into, load, load_raw, store_into, upload_frame, upload_image_frame, Chain,
+        ChainInput, DeviceRaw, Work,
     };
 
     /// What a chain starts from.
-    pub(crate) enum Input<'a> {
+    pub(crate) enum ChainStart<'a> {
         /// A raw frame (for a first stage that reads raw frames, else mono).
         Raw(&'a DeviceRaw),
         /// An image already in working form.
@@ -67,7 +92,7 @@ mod cl {
         engine: &Engine,
         dev: &Dev,
         ops: &[Op],
-        input: Input<'_>,
+        input: ChainStart<'_>,
     ) -> Result<(Work, Vec<StageOutcome>)> {
         let cx = Chain {
             d: engine,
@@ -76,8 +101,8 @@ mod cl {
         };
         let mut outcomes = Vec::with_capacity(ops.len());
         let (mut raw, mut cur) = match input {
-            Input::Raw(r) => (Some(r), None),
-            Input::Work(w) => (None, Some(w)),
+            ChainStart::Raw(r) => (Some(r), None),
+            ChainStart::Work(w) => (None, Some(w)),
         };
         // Integer data is bounded, and stays so through each stage's bound:
         // no non-finite check is needed while the bound is in range.
@@ -131,64 +156,44 @@ mod cl {
         Ok(w)
     }
 
-    /// Uploads `input`, chains the stages on the device, downloads the result.
-    pub(crate) fn run(
+    /// Uploads `input`, chains the stages on the device, and hands the
+    /// last working image to `sink` (which downloads it, or converts it for
+    /// display).
+    pub(crate) fn run_with<R>(
         engine: &Engine,
         dev: &Dev,
         stages: &[Op],
-        input: Source<'_>,
-    ) -> Result<(DynImage, Vec<StageOutcome>)> {
+        input: Input<'_>,
+        sink: impl FnOnce(&Work) -> Result<R>,
+    ) -> Result<(R, Vec<StageOutcome>)> {
         let start = Instant::now();
         let raw_first = stages[0].stage.reads_raw();
         let raw;
-        let input = match input {
-            Source::Image(i) => i,
-            Source::Frame(f) => {
-                // Mono frames may have any size; a stage that reads raw frames
-                // checks its own.
-                raw = upload_frame(dev, f)?;
-                return finish(engine, dev, stages, Input::Raw(&raw), start);
-            }
-        };
-        if raw_first {
-            if let Some(frame) = upload_image_frame(dev, input)? {
-                raw = frame;
-                return finish(engine, dev, stages, Input::Raw(&raw), start);
-            }
-        }
         let chain_input = match input {
-            DynImage::U8(i) => Input::Work(load(engine, dev, &DeviceImage::upload(dev, i)?)?.0),
-            DynImage::U16(i) => Input::Work(load(engine, dev, &DeviceImage::upload(dev, i)?)?.0),
-            DynImage::F32(i) => Input::Work(load(engine, dev, &DeviceImage::upload(dev, i)?)?.0),
+            // Mono frames may have any size; a stage that reads raw frames
+            // checks its own.
+            Input::Frame(f) => {
+                raw = upload_frame(dev, f)?;
+                ChainStart::Raw(&raw)
+            }
+            Input::Image(i) => match if raw_first {
+                upload_image_frame(dev, i)?
+            } else {
+                None
+            } {
+                Some(frame) => {
+                    raw = frame;
+                    ChainStart::Raw(&raw)
+                }
+                None => ChainStart::Work(match i {
+                    DynImage::U8(i) => load(engine, dev, &DeviceImage::upload(dev, i)?)?.0,
+                    DynImage::U16(i) => load(engine, dev, &DeviceImage::upload(dev, i)?)?.0,
+                    DynImage::F32(i) => load(engine, dev, &DeviceImage::upload(dev, i)?)?.0,
+                }),
+            },
         };
-        finish(engine, dev, stages, chain_input, start)
-    }
-
-    /// Runs the chain from `chain_input` and downloads the result.
-    fn finish(
-        engine: &Engine,
-        dev: &Dev,
-        stages: &[Op],
-        chain_input: Input<'_>,
-        start: Instant,
-    ) -> Result<(DynImage, Vec<StageOutcome>)> {
         let (work, outcomes) = run_chain(engine, dev, stages, chain_input)?;
-        let (w, h, c) = (work.img.width(), work.img.height(), work.channels);
-        fn fetch<U: Sample>(
-            engine: &Engine,
-            dev: &Dev,
-            work: &Work,
-            (w, h, c): (usize, usize, usize),
-        ) -> Result<Image<U>> {
-            let out = DeviceImage::<U>::new(dev, w, h, c)?;
-            store_into(engine, dev, work, &out)?;
-            out.download(dev)
-        }
-        let out: DynImage = match work.ty {
-            SampleType::U8 => fetch::<u8>(engine, dev, &work, (w, h, c))?.into(),
-            SampleType::U16 => fetch::<u16>(engine, dev, &work, (w, h, c))?.into(),
-            SampleType::F32 => fetch::<f32>(engine, dev, &work, (w, h, c))?.into(),
-        };
+        let out = sink(&work)?;
         log::debug!(
             "pipeline '{}' ran on {} in {:?} (one upload, one download)",
             to_spec(stages),
@@ -196,5 +201,62 @@ mod cl {
             start.elapsed()
         );
         Ok((out, outcomes))
+    }
+
+    /// The working image stored as its logical type and downloaded.
+    pub(crate) fn download(engine: &Engine, dev: &Dev, work: &Work) -> Result<DynImage> {
+        fn fetch<U: Sample>(engine: &Engine, dev: &Dev, work: &Work) -> Result<Image<U>> {
+            let out =
+                DeviceImage::<U>::new(dev, work.img.width(), work.img.height(), work.channels)?;
+            store_into(engine, dev, work, &out)?;
+            out.download(dev)
+        }
+        Ok(match work.ty {
+            SampleType::U8 => fetch::<u8>(engine, dev, work)?.into(),
+            SampleType::U16 => fetch::<u16>(engine, dev, work)?.into(),
+            SampleType::F32 => fetch::<f32>(engine, dev, work)?.into(),
+        })
+    }
+
+    /// Display pixels on the device.
+    pub(crate) enum DeviceDisplay {
+        Rgba8(DeviceImage<u8>),
+        Rgba32F(DeviceImage<f32>),
+    }
+
+    /// Converts the working image into display pixels on the device.
+    pub(crate) fn display_on_device(
+        engine: &Engine,
+        dev: &Dev,
+        w: &Work,
+        format: DisplayFormat,
+    ) -> Result<DeviceDisplay> {
+        let (width, height) = (w.img.width(), w.img.height());
+        Ok(match format {
+            DisplayFormat::Rgba8 => {
+                let out = DeviceImage::new(dev, width, height, 4)?;
+                display_into(engine, dev, w, &out)?;
+                DeviceDisplay::Rgba8(out)
+            }
+            DisplayFormat::Rgba32F => {
+                let out = DeviceImage::new(dev, width, height, 4)?;
+                display_into(engine, dev, w, &out)?;
+                DeviceDisplay::Rgba32F(out)
+            }
+        })
+    }
+
+    /// The working image as display pixels, converted on the device and
+    /// downloaded.
+    pub(crate) fn display(
+        engine: &Engine,
+        dev: &Dev,
+        w: &Work,
+        format: DisplayFormat,
+    ) -> Result<DisplayFrame> {
+        Ok(match display_on_device(engine, dev, w, format)? {
+            DeviceDisplay::Rgba8(i) => DisplayFrame::Rgba8(i.download(dev)?),
+            DeviceDisplay::Rgba32F(i) => DisplayFrame::Rgba32F(i.download(dev)?),
+        })
     }
 }

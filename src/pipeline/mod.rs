@@ -45,6 +45,7 @@
 
 mod compile;
 mod device;
+mod display;
 pub mod format;
 pub mod spec;
 pub mod stream;
@@ -56,6 +57,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use compile::{compile, parse, stage_def};
+pub use display::run_display;
 pub use format::parse_with_format;
 pub use spec::{parse_stages, Stage};
 
@@ -433,7 +435,7 @@ pub fn run_outcomes(
     stages: &[Op],
     input: DynImage,
 ) -> Result<(DynImage, Vec<StageOutcome>)> {
-    if let Some(r) = try_device(engine, stages, Source::Image(&input))? {
+    if let Some(r) = try_device(engine, stages, Input::Image(&input), device::download)? {
         return Ok(r);
     }
     run_stages(engine, stages, input)
@@ -448,29 +450,59 @@ pub fn run_frame(
     stages: &[Op],
     frame: crate::image::raw::RawImage,
 ) -> Result<(DynImage, Vec<StageOutcome>)> {
-    if let Some(r) = try_device(engine, stages, Source::Frame(&frame))? {
+    if let Some(r) = try_device(engine, stages, Input::Frame(&frame), device::download)? {
         return Ok(r);
     }
     run_frame_on_host(engine, stages, frame)
 }
 
-/// What a device-resident run starts from.
-pub(crate) enum Source<'a> {
+/// What a pipeline runs on: a decoded image, or a raw camera frame (see
+/// [`run_frame`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    /// An image.
     Image(&'a DynImage),
+    /// A raw camera frame.
     Frame(&'a crate::image::raw::RawImage),
 }
 
-/// The device-resident run, or `None` (with the reason logged) when the
-/// engine has no device or the chain cannot run or failed. Input the host
-/// path would refuse too ([`Error::NonFinite`]) is an error.
-fn try_device(
+impl<'a> From<&'a DynImage> for Input<'a> {
+    fn from(img: &'a DynImage) -> Self {
+        Input::Image(img)
+    }
+}
+
+impl<'a> From<&'a crate::image::raw::RawImage> for Input<'a> {
+    fn from(frame: &'a crate::image::raw::RawImage) -> Self {
+        Input::Frame(frame)
+    }
+}
+
+/// The host path for either input (the caller keeps the input).
+pub(crate) fn run_on_host(
     engine: &Engine,
     stages: &[Op],
-    input: Source<'_>,
-) -> Result<Option<(DynImage, Vec<StageOutcome>)>> {
+    input: Input<'_>,
+) -> Result<(DynImage, Vec<StageOutcome>)> {
+    match input {
+        Input::Image(i) => run_stages(engine, stages, i.clone()),
+        Input::Frame(f) => run_frame_on_host(engine, stages, f.clone()),
+    }
+}
+
+/// The device-resident run, its last working image handed to `sink`, or
+/// `None` (with the reason logged) when the engine has no device or the
+/// chain cannot run or failed. Input the host path would refuse too
+/// ([`Error::NonFinite`]) is an error.
+pub(crate) fn try_device<R>(
+    engine: &Engine,
+    stages: &[Op],
+    input: Input<'_>,
+    sink: impl FnOnce(&Engine, &crate::backend::Dev, &crate::ops::work::Work) -> Result<R>,
+) -> Result<Option<(R, Vec<StageOutcome>)>> {
     if let Some(dev) = engine.backend().device() {
         if !stages.is_empty() {
-            match device::run(engine, dev, stages, input) {
+            match device::run_with(engine, dev, stages, input, |w| sink(engine, dev, w)) {
                 Ok(r) => return Ok(Some(r)),
                 Err(e @ Error::NonFinite { .. }) => return Err(e),
                 Err(e @ Error::Unsupported { .. }) => log::info!(

@@ -36,7 +36,7 @@ mod cl {
     use crate::image::DynImage;
     use crate::image::SampleType;
     use crate::ops::work::{store_into, DeviceRaw};
-    use crate::pipeline::device::{run_chain, Input};
+    use crate::pipeline::device::{run_chain, ChainStart};
     use crate::pipeline::Op;
 
     /// The device output of one slot, typed by the pipeline's result.
@@ -494,7 +494,7 @@ mod cl {
         let mut names = Vec::new();
         if !transfer_only {
             let chain = || -> Result<_> {
-                let (work, outcomes) = run_chain(engine, dev, ops, Input::Raw(&slot.input))?;
+                let (work, outcomes) = run_chain(engine, dev, ops, ChainStart::Raw(&slot.input))?;
                 match &slot.output {
                     DevOut::U8(o) => store_into(engine, dev, &work, o)?,
                     DevOut::U16(o) => store_into(engine, dev, &work, o)?,

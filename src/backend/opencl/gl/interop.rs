@@ -17,7 +17,8 @@
 //! has no texture or acquire/release calls, so `clCreateFromGLTexture` and
 //! `clEnqueueAcquireGLObjects`/`clEnqueueReleaseGLObjects` come from opencl3.
 //! `ocl_interop::get_context()` unwraps ocl's device listing internally, so
-//! a platform that fails to list its GPUs makes it panic rather than fail.
+//! a platform that fails to list its GPUs makes it panic rather than fail:
+//! that panic is caught and becomes the copy mode's reason.
 
 use std::ffi::c_void;
 
@@ -27,15 +28,14 @@ use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::get_current_device_for_gl_context_khr;
 use opencl3::device::Device;
 use opencl3::error_codes::ClError;
-use opencl3::memory::{
-    ClMem, Image, CL_IMAGE_ELEMENT_SIZE, CL_IMAGE_HEIGHT, CL_IMAGE_WIDTH, CL_MEM_WRITE_ONLY,
-};
+use opencl3::memory::{ClMem, Image, CL_IMAGE_HEIGHT, CL_IMAGE_WIDTH, CL_MEM_WRITE_ONLY};
 use opencl3::types::{cl_device_id, cl_event};
 
 use super::super::{cl_err, CallerContext, ClDevice, DeviceImage};
 use super::{reports_gl_sharing, GlShare, InteropMode};
 use crate::error::{Error, Result};
-use crate::image::Sample;
+use crate::image::display::DisplayFormat;
+use crate::image::{Sample, SampleType};
 
 /// Opens an OpenCL context that shares with the GL context current on this
 /// thread. `Shared` comes with the context and queue to build the engine
@@ -55,7 +55,17 @@ pub fn share_current_gl() -> (InteropMode, Option<CallerContext>) {
 fn try_share() -> std::result::Result<CallerContext, String> {
     let share = GlShare::from_properties(&ocl_interop::get_properties_list().to_raw())
         .ok_or("no GL context is current on this thread")?;
-    let ctx = ocl_interop::get_context()
+    // ocl-interop unwraps ocl's device listing: a platform that fails to
+    // list its GPUs panics in there (the panic hook still prints it).
+    let ctx = std::panic::catch_unwind(ocl_interop::get_context)
+        .map_err(|payload| {
+            let why = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or("no message");
+            format!("ocl-interop panicked: {why}")
+        })?
         .ok_or("no GPU device accepts a context that shares with the current GL context")?;
     let first = ctx.devices().first().map(|d| d.as_core().as_ptr());
     let device = Device::new(first.ok_or("the shared context has no device")? as cl_device_id);
@@ -93,14 +103,32 @@ pub struct GlTexture {
     image: Image,
     width: usize,
     height: usize,
-    pixel_bytes: usize,
+    format: DisplayFormat,
 }
+
+impl GlTexture {
+    /// Its pixel format (`GL_RGBA8` is RGBA8, `GL_RGBA32F` RGBA32F).
+    pub fn format(&self) -> DisplayFormat {
+        self.format
+    }
+
+    /// Width and height in pixels.
+    pub fn size(&self) -> (usize, usize) {
+        (self.width, self.height)
+    }
+}
+
+/// `CL_RGBA`, `CL_UNORM_INT8` and `CL_FLOAT` (cl.h).
+const CL_RGBA: u32 = 0x10B5;
+const CL_UNORM_INT8: u32 = 0x10D2;
+const CL_FLOAT: u32 = 0x10DE;
 
 impl ClDevice {
     /// Wraps GL texture `texture` (bound to `target`, e.g. `GL_TEXTURE_2D`
     /// = 0x0DE1) for writing. The device must share with the GL context
     /// that owns the texture ([`share_current_gl`]); a name the driver does
-    /// not know is an `Error::OpenCl` (`CL_INVALID_GL_OBJECT`).
+    /// not know is an `Error::OpenCl` (`CL_INVALID_GL_OBJECT`), and a
+    /// texture that is not `GL_RGBA8` or `GL_RGBA32F` is refused.
     pub fn gl_texture(&self, target: u32, texture: u32) -> Result<GlTexture> {
         // SAFETY: the driver checks the context, target and texture name;
         // nothing is read or written until a copy acquires the texture.
@@ -113,15 +141,30 @@ impl ClDevice {
                 .map(usize::from)
                 .map_err(|e| cl_err("clGetImageInfo", ClError(e)))
         };
+        let formats = image.format().map_err(|e| cl_err("clGetImageInfo", e))?;
+        let format = match formats
+            .first()
+            .map(|f| (f.image_channel_order, f.image_channel_data_type))
+        {
+            Some((CL_RGBA, CL_UNORM_INT8)) => DisplayFormat::Rgba8,
+            Some((CL_RGBA, CL_FLOAT)) => DisplayFormat::Rgba32F,
+            other => {
+                return Err(Error::arg(format!(
+                    "GL texture {texture} is not GL_RGBA8 or GL_RGBA32F (OpenCL image format {other:x?})"
+                )))
+            }
+        };
         Ok(GlTexture {
             width: info(CL_IMAGE_WIDTH)?,
             height: info(CL_IMAGE_HEIGHT)?,
-            pixel_bytes: info(CL_IMAGE_ELEMENT_SIZE)?,
+            format,
             image,
         })
     }
 
-    /// Copies `img` into `tex` and returns when the copy is done: acquire,
+    /// Copies `img` (display pixels: 4 channels of u8 for an RGBA8
+    /// texture, of f32 for RGBA32F) into `tex` and returns when the copy is
+    /// done: acquire,
     /// copy, release, `clFinish`, after which GL may draw the texture.
     /// Before the call the application must have finished the GL commands
     /// that use the texture (`glFinish`), unless the device reports
@@ -131,11 +174,20 @@ impl ClDevice {
         img: &DeviceImage<T>,
         tex: &GlTexture,
     ) -> Result<()> {
-        let bytes = img.channels() * std::mem::size_of::<T>();
-        if (img.width(), img.height(), bytes) != (tex.width, tex.height, tex.pixel_bytes) {
+        let fits = match tex.format {
+            DisplayFormat::Rgba8 => T::TYPE == SampleType::U8,
+            DisplayFormat::Rgba32F => T::TYPE == SampleType::F32,
+        };
+        if !fits || (img.width(), img.height(), img.channels()) != (tex.width, tex.height, 4) {
             return Err(Error::arg(format!(
-                "a {}x{} image of {bytes}-byte pixels does not fit a {}x{} texture of {}-byte pixels",
-                img.width(), img.height(), tex.width, tex.height, tex.pixel_bytes
+                "a {}x{}x{} {} image does not fit a {}x{} {:?} texture",
+                img.width(),
+                img.height(),
+                img.channels(),
+                T::TYPE,
+                tex.width,
+                tex.height,
+                tex.format
             )));
         }
         let mems = [tex.image.get() as *const c_void];
@@ -143,7 +195,7 @@ impl ClDevice {
         // SAFETY: the texture is acquired before the copy and released after
         // it, on this in-order queue; the copy's region is the texture's
         // whole size, and the source buffer holds exactly that many pixels
-        // of the texture's pixel size (checked above).
+        // of the texture's format (checked above).
         unsafe {
             self.queue
                 .enqueue_acquire_gl_objects(&mems, &[])

@@ -6,21 +6,23 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use clfilter::backend::opencl::gl::InteropMode;
-use clfilter::image::DynImage;
+use clfilter::image::display::DisplayFrame;
 use clfilter::pipeline::{self, Op, StageOutcome};
 use clfilter::Engine;
 
 use super::controls::Controls;
-use super::source::{to_rgba8, Input, Source};
+use super::source::{Input, Source};
 use crate::error::CliError;
 
 /// How the pipeline's result reaches the window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Interop {
-    /// Through host memory: the result is downloaded from the device,
-    /// converted to RGBA8 and uploaded as a GL texture. It works with every
-    /// OpenCL device and the CPU backend; sharing the GL texture with
-    /// OpenCL (no host copy) will come as a second mode.
+    /// Through host memory: the device converts the result to RGBA8
+    /// (`clfilter::pipeline::run_display`), it is downloaded and uploaded
+    /// into the window's texture through a pixel-buffer object. It works
+    /// with every OpenCL device and the CPU backend. The shared mode, in
+    /// which the device writes the texture itself, is the library's
+    /// `Pipeline::run_into_gl` (docs/DESKTOP.md, examples/desktop_app.rs).
     Copy,
 }
 
@@ -43,7 +45,10 @@ pub struct Live {
     /// The input name for the title.
     name: String,
     input: Input,
-    output: DynImage,
+    /// The pipeline's result as the window shows it.
+    output: DisplayFrame,
+    /// The input as the window shows it, made when first shown.
+    original_frame: Option<DisplayFrame>,
     /// The variant each stage ran last time.
     ran: Vec<String>,
     /// Show the input instead of the pipeline's result.
@@ -86,6 +91,7 @@ impl Live {
             name,
             input,
             output,
+            original_frame: None,
             ran: Vec::new(),
             original: false,
             fresh: true,
@@ -104,6 +110,7 @@ impl Live {
         if let Some(input) = self.source.next(wait)? {
             let (output, outcomes) = run(&self.engine, &self.controls.ops, &input)?;
             self.input = input;
+            self.original_frame = None;
             self.output = output;
             self.shown(outcomes);
         }
@@ -145,13 +152,15 @@ impl Live {
         std::mem::take(&mut self.fresh)
     }
 
-    /// What the window shows, as RGBA8 rows from the top.
-    pub fn rgba(&self) -> (u32, u32, Vec<u8>) {
-        if self.original {
-            to_rgba8(&self.input.original())
-        } else {
-            to_rgba8(&self.output)
+    /// What the window shows: RGBA8 rows from the top.
+    pub fn shown_frame(&mut self) -> Result<&DisplayFrame, CliError> {
+        if !self.original {
+            return Ok(&self.output);
         }
+        if self.original_frame.is_none() {
+            self.original_frame = Some(self.input.original()?);
+        }
+        Ok(self.original_frame.as_ref().expect("made above"))
     }
 
     /// Space: the input or the pipeline's result.
@@ -233,7 +242,7 @@ impl Live {
         let (renderer, answer) = match &self.gl {
             Some((r, InteropMode::Shared)) => (
                 r.as_str(),
-                "the driver offers a shared context, not used yet".to_string(),
+                "offered by the driver; the view copies, Pipeline::run_into_gl shares".to_string(),
             ),
             Some((r, InteropMode::Copy { reason })) => (r.as_str(), reason.clone()),
             None => ("-", "not asked".to_string()),
@@ -291,7 +300,7 @@ fn run(
     engine: &Engine,
     ops: &[Op],
     input: &Input,
-) -> Result<(DynImage, Vec<StageOutcome>), CliError> {
+) -> Result<(DisplayFrame, Vec<StageOutcome>), CliError> {
     input
         .run(engine, ops)
         .map_err(|e| CliError::from(e).context(format!("pipeline '{}'", pipeline::to_spec(ops))))

@@ -9,6 +9,7 @@ use glium::backend::glutin::SimpleWindowBuilder;
 use glium::glutin::surface::WindowSurface;
 use glium::index::{NoIndices, PrimitiveType};
 use glium::program::ProgramCreationInput;
+use glium::texture::pixel_buffer::PixelBuffer;
 use glium::texture::{MipmapsOption, RawImage2d, Texture2d, UncompressedFloatFormat};
 use glium::uniforms::{MagnifySamplerFilter, MinifySamplerFilter};
 use glium::vertex::EmptyVertexAttributes;
@@ -21,6 +22,7 @@ use glium::BlitTarget;
 use glium::{Display, Program, Surface};
 
 use clfilter::backend::opencl::gl::{share_current_gl, InteropMode};
+use clfilter::image::display::DisplayFrame;
 use clfilter::image::{DynImage, Image};
 
 use super::live::Live;
@@ -54,12 +56,18 @@ pub struct Options {
     pub screenshot: Option<PathBuf>,
 }
 
+/// The pixel buffer RGBA8 frames are uploaded through.
+type Staging = PixelBuffer<(u8, u8, u8, u8)>;
+
 /// The window and its GL objects, made once the event loop runs.
 struct Gfx {
     window: Window,
     display: Display<WindowSurface>,
     program: Program,
+    /// The frame on show; kept while frames keep its size.
     texture: Texture2d,
+    /// The staging buffer frames are uploaded through (the texture's size).
+    staging: Staging,
 }
 
 /// The event loop's state.
@@ -157,7 +165,10 @@ impl App {
     /// Creates the window at the image's size (scaled down to fit the
     /// screen), the shader program and the first texture.
     fn open(&mut self, event_loop: &ActiveEventLoop) -> Result<(), CliError> {
-        let (w, h, rgba) = self.frames.rgba();
+        let (w, h) = {
+            let frame = rgba8(self.frames.shown_frame()?);
+            (frame.width() as u32, frame.height() as u32)
+        };
         let screen = event_loop
             .primary_monitor()
             .or_else(|| event_loop.available_monitors().next())
@@ -187,7 +198,9 @@ impl App {
             },
         )
         .map_err(|e| CliError::Failed(format!("building the view's shaders: {e}")))?;
-        let texture = upload(&display, w, h, rgba)?;
+        let frame = rgba8(self.frames.shown_frame()?);
+        let (texture, staging) = textures(&display, frame)?;
+        upload(&texture, &staging, frame);
         let renderer = display.get_opengl_renderer_string().to_string();
         let answer = ask_shared();
         log::info!("GL renderer {renderer}; a shared OpenCL context: {answer}");
@@ -198,6 +211,7 @@ impl App {
             display,
             program,
             texture,
+            staging,
         });
         Ok(())
     }
@@ -210,8 +224,12 @@ impl App {
             return Ok(());
         };
         if fresh {
-            let (w, h, rgba) = self.frames.rgba();
-            g.texture = upload(&g.display, w, h, rgba)?;
+            let frame = rgba8(self.frames.shown_frame()?);
+            let (w, h) = (frame.width() as u32, frame.height() as u32);
+            if g.texture.dimensions() != (w, h) {
+                (g.texture, g.staging) = textures(&g.display, frame)?;
+            }
+            upload(&g.texture, &g.staging, frame);
         }
         let done = self
             .options
@@ -291,22 +309,51 @@ impl App {
     }
 }
 
-/// The RGBA8 pixels as a texture: rows in the order given (the shader puts
-/// the first at the top), sampled without sRGB decoding.
-fn upload(
+/// The view asks for RGBA8 display pixels only.
+fn rgba8(frame: &DisplayFrame) -> &Image<u8> {
+    match frame {
+        DisplayFrame::Rgba8(img) => img,
+        DisplayFrame::Rgba32F(_) => unreachable!("the view runs pipelines into RGBA8"),
+    }
+}
+
+/// A texture and a pixel buffer of the frame's size, for RGBA8 sampled
+/// without sRGB decoding.
+fn textures(
     display: &Display<WindowSurface>,
-    w: u32,
-    h: u32,
-    rgba: Vec<u8>,
-) -> Result<Texture2d, CliError> {
-    let raw = RawImage2d::from_raw_rgba(rgba, (w, h));
-    Texture2d::with_format(
+    frame: &Image<u8>,
+) -> Result<(Texture2d, Staging), CliError> {
+    let (w, h) = (frame.width() as u32, frame.height() as u32);
+    let texture = Texture2d::empty_with_format(
         display,
-        raw,
         UncompressedFloatFormat::U8U8U8U8,
         MipmapsOption::NoMipmap,
+        w,
+        h,
     )
-    .map_err(|e| CliError::Failed(format!("uploading the frame to GL: {e}")))
+    .map_err(|e| CliError::Failed(format!("making the frame's GL texture: {e}")))?;
+    Ok((
+        texture,
+        PixelBuffer::new_empty(display, frame.pixel_count()),
+    ))
+}
+
+/// Writes the frame's pixels into the staging buffer, and has GL copy them
+/// into the texture from there (asynchronously: the call returns once the
+/// buffer is written; glium's buffer takes pixels as tuples, hence one
+/// host copy). Rows go in the order given: the shader puts the
+/// first at the top.
+fn upload(texture: &Texture2d, staging: &Staging, frame: &Image<u8>) {
+    let pixels: Vec<(u8, u8, u8, u8)> = frame
+        .packed_samples()
+        .chunks_exact(4)
+        .map(|s| (s[0], s[1], s[2], s[3]))
+        .collect();
+    staging.write(&pixels);
+    let (w, h) = texture.dimensions();
+    texture
+        .main_level()
+        .raw_upload_from_pixel_buffer(staging.as_slice(), 0..w, 0..h, 0..1);
 }
 
 /// Draws the texture over the whole window and presents it; with
@@ -378,19 +425,14 @@ fn read_back(g: &Gfx, frame: &glium::Frame, w: u32, h: u32) -> Result<Image<u8>,
 /// Asks the driver for an OpenCL context shared with the GL context just
 /// made current (on this thread), and returns its answer; the context, if
 /// there is one, is dropped: the view renders through the host either way.
-/// ocl-interop panics where a platform fails to list its devices: that
-/// becomes a `Copy` with the panic's message.
+/// A panic inside ocl-interop comes back as a `Copy` with its message;
+/// the default hook's report of it is kept off stderr.
 fn ask_shared() -> InteropMode {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let asked = std::panic::catch_unwind(share_current_gl);
+    let (mode, _context) = share_current_gl();
     std::panic::set_hook(hook);
-    match asked {
-        Ok((mode, _context)) => mode,
-        Err(payload) => InteropMode::Copy {
-            reason: format!("ocl-interop panicked: {}", panic_text(&*payload)),
-        },
-    }
+    mode
 }
 
 /// A panic's message.
