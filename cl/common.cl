@@ -6,6 +6,14 @@
 // Buffers are plain arrays of T with CH interleaved samples per pixel, so a
 // pixel is loaded with vloadN, which needs no alignment beyond that of T.
 
+// The work-group's index in the whole range. A launch may be split into
+// chunks that each start at a global offset (watchdog-safe dispatch,
+// src/backend/opencl/launch.rs), and get_group_id counts from 0 in every
+// chunk, while get_global_id includes the offset; offsets are whole groups.
+// Kernels locate their data with get_global_id or GROUP_ID, never with
+// get_group_id alone.
+#define GROUP_ID(d) (get_group_id(d) + get_global_offset(d) / get_local_size(d))
+
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 

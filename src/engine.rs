@@ -21,6 +21,9 @@ pub struct EngineOptions {
     pub cl_dir: Option<PathBuf>,
     /// Force a variant: `NAME` for every operation, or `op=NAME[,op=NAME...]`.
     pub variant: Option<String>,
+    /// How long one kernel dispatch may run before launches are split
+    /// (watchdog-safe dispatch; docs/RELIABILITY.md).
+    pub dispatch_limit: crate::backend::DispatchLimit,
     /// Test-only: extra table entries `(op, variant)` that the engine, the
     /// tuner and forced dispatch treat as part of `op`'s table (not of its
     /// default order), so tests can inject a deliberately broken variant.
@@ -29,8 +32,9 @@ pub struct EngineOptions {
 }
 
 impl EngineOptions {
-    /// Options from `FILTERCTL_DEVICE`, `FILTERCTL_CL_DIR` and `FILTERCTL_VARIANT`
-    /// (the cache folder follows `FILTERCTL_CACHE_DIR` through [`CacheDir::Default`]).
+    /// Options from `FILTERCTL_DEVICE`, `FILTERCTL_CL_DIR`, `FILTERCTL_VARIANT`
+    /// and `FILTERCTL_MAX_DISPATCH_MS` (the cache folder follows
+    /// `FILTERCTL_CACHE_DIR` through [`CacheDir::Default`]).
     pub fn from_env() -> Result<Self> {
         let non_empty = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         Ok(EngineOptions {
@@ -38,6 +42,7 @@ impl EngineOptions {
             cache: CacheDir::Default,
             cl_dir: non_empty("FILTERCTL_CL_DIR").map(PathBuf::from),
             variant: non_empty("FILTERCTL_VARIANT"),
+            dispatch_limit: crate::backend::DispatchLimit::from_env()?,
             extra_variants: Vec::new(),
         })
     }
@@ -146,6 +151,7 @@ impl Engine {
             Some(v) => parse_forced(v)?,
             None => Vec::new(),
         };
+        backend.set_dispatch_limit(opts.dispatch_limit);
         let mut engine = Engine {
             backend,
             programs: Programs::new(opts.cl_dir, crate::ops::all_sources()),

@@ -234,7 +234,7 @@ void demosaic_tile(__global const T* in, __global TOUT* out, int och, int w, int
 {
     __local float tile[TH * TW];
     int lx = get_local_id(0), ly = get_local_id(1);
-    int x0 = 2 * TX * get_group_id(0) - RAD, y0 = 2 * TY * get_group_id(1) - RAD;
+    int x0 = 2 * TX * GROUP_ID(0) - RAD, y0 = 2 * TY * GROUP_ID(1) - RAD;
     for (int k = ly * TX + lx; k < TW * TH; k += TX * TY) {
         int tx = k % TW, ty = k / TW;
         tile[k] = level_at(in, x0 + tx, y0 + ty, w, h, lev, scale);

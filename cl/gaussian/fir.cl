@@ -34,7 +34,7 @@ __kernel void gaussian_fir_local_rows(__global const W* in, __global W* out, int
 {
     __local W tile[FIR_LX + 2 * FIR_RMAX];
     int lx = get_local_id(0);
-    int x0 = get_group_id(0) * FIR_LX;
+    int x0 = GROUP_ID(0) * FIR_LX;
     int y = get_global_id(1);
     int yy = min(y, height - 1);  // rows past the end load a valid row, then write nothing
     for (int i = lx; i < FIR_LX + 2 * r; i += FIR_LX)
@@ -56,7 +56,7 @@ __kernel void gaussian_fir_local_cols(__global const W* in, __global W* out, int
     __local W tile[FIR_TY + 2 * FIR_RMAX][FIR_TX];
     int lx = get_local_id(0), ly = get_local_id(1);
     int x = get_global_id(0);
-    int y0 = get_group_id(1) * FIR_TY;
+    int y0 = GROUP_ID(1) * FIR_TY;
     int xx = min(x, width - 1);
     for (int i = ly; i < FIR_TY + 2 * r; i += FIR_TY)
         tile[i][lx] = in[border_index(y0 - r + i, height) * width + xx];

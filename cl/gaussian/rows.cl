@@ -165,7 +165,7 @@ void gaussian_iir_local_rows(__global const W* in, __global W* out, int width, i
 {
     __local W xs[ROW_WG * RSP];
     __local W sc[4 * ROW_WG];
-    int y = get_group_id(0);
+    int y = GROUP_ID(0);
     __global const W* row = in + y * width;
     W c = row[0];
     row_stage(row, xs, 0, width, c);
@@ -199,7 +199,7 @@ void gaussian_rowblk_sums(__global const W* in, __global W* sums, int width, int
     __local W xs[ROW_WG * RSP];
     __local W sc[4 * ROW_WG];
     int t = get_local_id(0);
-    int b = get_group_id(0), y = get_group_id(1);
+    int b = GROUP_ID(0), y = GROUP_ID(1);
     __global const W* row = in + y * width;
     row_stage(row, xs, b * ROW_TILE, width, row[0]);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -224,7 +224,7 @@ void gaussian_rowblk_apply(__global const W* in, __global const W* sums, __globa
 {
     __local W xs[ROW_WG * RSP];
     __local W sc[4 * ROW_WG];
-    int b = get_group_id(0), y = get_group_id(1);
+    int b = GROUP_ID(0), y = GROUP_ID(1);
     __global const W* row = in + y * width;
     W c = row[0];
     row_stage(row, xs, b * ROW_TILE, width, c);

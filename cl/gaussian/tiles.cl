@@ -293,7 +293,7 @@ void gaussian_iir_tiles_sums(__global const float* in, __global float* colsums,
                              int nty, float4 Ac, float4 Pr)
 {
     __local float tile[TL * TSP];
-    int lx = get_local_id(0), tx = get_group_id(0), ty = get_group_id(1);
+    int lx = get_local_id(0), tx = GROUP_ID(0), ty = GROUP_ID(1);
     int x0 = tx * TL, y0 = ty * TL;
     int x = min(x0 + lx, width - 1);
     {
@@ -349,7 +349,7 @@ void gaussian_iir_tiles_fix(__global const float* in, __global const float* cols
     __global const float4* sw4 = (__global const float4*)tab;
     __global const float* fw = tab + T2_FW_AT;
     __global const float* one = tab + T2_ONE_AT;
-    int lx = get_local_id(0), tx = get_group_id(0), ty = get_group_id(1);
+    int lx = get_local_id(0), tx = GROUP_ID(0), ty = GROUP_ID(1);
     int x0 = tx * TL, y0 = ty * TL;
     {
         __global const float* sums = colsums;
@@ -413,7 +413,7 @@ void gaussian_iir_tiles_apply(__global const float* in, __global const float* co
                               int height, int ntx, int nty, float4 Ac, float4 Ar)
 {
     __local float tile[TL * TSP];
-    int lx = get_local_id(0), tx = get_group_id(0), ty = get_group_id(1);
+    int lx = get_local_id(0), tx = GROUP_ID(0), ty = GROUP_ID(1);
     int x0 = tx * TL, y0 = ty * TL;
     int x = min(x0 + lx, width - 1);
     {

@@ -19,7 +19,7 @@ __kernel void transpose_local(__global const T* in, __global T* out, int width, 
 {
     __local PIX tile[TILE][TILE + 1];
     int lx = get_local_id(0), ly = get_local_id(1);
-    int bx = get_group_id(0) * TILE, by = get_group_id(1) * TILE;
+    int bx = GROUP_ID(0) * TILE, by = GROUP_ID(1) * TILE;
     int x = bx + lx, y = by + ly;
     if (x < width && y < height)
         tile[ly][lx] = LOADP(in, y * width + x);
@@ -36,7 +36,7 @@ __kernel void transpose_local_diag(__global const T* in, __global T* out, int wi
 {
     __local PIX tile[TILE][TILE];
     int lx = get_local_id(0), ly = get_local_id(1);
-    int bx = get_group_id(0) * TILE, by = get_group_id(1) * TILE;
+    int bx = GROUP_ID(0) * TILE, by = GROUP_ID(1) * TILE;
     int x = bx + lx, y = by + ly;
     if (x < width && y < height)
         tile[ly][(lx + ly) % TILE] = LOADP(in, y * width + x);
@@ -54,7 +54,7 @@ __kernel void transpose_local_x4(__global const T* in, __global T* out, int widt
 {
     __local PIX tile[TILE][TILE + 1];
     int lx = get_local_id(0), ly = get_local_id(1);
-    int bx = get_group_id(0) * TILE, by = get_group_id(1) * TILE;
+    int bx = GROUP_ID(0) * TILE, by = GROUP_ID(1) * TILE;
     int x = bx + lx;
     if (x < width) {
         for (int j = ly; j < TILE; j += ROWS) {

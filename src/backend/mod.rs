@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod cpu;
+pub mod limit;
 #[cfg(feature = "opencl")]
 pub mod opencl;
 pub mod programs;
@@ -15,6 +16,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 pub use cache::CacheDir;
+pub use limit::DispatchLimit;
 
 /// The device type OpenCL variants run on: the OpenCL device, or, in a
 /// build without OpenCL, a type with no values (so those paths cannot run).
@@ -183,6 +185,27 @@ impl Backend {
             #[cfg(feature = "opencl")]
             Backend::OpenCl(d) => Some(d.as_ref()),
         }
+    }
+
+    /// Sets the OpenCL device's dispatch limit (nothing on the CPU
+    /// backend, whose work has no watchdog).
+    pub fn set_dispatch_limit(&self, limit: DispatchLimit) {
+        match self {
+            Backend::Cpu => {
+                let _ = limit;
+            }
+            #[cfg(feature = "opencl")]
+            Backend::OpenCl(d) => d.set_dispatch_limit(limit),
+        }
+    }
+
+    /// Kernel dispatches enqueued by the calling thread so far (0 without
+    /// OpenCL); the difference around a call counts its dispatches.
+    pub fn dispatches_on_this_thread() -> u64 {
+        #[cfg(feature = "opencl")]
+        return opencl::dispatches_on_this_thread();
+        #[cfg(not(feature = "opencl"))]
+        0
     }
 
     /// How the OpenCL device's programs were obtained so far: built from

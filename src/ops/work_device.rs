@@ -228,7 +228,8 @@ impl Work {
         let n = self.img.pixel_count() * lanes;
         let out = DeviceBuffer::from_slice(dev, &[0u32, u32::MAX])?;
         let local = k.max_work_group().clamp(1, PLUMBING.local[0]);
-        let ev = dev.launch(
+        // Grid-stride: never split.
+        let ev = dev.launch_whole(
             &k,
             &[n.div_ceil(NONFINITE_PER_ITEM)],
             &[local],
@@ -427,7 +428,15 @@ pub(crate) fn display_into<U: Sample>(
         float as u8
     );
     let (hi, mul, opaque) = format.factors(w.ty);
-    from_work(d, dev, w, out, &extra, "pipeline_display", &[hi, mul, opaque])
+    from_work(
+        d,
+        dev,
+        w,
+        out,
+        &extra,
+        "pipeline_display",
+        &[hi, mul, opaque],
+    )
 }
 
 /// Uploads a decoded frame as it is (packed frames stay packed).

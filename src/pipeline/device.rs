@@ -113,6 +113,7 @@ mod cl {
         let in_range = super::super::in_range;
         for op in ops {
             let mut record = StageRecord::default();
+            let since = crate::backend::Backend::dispatches_on_this_thread();
             let stage_input = match (raw.take(), cur.take()) {
                 (Some(r), _) if op.stage.reads_raw() => ChainInput::raw(r),
                 (_, Some(w)) if in_range(bound) => ChainInput::work(w),
@@ -131,7 +132,7 @@ mod cl {
                 .run_device(&cx, op.variant.as_deref(), stage_input, &mut record)?;
             cur = Some(next);
             bound = bound.and_then(|b| op.stage.bound(b));
-            outcomes.push(StageOutcome::of(op, record, true));
+            outcomes.push(StageOutcome::of(op, record, true, since));
         }
         let w = match (cur, raw) {
             (Some(w), _) => w,

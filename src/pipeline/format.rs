@@ -80,6 +80,7 @@ pub fn run_stage_raw(
 ) -> Result<(DynImage, StageOutcome)> {
     let engine = stage_engine(engine, op);
     let mut record = StageRecord::default();
+    let since = crate::backend::Backend::dispatches_on_this_thread();
     let img = op.stage.run_host_raw(&*engine, frame, &mut record)?;
-    Ok((img, StageOutcome::of(op, record, false)))
+    Ok((img, StageOutcome::of(op, record, false, since)))
 }

@@ -298,6 +298,9 @@ pub struct StageOutcome {
     /// Whether the stage ran inside a device-resident chain (its input and
     /// output stayed on the device).
     pub on_device: bool,
+    /// Kernel dispatches the stage enqueued (0 on the CPU path; a launch
+    /// split under the dispatch limit counts each chunk).
+    pub dispatches: u64,
 }
 
 impl std::ops::Deref for StageOutcome {
@@ -309,12 +312,14 @@ impl std::ops::Deref for StageOutcome {
 }
 
 impl StageOutcome {
-    /// The outcome of `op` from what it recorded.
-    pub(crate) fn of(op: &Op, record: StageRecord, on_device: bool) -> Self {
+    /// The outcome of `op` from what it recorded; `since`: this thread's
+    /// dispatch count when the stage began.
+    pub(crate) fn of(op: &Op, record: StageRecord, on_device: bool, since: u64) -> Self {
         StageOutcome {
             op: op.clone(),
             record,
             on_device,
+            dispatches: crate::backend::Backend::dispatches_on_this_thread() - since,
         }
     }
 }
@@ -355,8 +360,9 @@ fn run_stage_bounded(
         engine.to_mut().set_inputs_bounded(true);
     }
     let mut record = StageRecord::default();
+    let since = crate::backend::Backend::dispatches_on_this_thread();
     let output = op.stage.run_host(&*engine, input, &mut record)?;
-    Ok((output, StageOutcome::of(op, record, false)))
+    Ok((output, StageOutcome::of(op, record, false, since)))
 }
 
 /// Runs the stages one after another on the host, returning the final

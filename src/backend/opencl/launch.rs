@@ -7,7 +7,7 @@ use opencl3::event::Event;
 use opencl3::program::Program;
 use opencl3::types::cl_mem;
 
-use super::{cl_err, ClDevice, DeviceBuffer, DeviceImage};
+use super::{cl_err, watchdog, ClDevice, DeviceBuffer, DeviceImage};
 use crate::error::{Error, Result};
 use crate::image::Sample;
 
@@ -50,6 +50,8 @@ impl<'a> Arg<'a> {
 /// A kernel created from a built program, with the limits the device reports for it.
 pub struct Kernel {
     kernel: opencl3::kernel::Kernel,
+    /// The program's handle, which tells builds with other options apart.
+    program: usize,
     name: String,
     max_work_group: usize,
     num_args: u32,
@@ -88,50 +90,61 @@ pub(crate) fn untimed<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// A completed-or-pending command. Dropping it never blocks; clones share
-/// the one OpenCL event.
+/// A completed-or-pending command: one dispatch, or the chunks of a split
+/// one (in queue order). Dropping it never blocks; clones share the OpenCL
+/// events.
 #[derive(Clone)]
-pub struct ClEvent(Option<std::sync::Arc<Event>>);
+pub struct ClEvent(Vec<std::sync::Arc<Event>>);
 
 impl ClEvent {
     pub(super) fn new(e: Event) -> Self {
-        ClEvent(Some(std::sync::Arc::new(e)))
+        ClEvent(vec![std::sync::Arc::new(e)])
     }
 
-    /// The OpenCL handle, for wait lists (`None` for host-side work).
+    /// The OpenCL handle of the last command, for wait lists (`None` for
+    /// host-side work); on an in-order queue it ends after the others.
     pub(super) fn handle(&self) -> Option<opencl3::types::cl_event> {
-        self.0.as_ref().map(|e| e.get())
+        self.0.last().map(|e| e.get())
     }
     pub(super) fn none() -> Self {
-        ClEvent(None)
+        ClEvent(Vec::new())
     }
 
-    /// Waits for the command to finish.
+    /// Waits for the command (every chunk) to finish.
     pub fn wait(&self) -> Result<()> {
-        match &self.0 {
-            Some(e) => e.wait().map_err(|e| cl_err("clWaitForEvents", e)),
-            None => Ok(()),
+        for e in &self.0 {
+            e.wait().map_err(|e| cl_err("clWaitForEvents", e))?;
         }
+        Ok(())
     }
 
-    /// Device time from start to end of the command (waits for it first).
-    /// `None` for commands that had no OpenCL event (host-side work).
-    /// Inside the crate's untimed sections (streams after their first
-    /// frame) it does not wait and answers `None`.
+    /// Device time from start to end of the command, the chunks' times
+    /// summed (waits for it first). `None` for commands that had no
+    /// OpenCL event (host-side work). Inside the crate's untimed sections
+    /// (streams after their first frame) it does not wait and answers
+    /// `None`.
     pub fn duration(&self) -> Result<Option<Duration>> {
-        let Some(e) = &self.0 else { return Ok(None) };
-        if UNTIMED.with(|u| u.get()) {
+        if self.0.is_empty() || UNTIMED.with(|u| u.get()) {
             return Ok(None);
         }
-        e.wait().map_err(|e| cl_err("clWaitForEvents", e))?;
-        let start = e
-            .profiling_command_start()
-            .map_err(|e| cl_err("clGetEventProfilingInfo", e))?;
-        let end = e
-            .profiling_command_end()
-            .map_err(|e| cl_err("clGetEventProfilingInfo", e))?;
-        Ok(Some(Duration::from_nanos(end.saturating_sub(start))))
+        let mut total = Duration::ZERO;
+        for e in &self.0 {
+            total += event_time(e)?;
+        }
+        Ok(Some(total))
     }
+}
+
+/// One event's device time (waits for it).
+fn event_time(e: &Event) -> Result<Duration> {
+    e.wait().map_err(|e| cl_err("clWaitForEvents", e))?;
+    let start = e
+        .profiling_command_start()
+        .map_err(|e| cl_err("clGetEventProfilingInfo", e))?;
+    let end = e
+        .profiling_command_end()
+        .map_err(|e| cl_err("clGetEventProfilingInfo", e))?;
+    Ok(Duration::from_nanos(end.saturating_sub(start)))
 }
 
 impl ClDevice {
@@ -147,6 +160,7 @@ impl ClDevice {
             .map_err(|e| cl_err("clGetKernelInfo", e))?;
         Ok(Kernel {
             kernel,
+            program: program.get() as usize,
             name: name.to_string(),
             max_work_group,
             num_args,
@@ -157,6 +171,13 @@ impl ClDevice {
     /// (1 or 2 dimensions). The global size is rounded up to a multiple of the
     /// group size, so kernels must bounds-check. A group larger than the
     /// kernel allows is [`Error::Unsupported`], so callers can fall back.
+    ///
+    /// Under a dispatch limit (see the `watchdog` module) the launch is
+    /// split into chunks of whole groups along its last dimension, each
+    /// with a global offset: the kernel must find its data through
+    /// `get_global_id` or `GROUP_ID` only. Grid-stride kernels, whose
+    /// work-items loop over the data by the global size, use
+    /// [`ClDevice::launch_whole`].
     pub(crate) fn launch(
         &self,
         kernel: &Kernel,
@@ -164,12 +185,76 @@ impl ClDevice {
         local: &[usize],
         args: &[Arg<'_>],
     ) -> Result<ClEvent> {
+        let rounded = self.prepare(kernel, global, local, args)?;
+        let Some(limit) = self.watchdog.limit() else {
+            return self.enqueue(kernel, &vec![0; rounded.len()], &rounded, local);
+        };
+        let d = rounded.len() - 1;
+        let total = rounded[d] / local[d];
+        let key = watchdog::key(kernel.program, &kernel.name, &rounded, local);
+        let mut rate = self.watchdog.rate(&key);
+        let mut events = Vec::new();
+        let mut done = 0;
+        while done < total {
+            let n = watchdog::chunk_groups(rate, limit, total, total - done);
+            let mut offset = vec![0; rounded.len()];
+            let mut size = rounded.clone();
+            offset[d] = done * local[d];
+            size[d] = n * local[d];
+            let ev = self.enqueue(kernel, &offset, &size, local)?;
+            if rate.is_none() && n < total {
+                // The probe: its rate sizes the other chunks.
+                let e = &ev.0[0];
+                let t = event_time(e)?;
+                let r = t.as_nanos() as f64 / n as f64;
+                self.watchdog.record(key.clone(), r);
+                rate = Some(r);
+                if t > limit {
+                    log::warn!(
+                        "{}: one chunk of {n} work-groups ran {t:?}, over the dispatch limit of                          {limit:?}",
+                        kernel.name
+                    );
+                }
+            }
+            events.extend(ev.0);
+            done += n;
+        }
+        if events.len() > 1 {
+            log::debug!(
+                "{}: {} dispatches under the limit of {limit:?}",
+                kernel.name,
+                events.len()
+            );
+        }
+        Ok(ClEvent(events))
+    }
+
+    /// [`ClDevice::launch`] for grid-stride kernels (a fixed number of
+    /// work-items, each looping over the data by the global size), which a
+    /// global offset would make read data twice: always one dispatch. Such
+    /// a kernel makes one streaming pass over its input, the shortest work
+    /// any kernel of that input does.
+    pub(crate) fn launch_whole(
+        &self,
+        kernel: &Kernel,
+        global: &[usize],
+        local: &[usize],
+        args: &[Arg<'_>],
+    ) -> Result<ClEvent> {
+        let rounded = self.prepare(kernel, global, local, args)?;
+        self.enqueue(kernel, &vec![0; rounded.len()], &rounded, local)
+    }
+
+    /// Checks a launch, sets its arguments and returns the global size
+    /// rounded up to whole groups.
+    fn prepare(
+        &self,
+        kernel: &Kernel,
+        global: &[usize],
+        local: &[usize],
+        args: &[Arg<'_>],
+    ) -> Result<Vec<usize>> {
         check_launch(kernel, global, local, args)?;
-        let rounded: Vec<usize> = global
-            .iter()
-            .zip(local)
-            .map(|(&g, &l)| g.max(1).div_ceil(l) * l)
-            .collect();
         for (i, a) in args.iter().enumerate() {
             let i = i as u32;
             // SAFETY: each value matches the size of the OpenCL type it stands
@@ -186,17 +271,35 @@ impl ClDevice {
             };
             r.map_err(|e| cl_err(format!("clSetKernelArg({}, {i})", kernel.name), e))?;
         }
-        // SAFETY: every argument was set above; global and local sizes have the
-        // same number of dimensions and global is a multiple of local. What the
-        // kernel touches is bounded by the sizes passed with the buffers: this
-        // function is crate-private, and every caller (the op modules) passes
-        // the dimensions of the very buffers it passes, which the kernels check.
+        Ok(global
+            .iter()
+            .zip(local)
+            .map(|(&g, &l)| g.max(1).div_ceil(l) * l)
+            .collect())
+    }
+
+    /// Enqueues one dispatch of `size` work-items from `offset` (both whole
+    /// groups) and counts it.
+    fn enqueue(
+        &self,
+        kernel: &Kernel,
+        offset: &[usize],
+        size: &[usize],
+        local: &[usize],
+    ) -> Result<ClEvent> {
+        // SAFETY: every argument was set by `prepare`; offset, size and local
+        // have the same number of dimensions, and offset + size stays within
+        // the rounded global range, a multiple of local. What the kernel
+        // touches is bounded by the sizes passed with the buffers: launches
+        // are crate-private, and every caller (the op modules) passes the
+        // dimensions of the very buffers it passes, which the kernels check
+        // against get_global_id (offset included).
         let ev = unsafe {
             self.queue.enqueue_nd_range_kernel(
                 kernel.kernel.get(),
-                global.len() as u32,
-                std::ptr::null(),
-                rounded.as_ptr(),
+                size.len() as u32,
+                offset.as_ptr(),
+                size.as_ptr(),
                 local.as_ptr(),
                 &[],
             )
@@ -215,6 +318,7 @@ impl ClDevice {
             },
             _ => cl_err(format!("clEnqueueNDRangeKernel({})", kernel.name), e),
         })?;
+        watchdog::count(1);
         Ok(ClEvent::new(ev))
     }
 }

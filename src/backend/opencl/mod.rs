@@ -18,7 +18,9 @@ mod launch;
 mod loading;
 mod program;
 mod stream;
+pub mod watchdog;
 
+use crate::backend::limit::DispatchLimit;
 pub use buffer::DeviceImage;
 pub(crate) use buffer::{DeviceBuffer, Pool};
 pub use caller::{CallerContext, QueueOrigin};
@@ -27,6 +29,7 @@ pub(crate) use launch::Arg;
 pub use launch::{ClEvent, Kernel};
 pub use program::{ProgramCache, ProgramStats};
 pub(crate) use stream::{HostStage, TransferQueue};
+pub use watchdog::dispatches_on_this_thread;
 
 use std::path::PathBuf;
 use std::sync::Once;
@@ -172,6 +175,8 @@ pub struct ClDevice {
     pool: std::sync::Arc<Pool>,
     /// Whose queue `queue` is.
     origin: QueueOrigin,
+    /// The dispatch limit and the launches' measured rates.
+    watchdog: watchdog::Watchdog,
 }
 
 impl std::fmt::Debug for ClDevice {
@@ -239,6 +244,10 @@ impl ClDevice {
     ) -> Self {
         let programs = ProgramCache::new(&info, cache_root);
         let pool = std::sync::Arc::new(Pool::new(info.global_mem));
+        let nv_timeout = device
+            .get_data(watchdog::CL_DEVICE_KERNEL_EXEC_TIMEOUT_NV)
+            .is_ok_and(|v| v.iter().any(|&b| b != 0));
+        let display = watchdog::Watchdog::drives_display(info.kind, &info.vendor, nv_timeout);
         ClDevice {
             info,
             device,
@@ -247,7 +256,18 @@ impl ClDevice {
             programs,
             pool,
             origin,
+            watchdog: watchdog::Watchdog::new(display),
         }
+    }
+
+    /// Sets how long one dispatch may run (see [`DispatchLimit`]).
+    pub fn set_dispatch_limit(&self, limit: DispatchLimit) {
+        self.watchdog.set(limit);
+    }
+
+    /// The dispatch limit in force (`None`: launches are never split).
+    pub fn dispatch_limit(&self) -> Option<std::time::Duration> {
+        self.watchdog.limit()
     }
 
     /// Whose queue the kernels run on (the engine's own, or a caller's).

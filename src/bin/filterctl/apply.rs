@@ -87,6 +87,8 @@ struct JsonStage {
     stage: usize,
     spec: String,
     calls: Vec<RunReport>,
+    /// Kernel dispatches (each chunk of a split launch counts).
+    dispatches: u64,
     minmax: Option<JsonMinMax>,
     #[serde(serialize_with = "clfilter::ops::ser_ms")]
     ms: Duration,
@@ -263,6 +265,7 @@ fn run_one(
             stage: i + 1,
             spec: op.to_string(),
             ms: outcome.reports.iter().map(|r| r.elapsed).sum(),
+            dispatches: outcome.dispatches,
             calls: outcome.record.reports,
             minmax: outcome.record.minmax.map(|m| JsonMinMax {
                 min: m.min[..m.channels].to_vec(),

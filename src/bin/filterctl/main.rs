@@ -141,6 +141,7 @@ impl Global {
             cache: CacheDir::Default,
             cl_dir,
             variant: self.variant.clone().filter(|v| !v.trim().is_empty()),
+            dispatch_limit: clfilter::backend::DispatchLimit::from_env()?,
             ..Default::default()
         })?;
         log::info!("backend: {}", engine.backend().describe());

@@ -68,13 +68,14 @@ mod cl {
         let k2 = progs.kernel(dev, SPEC.name, spec, &shape, "", "minmax_final")?;
         let partial = DeviceBuffer::<[f32; 4]>::new(dev, 2 * g)?;
         let result = DeviceBuffer::<[f32; 4]>::new(dev, 2)?;
-        let e1 = dev.launch(
+        // Grid-stride (and one partial per group): never split.
+        let e1 = dev.launch_whole(
             &k1,
             &[g * lws],
             &[lws],
             &[Arg::img(input), Arg::int(n)?, Arg::buf(&partial)],
         )?;
-        let e2 = dev.launch(
+        let e2 = dev.launch_whole(
             &k2,
             &[lws],
             &[lws],

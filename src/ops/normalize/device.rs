@@ -73,19 +73,19 @@ mod cl {
             &spec.kernel_name(SPEC.name),
         )?;
         let n = input.pixel_count();
-        let items = if spec.name == "x4" { n.div_ceil(4) } else { n };
-        dev.launch(
-            &k2,
-            &[items],
-            &[spec.local[0]],
-            &[
-                Arg::img(input),
-                Arg::img(out),
-                Arg::int(n)?,
-                Arg::F32x4(k.sub),
-                Arg::F32x4(k.factor),
-            ],
-        )
+        let args = [
+            Arg::img(input),
+            Arg::img(out),
+            Arg::int(n)?,
+            Arg::F32x4(k.sub),
+            Arg::F32x4(k.factor),
+        ];
+        // x4's work-items step by the global size: never split.
+        if spec.name == "x4" {
+            dev.launch_whole(&k2, &[n.div_ceil(4)], &[spec.local[0]], &args)
+        } else {
+            dev.launch(&k2, &[n], &[spec.local[0]], &args)
+        }
     }
 }
 

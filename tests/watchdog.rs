@@ -1,0 +1,234 @@
+//! Watchdog-safe dispatch: under a tiny dispatch limit every launch of a
+//! kernel that can be split is cut into chunks of whole work-groups (each
+//! with a global offset), and the result must be the same bytes as one
+//! dispatch gives, for every variant of every registered operation, every
+//! sample type, in pipelines, and through `filterctl apply --json`, which
+//! counts the dispatches. Needs an OpenCL device (PoCL in CI).
+
+use std::any::Any;
+use std::time::Duration;
+
+use clfilter::backend::{Backend, DispatchLimit};
+use clfilter::image::Image;
+use clfilter::ops::minmax::MinMax;
+use clfilter::ops::tuning::Ask;
+use clfilter::ops::OPERATIONS;
+use clfilter::pipeline::Pipeline;
+use clfilter::{CacheDir, DynImage, Engine, SampleType};
+
+mod common;
+
+/// Grid-stride variants: a fixed number of work-items each loop over the
+/// data by the global size, so an offset would make them read data twice;
+/// they always run as one dispatch (`ClDevice::launch_whole`).
+const UNSPLIT: &[&str] = &["minmax/tree", "minmax/tree_vec4", "normalize/x4"];
+
+/// Engines on the OpenCL device without a limit and with a 1 ns one
+/// (after the probe chunk, one group per dispatch).
+fn engines() -> Option<(Engine, Engine)> {
+    let mut opts = common::opencl_options(CacheDir::Dir(common::process_cache_dir()));
+    opts.dispatch_limit = DispatchLimit::Off;
+    let plain = common::opencl_engine_with(opts.clone())?;
+    opts.dispatch_limit = DispatchLimit::Max(Duration::from_nanos(1));
+    let split = common::opencl_engine_with(opts)?;
+    Some((plain, split))
+}
+
+/// Equal bits (NaN payloads included).
+fn same_image<T: common::TestSample>(a: &Image<T>, b: &Image<T>) -> bool {
+    (a.width(), a.height(), a.channels()) == (b.width(), b.height(), b.channels())
+        && a.rows()
+            .flatten()
+            .zip(b.rows().flatten())
+            .all(|(x, y)| T::same(*x, *y))
+}
+
+/// Whether two outputs of a tuning case are the same bytes.
+fn same(a: &dyn Any, b: &dyn Any) -> bool {
+    if let (Some(a), Some(b)) = (a.downcast_ref::<DynImage>(), b.downcast_ref::<DynImage>()) {
+        return match (a, b) {
+            (DynImage::U8(a), DynImage::U8(b)) => same_image(a, b),
+            (DynImage::U16(a), DynImage::U16(b)) => same_image(a, b),
+            (DynImage::F32(a), DynImage::F32(b)) => same_image(a, b),
+            _ => false,
+        };
+    }
+    if let (Some(a), Some(b)) = (a.downcast_ref::<Image<u8>>(), b.downcast_ref::<Image<u8>>()) {
+        return same_image(a, b);
+    }
+    if let (Some(a), Some(b)) = (
+        a.downcast_ref::<Image<u16>>(),
+        b.downcast_ref::<Image<u16>>(),
+    ) {
+        return same_image(a, b);
+    }
+    if let (Some(a), Some(b)) = (
+        a.downcast_ref::<Image<f32>>(),
+        b.downcast_ref::<Image<f32>>(),
+    ) {
+        return same_image(a, b);
+    }
+    if let (Some(a), Some(b)) = (a.downcast_ref::<MinMax>(), b.downcast_ref::<MinMax>()) {
+        return a == b;
+    }
+    panic!("an output type this test does not know: extend `same`");
+}
+
+#[test]
+fn every_variant_gives_the_same_bytes_in_chunks() {
+    let Some((plain, split)) = engines() else {
+        return;
+    };
+    // Past several tiles in both directions, no multiple of the 16- and
+    // 32-pixel tiles, and even (a Bayer frame).
+    let (w, h) = (138, 70);
+    for op in OPERATIONS {
+        for spec in op.spec.variants {
+            let name = format!("{}/{}", op.spec.name, spec.name);
+            let (p, s) = (
+                plain.with_variant(Some(op.spec.name), spec.name),
+                split.with_variant(Some(op.spec.name), spec.name),
+            );
+            let (mut ran, mut splits) = (0, 0);
+            for sample in [SampleType::U8, SampleType::U16, SampleType::F32] {
+                if op.tune.reads(sample).is_err() {
+                    continue;
+                }
+                for channels in [1, 4] {
+                    let ask = Ask {
+                        sigmas: &[0.7, 3.0],
+                        channels,
+                        method: None,
+                    };
+                    for params in op.tune.params(&ask).expect("parameter sets") {
+                        let size = (w, h, channels);
+                        if op.tune.job_shape(sample, size, params.clone()).is_err() {
+                            continue;
+                        }
+                        let case = op.tune.case(sample, size, params.clone()).unwrap();
+                        let before = Backend::dispatches_on_this_thread();
+                        let Ok((a, _)) = case.run(&p) else {
+                            continue;
+                        };
+                        let one = Backend::dispatches_on_this_thread() - before;
+                        let (b, _) = case.run(&s).unwrap_or_else(|e| panic!("{name}: {e}"));
+                        let many = Backend::dispatches_on_this_thread() - before - one;
+                        let what = format!("{name} {sample}x{channels} {params:?}");
+                        assert!(
+                            same(a.as_ref(), b.as_ref()),
+                            "{what}: chunks changed the output"
+                        );
+                        assert!(many >= one, "{what}: {many} < {one} dispatches");
+                        ran += 1;
+                        splits += usize::from(many > one);
+                    }
+                }
+            }
+            eprintln!("{name}: {ran} cases, {splits} split");
+            assert!(ran > 0, "{name}: no case ran");
+            if UNSPLIT.contains(&name.as_str()) {
+                assert_eq!(splits, 0, "{name} is grid-stride and must not split");
+            } else {
+                assert_eq!(splits, ran, "{name}: some launches were not split");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_chained_pipeline_gives_the_same_bytes_in_chunks() {
+    let Some((plain, split)) = engines() else {
+        return;
+    };
+    let mut rng = common::Rng::new(20);
+    let raw: DynImage = common::random_image::<u16>(&mut rng, 258, 130, 1).into();
+    let p: Pipeline =
+        "demosaic=pattern=rggb:method=mhc:bits=12,gaussian=sigma=5,transpose,convert=u8"
+            .parse()
+            .unwrap();
+    let (a, sa) = p.run(&plain, raw.clone()).unwrap();
+    let (b, sb) = p.run(&split, raw).unwrap();
+    assert_eq!(a, b);
+    assert!(sa.iter().chain(&sb).all(|s| s.on_device));
+    for (x, y) in sa.iter().zip(&sb) {
+        // A folded `convert` dispatches nothing.
+        assert!(
+            y.dispatches > x.dispatches || x.dispatches == 0,
+            "{}: {} vs {}",
+            x.op,
+            y.dispatches,
+            x.dispatches
+        );
+    }
+    assert!(sa.iter().any(|s| s.dispatches > 0));
+}
+
+#[test]
+fn apply_json_counts_the_dispatches_of_each_stage() {
+    if engines().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = common::random_image::<u8>(&mut common::Rng::new(3), 300, 200, 3);
+    let input = dir.path().join("in.png");
+    clfilter::image::save(&DynImage::U8(img), &input).unwrap();
+    let run = |limit: &str| {
+        let out = assert_cmd::Command::cargo_bin("filterctl")
+            .unwrap()
+            .env("FILTERCTL_CACHE_DIR", common::process_cache_dir())
+            .env("FILTERCTL_MAX_DISPATCH_MS", limit)
+            .args([
+                "--device",
+                "auto",
+                "apply",
+                "-f",
+                "gaussian=sigma=3,transpose",
+                "--json",
+            ])
+            .arg(&input)
+            .arg("-o")
+            .arg(dir.path().join(format!("out{limit}.png")))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["files"][0]["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["dispatches"].as_u64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let one = run("0");
+    let many = run("0.000001");
+    assert_eq!(one.len(), 2);
+    assert!(one.iter().all(|&n| n > 0));
+    assert!(
+        many.iter().zip(&one).all(|(m, o)| m > o),
+        "{many:?} vs {one:?}"
+    );
+    let a = std::fs::read(dir.path().join("out0.png")).unwrap();
+    let b = std::fs::read(dir.path().join("out0.000001.png")).unwrap();
+    assert_eq!(a, b);
+    // A bad limit is a usage error that names the variable.
+    let bad = assert_cmd::Command::cargo_bin("filterctl")
+        .unwrap()
+        .env("FILTERCTL_MAX_DISPATCH_MS", "soon")
+        .args(["apply", "-f", "transpose"])
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.path().join("never.png"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("FILTERCTL_MAX_DISPATCH_MS"));
+}
