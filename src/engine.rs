@@ -8,7 +8,7 @@ use crate::backend::{self, Backend, CacheDir, DeviceSelector};
 use crate::dispatch::{self, store::Mode, Call, Tuning};
 use crate::error::{Error, Result};
 use crate::image::NonFinite;
-use crate::ops::{Dispatch, OpSpec, Programs, RunCl, RunReport, Shape, VariantSpec};
+use crate::ops::{Dispatch, OpSpec, Programs, RunCl, RunReport, Shape, VariantSpec, CPU};
 
 /// How to set up an [`Engine`].
 #[derive(Debug, Clone, Default)]
@@ -67,6 +67,9 @@ pub struct Engine {
     /// The caller (a pipeline's host path) has bounded its inputs: they are
     /// finite and within range, so the non-finite scan is skipped.
     inputs_bounded: bool,
+    /// `auto` kept an OpenCL CPU device because tuning measured it faster
+    /// somewhere: requests tuning did not measure run the rayon path first.
+    cpu_first_untuned: bool,
 }
 
 /// Parses and checks a variant override against the operation tables.
@@ -136,10 +139,32 @@ fn no_repeats(forced: Vec<(Option<String>, String)>) -> Result<Vec<(Option<Strin
 }
 
 impl Engine {
-    /// Opens the backend the options select.
+    /// Opens the backend the options select. Under `auto`, an OpenCL CPU
+    /// device gives way to the rayon path unless a variant is forced or the
+    /// tuning cache measured the device faster end to end for some request;
+    /// when it stays, requests the tuning did not measure still run the
+    /// rayon path first (see [`DeviceSelector::Auto`]).
     pub fn new(opts: EngineOptions) -> Result<Self> {
         let backend = backend::select(&opts.device, &opts.cache)?;
-        Self::on_backend(backend, opts)
+        let auto = opts.device == DeviceSelector::Auto;
+        let mut engine = Self::on_backend(backend, opts.clone())?;
+        let cpu_device = engine
+            .backend
+            .device_info()
+            .is_some_and(|i| i.kind == backend::DeviceKind::Cpu);
+        if !auto || !cpu_device || engine.forced.iter().any(|(_, v)| v != CPU) {
+            return Ok(engine);
+        }
+        if engine.tuning.proves_device() {
+            engine.cpu_first_untuned = true;
+            return Ok(engine);
+        }
+        log::info!(
+            "auto: the rayon CPU path, not {} (an OpenCL CPU device that tuning has not \
+             measured faster; `filterctl tune` measures it, `--device opencl` uses it)",
+            engine.backend.describe()
+        );
+        Self::on_backend(Backend::Cpu, opts)
     }
 
     /// An engine on a backend opened elsewhere, such as one on an
@@ -160,6 +185,7 @@ impl Engine {
             tuning: Arc::new(Tuning::inactive()),
             nonfinite: NonFinite::default(),
             inputs_bounded: false,
+            cpu_first_untuned: false,
         };
         if let Some(info) = engine.backend.device_info() {
             let checksums = engine.checksums();
@@ -271,6 +297,7 @@ impl Engine {
             tuning: Arc::new(Tuning::inactive()),
             nonfinite: NonFinite::default(),
             inputs_bounded: false,
+            cpu_first_untuned: false,
         }
     }
 
@@ -300,6 +327,13 @@ impl Engine {
         let mut e = self.clone();
         e.nonfinite = policy;
         e
+    }
+
+    /// Whether requests the tuning did not measure run the rayon path
+    /// first: `auto` kept an OpenCL CPU device that tuning measured faster
+    /// for other requests ([`Engine::new`]).
+    pub fn cpu_first_untuned(&self) -> bool {
+        self.cpu_first_untuned
     }
 
     /// The policy set by [`Engine::set_nonfinite`].

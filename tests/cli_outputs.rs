@@ -242,7 +242,7 @@ fn write_errors_name_the_file() {
     std::fs::write(dir.path().join("in.raw"), noise(4 * FRAME, 7)).unwrap();
     let mut devices = vec!["cpu"];
     if std::env::var("FILTERCTL_REQUIRE_OPENCL").is_ok_and(|v| v == "1") {
-        devices.push("auto");
+        devices.push("opencl");
     }
     for device in devices {
         let out = filterctl()

@@ -179,7 +179,7 @@ fn apply_json_counts_the_dispatches_of_each_stage() {
             .env("FILTERCTL_MAX_DISPATCH_MS", limit)
             .args([
                 "--device",
-                "auto",
+                "opencl",
                 "apply",
                 "-f",
                 "gaussian=sigma=3,transpose",

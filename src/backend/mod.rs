@@ -108,16 +108,22 @@ impl DeviceInfo {
     }
 }
 
-/// How to choose the backend: `auto`, `cpu`, `gpu`, `P:D`, or a case-insensitive
+/// How to choose the backend: `auto`, `cpu`, `opencl`, `gpu`, `P:D`, or a case-insensitive
 /// part of a device or platform name.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum DeviceSelector {
-    /// The first GPU, else the first accelerator, else any OpenCL device,
-    /// else the CPU backend. Never an error.
+    /// The first GPU, else the first accelerator, else the CPU backend.
+    /// An OpenCL CPU device (PoCL, Intel's CPU runtime) is used instead of
+    /// the CPU backend only where the tuning cache measured one of its
+    /// variants faster end to end than the rayon path (`Engine::new`
+    /// decides). Never an error.
     #[default]
     Auto,
     /// The rayon CPU backend (not an OpenCL CPU device).
     Cpu,
+    /// The first GPU, else the first accelerator, else any OpenCL device
+    /// (a CPU device included); an error if there is none.
+    OpenCl,
     /// The first OpenCL GPU; an error if there is none.
     Gpu,
     /// Platform and device index, as listed by `filterctl devices`.
@@ -136,6 +142,7 @@ impl FromStr for DeviceSelector {
         Ok(match t.to_ascii_lowercase().as_str() {
             "auto" => DeviceSelector::Auto,
             "cpu" => DeviceSelector::Cpu,
+            "opencl" => DeviceSelector::OpenCl,
             "gpu" => DeviceSelector::Gpu,
             _ => match t.split_once(':') {
                 Some((p, d)) => match (p.parse(), d.parse()) {
@@ -328,7 +335,7 @@ pub fn adopt(caller: opencl::CallerContext, cache: &CacheDir) -> Result<Backend>
 fn position(selector: &DeviceSelector, found: &[opencl::Found]) -> Option<usize> {
     let usable = |f: &opencl::Found| f.info.available;
     match selector {
-        DeviceSelector::Auto => [DeviceKind::Gpu, DeviceKind::Accelerator]
+        DeviceSelector::Auto | DeviceSelector::OpenCl => [DeviceKind::Gpu, DeviceKind::Accelerator]
             .iter()
             .find_map(|k| found.iter().position(|f| usable(f) && f.info.kind == *k))
             .or_else(|| found.iter().position(usable)),
@@ -358,6 +365,7 @@ impl std::fmt::Display for DeviceSelector {
         match self {
             DeviceSelector::Auto => f.write_str("auto"),
             DeviceSelector::Cpu => f.write_str("cpu"),
+            DeviceSelector::OpenCl => f.write_str("opencl"),
             DeviceSelector::Gpu => f.write_str("gpu"),
             DeviceSelector::Index(p, d) => write!(f, "{p}:{d}"),
             DeviceSelector::Name(n) => f.write_str(n),

@@ -208,8 +208,9 @@ fn run_forced(
 /// The candidates in order: the tuned ranking (end-to-end figures for host
 /// calls, which may rank the CPU path; kernel figures for device-resident
 /// stages, for the working shape, else the logical one), then the device's
-/// default order for what the tuning did not rank. Variants that cannot
-/// run the shape are left out.
+/// default order for what the tuning did not rank. An untuned host call on
+/// an OpenCL CPU device that `auto` kept tries the CPU path first.
+/// Variants that cannot run the shape are left out.
 fn plan(
     engine: &Engine,
     dev: &Dev,
@@ -224,7 +225,12 @@ fn plan(
             .or_else(|| engine.tuned_order(op, logical, Mode::Kernel))
             .map(|o| o.into_iter().filter(|n| n != CPU).collect()),
     };
+    let untuned = tuned.is_none();
     let mut names: Vec<String> = tuned.unwrap_or_default();
+    if untuned && engine.cpu_first_untuned() && matches!(call, Call::Host { .. }) {
+        // `auto` kept this CPU device for what tuning measured, not this.
+        names.push(CPU.to_string());
+    }
     for spec in op.order_for(dev.info().kind, shape) {
         if !names.iter().any(|n| n == spec.name) {
             names.push(spec.name.to_string());

@@ -183,6 +183,17 @@ impl Tuning {
         Some(Arc::clone(stored.ranking(mode)))
     }
 
+    /// Whether some entry ranks an OpenCL variant ahead of the CPU path
+    /// end to end: the device was measured faster than the rayon path for
+    /// at least one request.
+    pub fn proves_device(&self) -> bool {
+        self.entries
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|s| s.e2e.first().is_some_and(|v| v != crate::ops::CPU))
+    }
+
     /// Logs at `info`, once per operation, that `op` runs untuned.
     fn say_untuned(&self, op: &str, shape: &Shape) {
         let mut said = self.untuned_said.lock().unwrap_or_else(|p| p.into_inner());

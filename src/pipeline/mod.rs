@@ -472,6 +472,23 @@ pub enum Input<'a> {
     Frame(&'a crate::image::raw::RawImage),
 }
 
+impl Input<'_> {
+    /// Width, height, channels and sample type (a raw frame is one channel
+    /// of its decoded type).
+    pub fn shape(&self) -> (usize, usize, usize, SampleType) {
+        match self {
+            Input::Image(i) => {
+                let (w, h, c) = i.shape();
+                (w, h, c, i.sample_type())
+            }
+            Input::Frame(f) => {
+                let (w, h) = f.size();
+                (w, h, 1, f.sample())
+            }
+        }
+    }
+}
+
 impl<'a> From<&'a DynImage> for Input<'a> {
     fn from(img: &'a DynImage) -> Self {
         Input::Image(img)
@@ -507,6 +524,13 @@ pub(crate) fn try_device<R>(
     sink: impl FnOnce(&Engine, &crate::backend::Dev, &crate::ops::work::Work) -> Result<R>,
 ) -> Result<Option<(R, Vec<StageOutcome>)>> {
     if let Some(dev) = engine.backend().device() {
+        if let Some(why) = host_preferred(engine, stages, input) {
+            log::debug!(
+                "pipeline '{}' runs stage by stage as host calls: {why}",
+                to_spec(stages)
+            );
+            return Ok(None);
+        }
         if !stages.is_empty() {
             match device::run_with(engine, dev, stages, input, |w| sink(engine, dev, w)) {
                 Ok(r) => return Ok(Some(r)),
@@ -525,6 +549,42 @@ pub(crate) fn try_device<R>(
         }
     }
     Ok(None)
+}
+
+/// Why the stages should run one by one as host calls, each choosing
+/// between the device and the CPU path from end-to-end tuning, rather than
+/// as a device-resident chain: on an OpenCL CPU device that `auto` kept
+/// ([`Engine::cpu_first_untuned`]), unless every stage is forced onto the
+/// device or was measured faster there; and for a single stage that tuning
+/// measured faster on the CPU path end to end.
+fn host_preferred(engine: &Engine, stages: &[Op], input: Input<'_>) -> Option<&'static str> {
+    let (w, h, c, ty) = input.shape();
+    let shape = crate::ops::Shape::new(w, h, c, ty);
+    let first_e2e = |op: &Op| {
+        engine
+            .tuned_order(op.def().op, &shape, crate::dispatch::store::Mode::E2e)
+            .and_then(|order| order.into_iter().next())
+    };
+    let forced_device = |op: &Op| {
+        op.variant
+            .as_deref()
+            .or_else(|| engine.forced(op.def().op))
+            .is_some_and(|v| v != crate::ops::CPU)
+    };
+    let device_proven = |op: &Op| first_e2e(op).is_some_and(|v| v != crate::ops::CPU);
+    if engine.cpu_first_untuned()
+        && !stages
+            .iter()
+            .all(|op| forced_device(op) || device_proven(op))
+    {
+        return Some("tuning has not measured every stage faster on this OpenCL CPU device");
+    }
+    match stages {
+        [op] if !forced_device(op) && first_e2e(op).as_deref() == Some(crate::ops::CPU) => {
+            Some("tuning measured the CPU path faster end to end")
+        }
+        _ => None,
+    }
 }
 
 /// Runs the stages (see [`run_outcomes`]), returning the final image, every

@@ -251,11 +251,12 @@ pub fn skip_no_opencl(why: &str) {
     eprintln!("skipped: no OpenCL device");
 }
 
-/// Options for an OpenCL engine on the first device `Auto` picks, caching
+/// Options for an OpenCL engine on the first device `opencl` picks (a GPU
+/// first, else any, PoCL included), caching
 /// program binaries in `cache`.
 pub fn opencl_options(cache: CacheDir) -> EngineOptions {
     EngineOptions {
-        device: DeviceSelector::Auto,
+        device: DeviceSelector::OpenCl,
         cache,
         ..Default::default()
     }

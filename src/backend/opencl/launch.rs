@@ -211,7 +211,7 @@ impl ClDevice {
                 rate = Some(r);
                 if t > limit {
                     log::warn!(
-                        "{}: one chunk of {n} work-groups ran {t:?}, over the dispatch limit of                          {limit:?}",
+                        "{}: one chunk of {n} work-groups ran {t:?}, over the dispatch limit of {limit:?}",
                         kernel.name
                     );
                 }

@@ -164,7 +164,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         sigma: args.sigma,
         method: args.method.name().to_string(),
     };
-    let engine = global.engine()?;
+    let engine = global.measuring_engine()?;
     let pb = spinner(format!(
         "timing {} on {} ({width}x{height}x{} {}, {} runs each)",
         if cfg.ops.is_empty() {

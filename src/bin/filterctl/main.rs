@@ -147,6 +147,26 @@ impl Global {
         log::info!("backend: {}", engine.backend().describe());
         Ok(engine)
     }
+
+    /// The engine `tune` and `bench` measure: under `auto`, any OpenCL
+    /// device (an OpenCL CPU device included, which `auto` alone would
+    /// leave for the rayon path until it is measured), else the CPU backend.
+    pub fn measuring_engine(&self) -> Result<Engine, CliError> {
+        if self.device != DeviceSelector::Auto {
+            return self.engine();
+        }
+        let opencl = Global {
+            device: DeviceSelector::OpenCl,
+            ..self.clone()
+        };
+        match opencl.engine() {
+            Ok(e) => Ok(e),
+            Err(e) => {
+                log::info!("no OpenCL device to measure ({e}); the CPU backend");
+                self.engine()
+            }
+        }
+    }
 }
 
 fn init_logging(verbose: u8, quiet: u8) {

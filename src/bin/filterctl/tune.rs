@@ -223,7 +223,7 @@ fn show(global: &Global, json: bool) -> Result<(), CliError> {
         ));
     };
     let path = &store::path_in(&dir);
-    let engine = global.engine()?;
+    let engine = global.measuring_engine()?;
     let tuning = engine.tuning();
     let file = store::load(path);
     let shown: Vec<ShownEntry> = file
@@ -296,7 +296,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         budget: Duration::from_secs_f64(args.budget),
         force: args.force,
     };
-    let engine = global.engine()?;
+    let engine = global.measuring_engine()?;
     let pb = indicatif::ProgressBar::new(0);
     pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
     if let Ok(style) = indicatif::ProgressStyle::with_template(
