@@ -121,9 +121,16 @@ fn nan_and_signed_zero_follow_the_total_order() {
         }
     }
     // A window of -0 and +0 (five +0): the median is +0; four: -0.
-    let img = Image::<f32>::from_vec(9, 1, 1, vec![-0.0, 0.0, -0.0, 0.0, -0.0, 0.0, 0.0, -0.0, 0.0])
+    let img = Image::<f32>::from_vec(
+        9,
+        1,
+        1,
+        vec![-0.0, 0.0, -0.0, 0.0, -0.0, 0.0, 0.0, -0.0, 0.0],
+    )
+    .unwrap();
+    let one = Engine::cpu()
+        .median(&img, &MedianParams::new(1).unwrap())
         .unwrap();
-    let one = Engine::cpu().median(&img, &MedianParams::new(1).unwrap()).unwrap();
     assert_eq!(one.get(4, 0, 0).to_bits(), 0.0f32.to_bits());
 }
 
@@ -145,11 +152,22 @@ fn bad_radii_are_typed_errors() {
     let e = Engine::cpu();
     let img = Image::<u8>::new(4, 4, 1).unwrap();
     for r in [0, 4, 100] {
-        assert!(matches!(MedianParams::new(r), Err(Error::InvalidArgument(_))));
+        assert!(matches!(
+            MedianParams::new(r),
+            Err(Error::InvalidArgument(_))
+        ));
         let p = MedianParams { radius: r };
-        assert!(matches!(e.median(&img, &p), Err(Error::InvalidArgument(_))), "{r}");
+        assert!(
+            matches!(e.median(&img, &p), Err(Error::InvalidArgument(_))),
+            "{r}"
+        );
     }
-    for spec in ["median=radius=0", "median=radius=4", "median=radius=nan", "median=radius=1.5"] {
+    for spec in [
+        "median=radius=0",
+        "median=radius=4",
+        "median=radius=nan",
+        "median=radius=1.5",
+    ] {
         let err = pipeline::parse(spec).unwrap_err();
         assert!(matches!(err, Error::Spec(_)), "{spec}: {err}");
     }

@@ -70,15 +70,30 @@ fn every_variant_sorts_exactly() {
     for &n in LENGTHS {
         let mut rng = Rng::from_parts(&[n as u64, 1]);
         let f = f32_keys(&mut rng, n);
-        let want_f: Vec<u32> = reference(&f, f32::total_cmp).iter().map(|k| k.to_bits()).collect();
-        let u: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32 >> rng.below(32)).collect();
-        let i: Vec<i32> = (0..n).map(|_| rng.next_u64() as i32 >> rng.below(32)).collect();
+        let want_f: Vec<u32> = reference(&f, f32::total_cmp)
+            .iter()
+            .map(|k| k.to_bits())
+            .collect();
+        let u: Vec<u32> = (0..n)
+            .map(|_| rng.next_u64() as u32 >> rng.below(32))
+            .collect();
+        let i: Vec<i32> = (0..n)
+            .map(|_| rng.next_u64() as i32 >> rng.below(32))
+            .collect();
         let (want_u, want_i) = (reference(&u, u32::cmp), reference(&i, i32::cmp));
         for (name, e) in &engines {
             let got: Vec<u32> = e.sort(&f).unwrap().iter().map(|k| k.to_bits()).collect();
             assert_eq!(got, want_f, "{name} f32 n={n}");
-            assert_eq!(bits(&e.sort(&u).unwrap()), bits(&want_u), "{name} u32 n={n}");
-            assert_eq!(bits(&e.sort(&i).unwrap()), bits(&want_i), "{name} i32 n={n}");
+            assert_eq!(
+                bits(&e.sort(&u).unwrap()),
+                bits(&want_u),
+                "{name} u32 n={n}"
+            );
+            assert_eq!(
+                bits(&e.sort(&i).unwrap()),
+                bits(&want_i),
+                "{name} i32 n={n}"
+            );
         }
     }
 }
@@ -86,13 +101,29 @@ fn every_variant_sorts_exactly() {
 /// The order at a glance: -NaN first, -0 before +0, +NaN last.
 #[test]
 fn f32_total_order_is_as_documented() {
-    let keys = [f32::NAN, 0.0, -f32::NAN, -0.0, f32::INFINITY, -1.0, f32::NEG_INFINITY];
+    let keys = [
+        f32::NAN,
+        0.0,
+        -f32::NAN,
+        -0.0,
+        f32::INFINITY,
+        -1.0,
+        f32::NEG_INFINITY,
+    ];
     for (name, e) in engines() {
         let s: Vec<u32> = e.sort(&keys).unwrap().iter().map(|k| k.to_bits()).collect();
-        let want: Vec<u32> = [-f32::NAN, f32::NEG_INFINITY, -1.0, -0.0, 0.0, f32::INFINITY, f32::NAN]
-            .iter()
-            .map(|k| k.to_bits())
-            .collect();
+        let want: Vec<u32> = [
+            -f32::NAN,
+            f32::NEG_INFINITY,
+            -1.0,
+            -0.0,
+            0.0,
+            f32::INFINITY,
+            f32::NAN,
+        ]
+        .iter()
+        .map(|k| k.to_bits())
+        .collect();
         assert_eq!(s, want, "{name}");
     }
 }
@@ -127,7 +158,8 @@ fn pairs_are_stable_on_every_variant() {
 
 fn filterctl() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_filterctl"));
-    c.env("FILTERCTL_CACHE_DIR", "disabled").env_remove("FILTERCTL_VARIANT");
+    c.env("FILTERCTL_CACHE_DIR", "disabled")
+        .env_remove("FILTERCTL_VARIANT");
     c
 }
 
@@ -166,17 +198,30 @@ fn cli_sorts_raw_files_and_refuses_bad_ones() {
     sorted.sort();
     let out = filterctl()
         .args(["--device", "cpu", "sort", "--type", "i32", "-", "-o", "-"])
-        .stdin(std::fs::File::open({
-            let p = dir.join("ints.raw");
-            std::fs::write(&p, ints.iter().flat_map(|k| k.to_le_bytes()).collect::<Vec<u8>>())
+        .stdin(
+            std::fs::File::open({
+                let p = dir.join("ints.raw");
+                std::fs::write(
+                    &p,
+                    ints.iter()
+                        .flat_map(|k| k.to_le_bytes())
+                        .collect::<Vec<u8>>(),
+                )
                 .unwrap();
-            p
-        })
-        .unwrap())
+                p
+            })
+            .unwrap(),
+        )
         .output()
         .unwrap();
     assert!(out.status.success());
-    assert_eq!(out.stdout, sorted.iter().flat_map(|k| k.to_le_bytes()).collect::<Vec<u8>>());
+    assert_eq!(
+        out.stdout,
+        sorted
+            .iter()
+            .flat_map(|k| k.to_le_bytes())
+            .collect::<Vec<u8>>()
+    );
     // A length that is no multiple of 4: exit 1, nothing written.
     let cut = dir.join("cut.raw");
     std::fs::write(&cut, &raw[..7]).unwrap();
@@ -202,7 +247,10 @@ fn cli_sorts_raw_files_and_refuses_bad_ones() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read(&input).unwrap(), raw);
     // A bad type: clap's usage error.
-    let out = filterctl().args(["sort", "--type", "f64", "x", "-o", "y"]).output().unwrap();
+    let out = filterctl()
+        .args(["sort", "--type", "f64", "x", "-o", "y"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).unwrap();
 }

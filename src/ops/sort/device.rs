@@ -246,8 +246,10 @@ mod cl {
         dev: &'a Dev,
         spec: &'static VariantSpec,
     ) -> Result<crate::ops::tuning::Runner<'a>> {
-        let input = case.on_device.words(dev, &case.words)?;
-        let (n, pairs) = (case.words.len(), case.pairs);
+        let input = case
+            .on_device
+            .words(dev, &super::super::keys::to_words(&case.keys))?;
+        let (n, pairs) = (case.keys.len(), case.pairs);
         Ok(Box::new(move || {
             Ok(launch(progs, dev, spec, input, n, pairs)?.2)
         }))

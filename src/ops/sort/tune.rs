@@ -91,7 +91,6 @@ pub fn test_keys(n: usize) -> Vec<f32> {
 
 pub(super) struct SortCase {
     pub(super) keys: Vec<f32>,
-    pub(super) words: Vec<u32>,
     pub(super) pairs: bool,
     pub(super) on_device: OnDevice,
 }
@@ -100,7 +99,6 @@ impl SortCase {
     fn new(n: usize, pairs: bool) -> Self {
         let keys = test_keys(n);
         SortCase {
-            words: keys::to_words(&keys),
             keys,
             pairs,
             on_device: OnDevice::default(),
