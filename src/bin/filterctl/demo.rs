@@ -331,7 +331,7 @@ fn run_step(
                     s ^= s << 13;
                     s ^= s >> 7;
                     s ^= s << 17;
-                    if s % 400 == 0 {
+                    if s.is_multiple_of(400) {
                         *v = 255;
                     }
                 }
