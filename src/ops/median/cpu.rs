@@ -2,7 +2,7 @@
 //! a time, each step of the selection one min and one max across the
 //! lanes, which the compiler turns into vector instructions (no `unsafe`).
 //!
-//! Samples are first mapped to order-preserving u32 words ([`super::word`])
+//! Samples are first mapped to order-preserving u32 words (`median::word`)
 //! in per-channel planes padded by the radius on both sides (the replicate
 //! border), so the inner loops neither clamp nor branch.
 
