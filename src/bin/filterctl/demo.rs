@@ -172,7 +172,7 @@ const STEPS: &[Step] = &[
         from: "hot-pixels",
         make: Make::Spec("median=radius=1"),
         save: true,
-        check: Some(Check::Psnr("input", 30.0)),
+        check: Some(Check::Psnr("input", 29.0)),
     },
     Step {
         name: "heatmap",
