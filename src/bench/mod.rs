@@ -118,7 +118,7 @@ pub fn bytes_per_pixel(op: &str, sample: usize, channels: usize) -> usize {
 
 /// Median, min and max of a set of durations, in ms.
 fn stats(mut t: Vec<Duration>) -> (f64, f64, f64) {
-    t.sort();
+    t.sort_unstable();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     (ms(t[t.len() / 2]), ms(t[0]), ms(t[t.len() - 1]))
 }
@@ -149,16 +149,16 @@ impl Bench<'_> {
         copy: Option<f64>,
     ) -> BenchRow {
         let pixels = (self.cfg.width * self.cfg.height) as f64;
-        let (median, min, max) = stats(times);
+        let (mid, min, max) = stats(times);
         let bpp = t.bytes_per_pixel(self.cfg.sample.size(), self.cfg.channels);
-        let gb = pixels * bpp as f64 / (median * 1e-3) / 1e9;
+        let gb = pixels * bpp as f64 / (mid * 1e-3) / 1e9;
         BenchRow {
             op: t.spec().name.to_string(),
             variant: variant.to_string(),
-            median_ms: median,
+            median_ms: mid,
             min_ms: min,
             max_ms: max,
-            mp_per_s: pixels / (median * 1e-3) / 1e6,
+            mp_per_s: pixels / (mid * 1e-3) / 1e6,
             gb_per_s: gb,
             pct_of_copy: copy.map(|c| 100.0 * gb / c),
             error: None,

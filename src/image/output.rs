@@ -310,7 +310,7 @@ mod tests {
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        v.sort();
+        v.sort_unstable();
         v
     }
 

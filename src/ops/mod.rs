@@ -82,6 +82,8 @@ registry! {
     gaussian,
     demosaic,
     colormap,
+    median,
+    sort,
 }
 
 /// Every stage a pipeline can use, in the operations' order (each defined

@@ -46,6 +46,8 @@ pub enum Expected {
     Image(Image<f32>, f64),
     /// Per-channel extremes.
     Extremes(MinMax),
+    /// Words that must come out bit for bit (a sort's keys and indices).
+    Words(Vec<u32>),
 }
 
 /// An operation's tuning and bench entry (see the module docs).

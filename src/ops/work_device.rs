@@ -490,4 +490,17 @@ impl OnDevice {
             .and_then(|b| b.downcast_ref::<DeviceImage<T>>())
             .ok_or_else(|| Error::arg("a case's device input has another sample type"))
     }
+
+    /// `words` on `dev` (a 1-D case, such as a sort's keys), uploaded on
+    /// first use.
+    pub(crate) fn words(&self, dev: &Dev, words: &[u32]) -> Result<&DeviceBuffer<u32>> {
+        if self.0.get().is_none() {
+            let up: Box<dyn std::any::Any> = Box::new(DeviceBuffer::from_slice(dev, words)?);
+            let _ = self.0.set(up);
+        }
+        self.0
+            .get()
+            .and_then(|b| b.downcast_ref::<DeviceBuffer<u32>>())
+            .ok_or_else(|| Error::arg("a case's device input is not a word buffer"))
+    }
 }

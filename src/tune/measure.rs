@@ -39,22 +39,18 @@ impl Scale {
             Mode::Kernel => Some(self.copy),
             Mode::E2e => None,
         };
-        t.sort();
+        t.sort_unstable();
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let n = t.len();
-        let median = ms(t[n / 2]);
+        let mid = ms(t[n / 2]);
         let iqr = ms(t[(3 * n / 4).min(n - 1)]) - ms(t[n / 4]);
-        let secs = (median * 1e-3).max(1e-12);
+        let secs = (mid * 1e-3).max(1e-12);
         let gb = self.pixels * self.bytes / secs / 1e9;
         Timing {
-            median_ms: median,
+            median_ms: mid,
             min_ms: ms(t[0]),
             max_ms: ms(t[n - 1]),
-            spread_pct: if median > 0.0 {
-                100.0 * iqr / median
-            } else {
-                0.0
-            },
+            spread_pct: if mid > 0.0 { 100.0 * iqr / mid } else { 0.0 },
             runs: n,
             retimed,
             mp_per_s: self.pixels / secs / 1e6,
@@ -335,14 +331,14 @@ impl Measure<'_, '_> {
                 mine.push(time(engine)?.0);
             }
         }
-        let median = |mut v: Vec<Duration>| {
-            v.sort();
+        let mid = |mut v: Vec<Duration>| {
+            v.sort_unstable();
             v[v.len() / 2].as_secs_f64() * 1e3
         };
         Ok(DispatchCheck {
             variant,
-            median_ms: median(mine),
-            winner_median_ms: median(best),
+            median_ms: mid(mine),
+            winner_median_ms: mid(best),
             runs: rounds,
         })
     }
@@ -360,8 +356,8 @@ impl Measure<'_, '_> {
         share: Duration,
         figures: impl Fn(Vec<Duration>) -> Timing,
     ) -> Option<String> {
-        let median = |c: &Candidate| c.timing(mode).map_or(f64::INFINITY, |t| t.median_ms);
-        runs.sort_by(|a, b| median(&cands[a.0]).total_cmp(&median(&cands[b.0])));
+        let mid = |c: &Candidate| c.timing(mode).map_or(f64::INFINITY, |t| t.median_ms);
+        runs.sort_by(|a, b| mid(&cands[a.0]).total_cmp(&mid(&cands[b.0])));
         runs.truncate(RETIME_TOP);
         (self.step)(&format!(
             "{}: {mode} re-timing the best {}",
@@ -374,7 +370,7 @@ impl Measure<'_, '_> {
         if runs.len() > 1 {
             let round: f64 = runs
                 .iter()
-                .map(|(i, _)| median(&cands[*i]) * 1e-3)
+                .map(|(i, _)| mid(&cands[*i]) * 1e-3)
                 .sum::<f64>()
                 .max(1e-6);
             let rounds = ((share.as_secs_f64() / round) as usize).clamp(MIN_RUNS, MAX_RUNS);
@@ -410,7 +406,7 @@ impl Measure<'_, '_> {
         cands
             .iter()
             .filter(|c| c.timing(mode).is_some())
-            .min_by(|a, b| median(a).total_cmp(&median(b)))
+            .min_by(|a, b| mid(a).total_cmp(&mid(b)))
             .map(|c| c.variant.clone())
     }
 }

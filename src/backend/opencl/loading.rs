@@ -156,7 +156,7 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .filter(|n| n.contains(INFIX))
             .collect();
-        v.sort();
+        v.sort_unstable();
         v
     }
 

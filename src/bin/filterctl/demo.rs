@@ -46,6 +46,9 @@ enum Make {
     /// Samples the image through an RGGB colour filter array, as a camera
     /// sensor sees it (the demosaic steps' input).
     Mosaic,
+    /// Sets one sample in 400 to full scale, as a sensor's hot pixels
+    /// (the median step's input).
+    HotPixels,
 }
 
 /// One demo step: a spec run on `from` (`input` or an earlier step's name).
@@ -156,6 +159,22 @@ const STEPS: &[Step] = &[
         check: Some(Check::Psnr("input", 34.1)),
     },
     Step {
+        name: "hot-pixels",
+        about: "the photo with synthetic hot pixels (one sample in 400 at 255)",
+        from: "input",
+        make: Make::HotPixels,
+        save: true,
+        check: None,
+    },
+    Step {
+        name: "median",
+        about: "3x3 median (19-exchange network): the hot pixels are gone",
+        from: "hot-pixels",
+        make: Make::Spec("median=radius=1"),
+        save: true,
+        check: Some(Check::Psnr("input", 29.0)),
+    },
+    Step {
         name: "heatmap",
         about: "the raw sensor data as a mono image, blurred, through the Turbo colour map",
         from: "bayer",
@@ -231,6 +250,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
             match step.make {
                 Make::Spec(spec) => format!("spec '{spec}'"),
                 Make::Mosaic => "RGGB mosaic".into(),
+                Make::HotPixels => "hot pixels".into(),
             },
             step.from
         )?;
@@ -300,6 +320,23 @@ fn run_step(
             let cfa = clfilter::ops::demosaic::mosaic(rgb, clfilter::ops::demosaic::Pattern::Rggb)
                 .map_err(context)?;
             (cfa.into(), Vec::new())
+        }
+        Make::HotPixels => {
+            let DynImage::U8(mut img) = from else {
+                return Err(CliError::Failed("the demo's hot pixels are 8-bit".into()));
+            };
+            let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
+            for y in 0..img.height() {
+                for v in img.row_mut(y) {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    if s.is_multiple_of(400) {
+                        *v = 255;
+                    }
+                }
+            }
+            (img.into(), Vec::new())
         }
     };
     for (k, o) in outcomes.iter().enumerate() {

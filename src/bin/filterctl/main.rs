@@ -38,6 +38,7 @@ mod devices;
 mod error;
 mod frames;
 mod guard;
+mod sort;
 mod stream;
 mod tune;
 mod util;
@@ -106,6 +107,8 @@ enum Command {
     /// Run a pipeline over a stream of raw camera frames (file or stdin),
     /// overlapping transfers with compute on a device.
     Stream(stream::Args),
+    /// Sort a raw file of f32, u32 or i32 keys (little-endian) ascending.
+    Sort(sort::Args),
     /// Show a pipeline's output live in a window, on an image file or raw
     /// camera frames (needs a build with the `gl` feature).
     View(view::Args),
@@ -205,6 +208,7 @@ fn main() -> ExitCode {
         Command::Variants(a) => variants::run(a),
         Command::Tune(a) => tune::run(&global, a),
         Command::Stream(a) => stream::run(&global, a),
+        Command::Sort(a) => sort::run(&global, a),
         Command::View(a) => view::run(&global, a),
     };
     match result {

@@ -1,0 +1,84 @@
+//! CPU timings for `benches/cpu_compare.py`, best of 3 (after one warm-up),
+//! one `name ms` line each:
+//! - `median`: the rayon median (`ops::median::cpu`) on 3840x2160 u8 RGB
+//!   (the same pseudo-random image the script builds), radius 1, 2, 3;
+//! - `sort N`: N pseudo-random f32 keys through the rayon sort
+//!   (`ops::sort::cpu`, total order, the key mapping included) and through
+//!   Rust's `par_sort_unstable_by(f32::total_cmp)` and `par_sort_unstable`
+//!   on the u32 words alone.
+//!
+//! `cargo run --release --example cpu_compare -- median` or `-- sort 1048576`.
+
+use std::time::{Duration, Instant};
+
+use clfilter::ops::median::{cpu as median_cpu, MedianParams};
+use clfilter::ops::sort::{cpu as sort_cpu, keys};
+use clfilter::Image;
+use rayon::prelude::*;
+
+/// Best of 3 runs of `f` after one warm-up.
+fn best(mut f: impl FnMut()) -> Duration {
+    f();
+    (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+/// xorshift64, as the script's generator.
+fn xorshift(n: usize) -> Vec<u32> {
+    let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 32) as u32
+        })
+        .collect()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("median") => {
+            let (w, h) = (3840, 2160);
+            let data: Vec<u8> = xorshift(w * h * 3).into_iter().map(|v| v as u8).collect();
+            let img = Image::from_vec(w, h, 3, data).expect("image");
+            for r in 1..=3 {
+                let p = MedianParams::new(r).expect("radius");
+                let t = best(|| drop(median_cpu::median(&img, &p).expect("median")));
+                println!("clfilter_median_r{r} {:.3}", t.as_secs_f64() * 1e3);
+            }
+        }
+        Some("sort") => {
+            let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
+            // Finite keys: numpy's sort puts every NaN last, unlike totalOrder.
+            let keys: Vec<f32> = xorshift(n)
+                .into_iter()
+                .map(|v| (v >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0)
+                .collect();
+            let t = best(|| drop(sort_cpu::sort(&keys).expect("sort")));
+            println!("clfilter_cpu {:.3}", t.as_secs_f64() * 1e3);
+            let t = best(|| {
+                let mut v = keys.clone();
+                v.par_sort_unstable_by(f32::total_cmp);
+            });
+            println!(
+                "par_sort_unstable_by_total_cmp {:.3}",
+                t.as_secs_f64() * 1e3
+            );
+            let words = keys::to_words(&keys);
+            let t = best(|| {
+                let mut v = words.clone();
+                v.par_sort_unstable();
+            });
+            println!("par_sort_unstable_u32_words {:.3}", t.as_secs_f64() * 1e3);
+        }
+        _ => eprintln!("usage: cpu_compare median | sort N"),
+    }
+}

@@ -1,0 +1,123 @@
+//! `filterctl sort`: sorts a raw file of little-endian f32, u32 or i32
+//! keys in ascending order (f32 by IEEE-754 totalOrder: -NaN first, then
+//! -inf .. -0, +0 .. +inf, +NaN last) into another raw file.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use clfilter::image::output::OutputFile;
+use clfilter::ops::sort::{SortExt, SortKey};
+use clfilter::ops::RunReport;
+use clfilter::Engine;
+
+use crate::error::CliError;
+use crate::guard::Inputs;
+use crate::util::report_line;
+use crate::Global;
+
+/// The key types.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum KeyType {
+    /// IEEE-754 single precision, ordered by totalOrder.
+    F32,
+    /// Unsigned 32-bit integers.
+    U32,
+    /// Signed 32-bit integers.
+    I32,
+}
+
+/// Options of `filterctl sort`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The key type of the input's little-endian 4-byte words.
+    #[arg(long = "type", value_enum)]
+    key: KeyType,
+
+    /// The input file, or `-` for stdin. Its length must be a multiple of 4.
+    input: PathBuf,
+
+    /// The output file (written whole or not at all), or `-` for stdout.
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+fn is_stdio(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// Runs `filterctl sort`.
+pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
+    let mut inputs = Inputs::default();
+    if is_stdio(&args.input) {
+        inputs.add_stdin();
+    } else {
+        inputs.add(&args.input);
+    }
+    if is_stdio(&args.output) {
+        inputs.check_stdout()?;
+    } else {
+        inputs.check_output(&args.output)?;
+    }
+    let bytes = read_input(&args.input)?;
+    if bytes.len() % 4 != 0 {
+        return Err(CliError::Engine(clfilter::Error::InvalidInput(format!(
+            "{}: {} bytes is not a whole number of 4-byte keys",
+            args.input.display(),
+            bytes.len()
+        ))));
+    }
+    let engine = global.engine()?;
+    let (sorted, report) = match args.key {
+        KeyType::F32 => sort_as::<f32>(&engine, &bytes, f32::from_le_bytes, f32::to_le_bytes)?,
+        KeyType::U32 => sort_as::<u32>(&engine, &bytes, u32::from_le_bytes, u32::to_le_bytes)?,
+        KeyType::I32 => sort_as::<i32>(&engine, &bytes, i32::from_le_bytes, i32::to_le_bytes)?,
+    };
+    note!("{}", report_line(None, "sort", &report, None));
+    write_output(&args.output, &sorted)
+}
+
+/// Sorts the words of `bytes` as `K` and returns them as bytes again.
+fn sort_as<K: SortKey>(
+    engine: &Engine,
+    bytes: &[u8],
+    from: fn([u8; 4]) -> K,
+    to: fn(K) -> [u8; 4],
+) -> Result<(Vec<u8>, RunReport), CliError> {
+    let keys: Vec<K> = bytes
+        .chunks_exact(4)
+        .map(|c| from([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let (sorted, report) = engine.sort_report(&keys)?;
+    Ok((sorted.into_iter().flat_map(to).collect(), report))
+}
+
+fn read_input(path: &Path) -> Result<Vec<u8>, CliError> {
+    let io = |source| CliError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if is_stdio(path) {
+        let mut v = Vec::new();
+        std::io::stdin().lock().read_to_end(&mut v).map_err(io)?;
+        Ok(v)
+    } else {
+        std::fs::read(path).map_err(io)
+    }
+}
+
+fn write_output(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    if is_stdio(path) {
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(bytes)
+            .and_then(|_| out.flush())
+            .map_err(CliError::Stdout);
+    }
+    let mut f = OutputFile::create(path)?;
+    f.write_all(bytes).map_err(|source| CliError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    f.commit()?;
+    Ok(())
+}
