@@ -338,6 +338,36 @@ pub trait Vf32: sealed::Sealed + Copy + Send + Sync + 'static {
     /// `self * b + c`: fused (one rounding) where the set has FMA, a
     /// multiply and an add on [`Portable`]'s scalars.
     fn fma(self, b: Self, c: Self) -> Self;
+    /// `self / o`, correctly rounded.
+    fn div(self, o: Self) -> Self;
+    /// The larger of `self` and `o`, lane by lane (`o` where either is NaN).
+    fn max(self, o: Self) -> Self;
+    /// Rounded to the nearest integer, half to even.
+    fn round(self) -> Self;
+    /// `self * 2^n` for lanes of `n` that hold integers in `-125..=127`
+    /// and lanes of `self` that are normal with the result normal
+    /// (anything else is unspecified).
+    fn mul_pow2(self, n: Self) -> Self;
+}
+
+/// `e^x` for `x <= 0`, lane by lane, within 2 ulp (relative error below
+/// 3e-7) for `x >= -86`; below that, `e^-86` (4.5e-38), which is 0 next
+/// to any weight a filter keeps. It is Cephes' `expf`: `x = n ln 2 + r` with
+/// `ln 2` split in two (Cody-Waite) so `r` is exact, and a degree-5
+/// polynomial for `e^r` on `|r| <= ln 2 / 2`. Positive `x` is not handled.
+#[inline(always)]
+pub fn exp_nonpositive<V: Vf32>(t: V::Token, x: V) -> V {
+    let s = |v: f32| V::splat(t, v);
+    let x = x.max(s(-86.0));
+    let n = x.mul(s(std::f32::consts::LOG2_E)).round();
+    let r = n.fma(s(-0.693_359_4), x);
+    let r = n.fma(s(2.121_944_4e-4), r);
+    let mut y = s(1.987_569_1e-4);
+    for c in [1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5] {
+        y = y.fma(r, s(c));
+    }
+    let e = y.fma(r.mul(r), r).add(s(1.0));
+    e.mul_pow2(n)
 }
 
 /// The first `V::N` samples of `s`, converted to f32 (`V::N` <= 16).

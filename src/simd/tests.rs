@@ -247,3 +247,38 @@ fn strips_into_refuses_missing_vectors() {
     }
     on_every_isa(Short);
 }
+
+/// `exp_nonpositive` within 2 ulp of f64's `exp` on every lane of every
+/// instruction set (every vector width), and `e^-86` below -86.
+#[test]
+fn exp_nonpositive_is_within_two_ulp() {
+    #[derive(Clone)]
+    struct Exp;
+    struct Check(Vec<f32>);
+    impl Strips for Check {
+        fn strip<V: Vf32, const K: usize>(&mut self, t: V::Token, j: usize) {
+            for q in 0..K {
+                let at = j + q * V::N;
+                exp_nonpositive(t, V::load(t, &self.0[at..])).store(&mut self.0[at..]);
+            }
+        }
+    }
+    impl WithSimd for Exp {
+        type Output = ();
+        fn with_simd<S: Simd>(self, s: S) {
+            let xs: Vec<f32> = (0..=90_001)
+                .map(|i| -(i as f32) * 0.001)
+                .chain([-0.0, -1e-30, -1e-7, -100.0, -1e30, f32::NEG_INFINITY])
+                .collect();
+            let mut c = Check(xs.clone());
+            s.strips(xs.len(), &mut c);
+            for (x, got) in xs.iter().zip(&c.0) {
+                let want = (f64::from(*x)).max(-86.0).exp();
+                let ulp = f64::from((want as f32).next_up() - want as f32);
+                let err = (f64::from(*got) - want).abs() / ulp;
+                assert!(err <= 2.0, "{:?} exp({x}) = {got}, want {want}", S::ISA);
+            }
+        }
+    }
+    on_every_isa(Exp);
+}
