@@ -363,7 +363,13 @@ pub fn exp_nonpositive<V: Vf32>(t: V::Token, x: V) -> V {
     let r = n.fma(s(-0.693_359_4), x);
     let r = n.fma(s(2.121_944_4e-4), r);
     let mut y = s(1.987_569_1e-4);
-    for c in [1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5] {
+    for c in [
+        1.398_199_9e-3,
+        8.333_452e-3,
+        4.166_579_6e-2,
+        0.166_666_65,
+        0.5,
+    ] {
         y = y.fma(r, s(c));
     }
     let e = y.fma(r.mul(r), r).add(s(1.0));

@@ -86,7 +86,9 @@ impl Vf32 for F8 {
     fn round(self) -> Self {
         // SAFETY: `self` proves AVX.
         unsafe {
-            F8(_mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self.0))
+            F8(_mm256_round_ps::<
+                { _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC },
+            >(self.0))
         }
     }
     #[inline(always)]
@@ -164,7 +166,9 @@ impl Vf32 for F16 {
     fn round(self) -> Self {
         // SAFETY: `self` proves AVX-512F.
         unsafe {
-            F16(_mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self.0))
+            F16(_mm512_roundscale_ps::<
+                { _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC },
+            >(self.0))
         }
     }
     #[inline(always)]
