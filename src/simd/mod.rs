@@ -350,30 +350,21 @@ pub trait Vf32: sealed::Sealed + Copy + Send + Sync + 'static {
     fn mul_pow2(self, n: Self) -> Self;
 }
 
-/// `e^x` for `x <= 0`, lane by lane, within 2 ulp (relative error below
-/// 3e-7) for `x >= -86`; below that, `e^-86` (4.5e-38), which is 0 next
-/// to any weight a filter keeps. It is Cephes' `expf`: `x = n ln 2 + r` with
-/// `ln 2` split in two (Cody-Waite) so `r` is exact, and a degree-5
-/// polynomial for `e^r` on `|r| <= ln 2 / 2`. Positive `x` is not handled.
+/// `2^x` for `x <= 0`, lane by lane, with a relative error below 5e-7
+/// for `x >= -124`; below that, `2^-124` (4.7e-38), which is 0 next to any
+/// weight a filter keeps. `x = n + f` with `n` the nearest integer, a
+/// degree-5 polynomial (fitted for relative error) for `2^f` on
+/// `|f| <= 1/2`, and `n` added to the exponent. Positive `x` is not handled.
 #[inline(always)]
-pub fn exp_nonpositive<V: Vf32>(t: V::Token, x: V) -> V {
-    let s = |v: f32| V::splat(t, v);
-    let x = x.max(s(-86.0));
-    let n = x.mul(s(std::f32::consts::LOG2_E)).round();
-    let r = n.fma(s(-0.693_359_4), x);
-    let r = n.fma(s(2.121_944_4e-4), r);
-    let mut y = s(1.987_569_1e-4);
-    for c in [
-        1.398_199_9e-3,
-        8.333_452e-3,
-        4.166_579_6e-2,
-        0.166_666_65,
-        0.5,
-    ] {
-        y = y.fma(r, s(c));
+pub fn exp2_nonpositive<V: Vf32>(t: V::Token, x: V) -> V {
+    let x = x.max(V::splat(t, -124.0));
+    let n = x.round();
+    let f = x.sub(n);
+    let mut p = V::splat(t, 1.291_567e-3);
+    for c in [9.668_531e-3, 5.551_689e-2, 0.240_222_65, 0.693_146_47, 1.0] {
+        p = p.fma(f, V::splat(t, c));
     }
-    let e = y.fma(r.mul(r), r).add(s(1.0));
-    e.mul_pow2(n)
+    p.mul_pow2(n)
 }
 
 /// The first `V::N` samples of `s`, converted to f32 (`V::N` <= 16).
