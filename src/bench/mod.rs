@@ -185,12 +185,12 @@ impl Bench<'_> {
     /// (a frame type the operation does not read) is the row's error.
     fn cpu_rows(&mut self) -> Result<()> {
         for (t, sets) in &self.plan {
-            for params in sets.iter().cloned() {
+            for params in sets {
                 let case = self.case(*t, params.clone())?;
                 let mut once = match case.cpu_runner() {
                     Ok(r) => r,
                     Err(e) => {
-                        let row = BenchRow::failed(t.spec().name, ops::CPU, &params, &e);
+                        let row = BenchRow::failed(t.spec().name, ops::CPU, params, &e);
                         self.report.rows.push(row);
                         continue;
                     }
@@ -199,7 +199,7 @@ impl Bench<'_> {
                 let times = (0..self.cfg.iters)
                     .map(|_| once())
                     .collect::<Result<Vec<_>>>()?;
-                let row = self.row(*t, ops::CPU, &params, times, None);
+                let row = self.row(*t, ops::CPU, params, times, None);
                 self.report.rows.push(row);
             }
         }

@@ -1,6 +1,6 @@
 //! The rayon bilateral filter.
 //!
-//! Each rayon task owns a band of [`BAND_ROWS`] output rows. It copies the
+//! Each rayon task owns a band of 16 output rows (`BAND_ROWS`). It copies the
 //! rows the band reads (`radius` more above and below, `radius` columns more
 //! on each side, the border applied) into f32 colour planes, so the tap loop
 //! reads without index checks for borders and without deinterleaving. Then,
@@ -225,11 +225,9 @@ impl<const CC: usize> Strips for RowOp<'_, CC> {
                 }
             }
         }
-        for k in 0..K {
-            for ch in 0..CC {
-                acc[k][ch]
-                    .div(wsum[k])
-                    .store(&mut self.res[ch][j + k * V::N..]);
+        for (k, (acc, ws)) in acc.iter().zip(wsum).enumerate() {
+            for (a, res) in acc.iter().zip(self.res.iter_mut()) {
+                a.div(ws).store(&mut res[j + k * V::N..]);
             }
         }
     }
