@@ -165,7 +165,7 @@ fn every_spreading_operation_is_tested() {
         .filter(|o| o.spec.spreads_nonfinite)
         .map(|o| o.spec.name)
         .collect();
-    assert_eq!(spreading, ["gaussian"]);
+    assert_eq!(spreading, ["gaussian", "bilateral"]);
 }
 
 /// Engine calls: the default refuses with the count and the first position;
@@ -611,5 +611,95 @@ fn filterctl_apply_refuses_or_repairs() {
         };
         assert!(blurred.rows().flatten().all(|v| v.is_finite()), "{device}");
         std::fs::remove_file(&output).unwrap();
+    }
+}
+
+/// The bilateral filter: an f32 input with NaN, infinities or huge values is
+/// refused with the count and the first position, or filtered after the
+/// repair (exactly the filter of the repaired image), on the CPU path and
+/// every OpenCL variant forced, at both precisions; and a device chain's
+/// stage takes `nonfinite=`.
+#[test]
+fn bilateral_refuses_or_repairs_on_every_path() {
+    use clfilter::ops::bilateral::{BilateralParams, Precision, SPEC as BILATERAL};
+    let cl = opencl_engine();
+    let mut engines = vec![("cpu".to_string(), Engine::cpu())];
+    if let Some(cl) = &cl {
+        for v in BILATERAL.variants {
+            engines.push((
+                v.name.to_string(),
+                cl.with_variant(Some(BILATERAL.name), v.name),
+            ));
+        }
+    }
+    for (label, engine) in &engines {
+        let mut count = 0;
+        for precision in [Precision::Exact, Precision::Fast] {
+            let p = BilateralParams {
+                precision,
+                ..BilateralParams::new(1.5, 0.2)
+            };
+            for c in [1, 4] {
+                for (what, damage) in damages(13, 11, c) {
+                    let img = damaged(5, (13, 11, c), &damage);
+                    let ctx = format!("{label} {precision:?} x{c} {what}");
+                    if ran(engine.bilateral(&repaired(&img, NonFinite::Zero), &p)).is_none() {
+                        continue;
+                    }
+                    let (n, first) = expected(&img);
+                    match engine.bilateral(&img, &p) {
+                        Err(Error::NonFinite {
+                            op,
+                            count,
+                            first: at,
+                        }) => {
+                            assert_eq!((op.as_str(), count, at), ("bilateral", n, first), "{ctx}");
+                        }
+                        other => panic!("{ctx}: expected Error::NonFinite, got {other:?}"),
+                    }
+                    for policy in [NonFinite::Zero, NonFinite::Clamp] {
+                        let got = engine.with_nonfinite(policy).bilateral(&img, &p).unwrap();
+                        let same = engine.bilateral(&repaired(&img, policy), &p).unwrap();
+                        assert!(
+                            got == same,
+                            "{ctx} {policy}: not the repaired input's filter"
+                        );
+                        assert!(
+                            got.rows().flatten().all(|v| v.is_finite()),
+                            "{ctx} {policy}"
+                        );
+                    }
+                    count += 1;
+                }
+            }
+        }
+        assert!(count > 0, "{label}: declined every case");
+    }
+    let Some(cl) = cl else {
+        return;
+    };
+    let img = damaged(6, (17, 9, 4), &damages(17, 9, 4)[4].1);
+    let run = |spec: &str| {
+        let ops = pipeline::parse(spec).unwrap();
+        pipeline::run_outcomes(&cl, &ops, DynImage::F32(img.clone()))
+    };
+    assert!(matches!(
+        run("bilateral=sigma_s=1.5:sigma_r=0.2"),
+        Err(Error::NonFinite { .. })
+    ));
+    let (out, outcomes) = run("bilateral=sigma_s=1.5:sigma_r=0.2:nonfinite=zero").unwrap();
+    assert!(outcomes.iter().all(|o| o.on_device));
+    let DynImage::F32(out) = out else {
+        panic!("the chain changed the sample type");
+    };
+    let want = Engine::cpu()
+        .bilateral(
+            &repaired(&img, NonFinite::Zero),
+            &BilateralParams::new(1.5, 0.2),
+        )
+        .unwrap();
+    let scale = want.rows().flatten().fold(1e-30f32, |m, v| m.max(v.abs()));
+    for (a, b) in out.rows().flatten().zip(want.rows().flatten()) {
+        assert!((a - b).abs() <= 1e-4 * scale, "chain {a} vs host {b}");
     }
 }

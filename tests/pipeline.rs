@@ -120,6 +120,14 @@ fn chained_pipelines_match_the_host_path() {
                 2.0 + 2e-3 * 4095.0,
             );
         }
+        // The host rounds the demosaic to u8 before the range weights see
+        // it, the chain does not: a step apart at most.
+        check(
+            &engine,
+            "demosaic=method=mhc,bilateral=sigma_s=1.5:sigma_r=0.1,convert=u8",
+            f8.clone(),
+            2.0,
+        );
         check(&engine, "demosaic=pattern=gbrg:out=f32", f8.clone(), 1.0);
         check(
             &engine,

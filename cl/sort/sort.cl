@@ -127,7 +127,7 @@ __kernel void sort_bitonic_local(__global uint* keys, __global uint* idx, int k0
 // This group's number, with a launch's global work offset.
 inline uint group_no(void)
 {
-    return get_group_id(0) + get_global_offset(0) / L;
+    return GROUP_ID(0);
 }
 
 // hist[d * groups + g] = how many words of block g have digit d.

@@ -89,12 +89,14 @@ mod cl {
             let copy = copy_bandwidth(engine, dev, bytes, c.iters)?;
             self.report.copy_gb_per_s = Some(copy);
             for (t, sets) in &self.plan {
-                for params in sets.iter().cloned() {
-                    let case = self.case(*t, params)?;
+                for params in sets {
+                    let case = self.case(*t, params.clone())?;
                     for spec in t.spec().variants {
                         let row = match time_kernel(engine, dev, &*case, spec, c.iters) {
-                            Ok(times) => self.row(*t, spec.name, times, Some(copy)),
-                            Err(e) => crate::bench::BenchRow::failed(t.spec().name, spec.name, &e),
+                            Ok(times) => self.row(*t, spec.name, params, times, Some(copy)),
+                            Err(e) => {
+                                crate::bench::BenchRow::failed(t.spec().name, spec.name, params, &e)
+                            }
                         };
                         self.report.rows.push(row);
                     }

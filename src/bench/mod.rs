@@ -52,6 +52,10 @@ pub struct BenchRow {
     pub op: String,
     /// Variant (`cpu` for the rayon path).
     pub variant: String,
+    /// The parameter set's tuning bucket words (`sigma2-8 replicate`,
+    /// `r3-4 fast`), empty for operations without parameters: an operation
+    /// that measures several sets has one row per set and variant.
+    pub params: String,
     /// Median time per run, ms.
     pub median_ms: f64,
     /// Fastest run, ms.
@@ -70,10 +74,11 @@ pub struct BenchRow {
 
 impl BenchRow {
     /// The row of a variant that could not be measured.
-    fn failed(op: &str, variant: &str, e: &Error) -> Self {
+    fn failed(op: &str, variant: &str, params: &OpParams, e: &Error) -> Self {
         BenchRow {
             op: op.into(),
             variant: variant.into(),
+            params: params_label(params),
             median_ms: f64::NAN,
             min_ms: f64::NAN,
             max_ms: f64::NAN,
@@ -116,6 +121,15 @@ pub fn bytes_per_pixel(op: &str, sample: usize, channels: usize) -> usize {
         })
 }
 
+/// The words of [`BenchRow::params`].
+fn params_label(p: &OpParams) -> String {
+    match p.bucket_words() {
+        Some((a, "")) => a.to_string(),
+        Some((a, b)) => format!("{a} {b}"),
+        None => String::new(),
+    }
+}
+
 /// Median, min and max of a set of durations, in ms.
 fn stats(mut t: Vec<Duration>) -> (f64, f64, f64) {
     t.sort_unstable();
@@ -145,6 +159,7 @@ impl Bench<'_> {
         &self,
         t: &dyn Tunable,
         variant: &str,
+        params: &OpParams,
         times: Vec<Duration>,
         copy: Option<f64>,
     ) -> BenchRow {
@@ -155,6 +170,7 @@ impl Bench<'_> {
         BenchRow {
             op: t.spec().name.to_string(),
             variant: variant.to_string(),
+            params: params_label(params),
             median_ms: mid,
             min_ms: min,
             max_ms: max,
@@ -169,12 +185,12 @@ impl Bench<'_> {
     /// (a frame type the operation does not read) is the row's error.
     fn cpu_rows(&mut self) -> Result<()> {
         for (t, sets) in &self.plan {
-            for params in sets.iter().cloned() {
-                let case = self.case(*t, params)?;
+            for params in sets {
+                let case = self.case(*t, params.clone())?;
                 let mut once = match case.cpu_runner() {
                     Ok(r) => r,
                     Err(e) => {
-                        let row = BenchRow::failed(t.spec().name, ops::CPU, &e);
+                        let row = BenchRow::failed(t.spec().name, ops::CPU, params, &e);
                         self.report.rows.push(row);
                         continue;
                     }
@@ -183,7 +199,7 @@ impl Bench<'_> {
                 let times = (0..self.cfg.iters)
                     .map(|_| once())
                     .collect::<Result<Vec<_>>>()?;
-                let row = self.row(*t, ops::CPU, times, None);
+                let row = self.row(*t, ops::CPU, params, times, None);
                 self.report.rows.push(row);
             }
         }

@@ -84,6 +84,7 @@ registry! {
     colormap,
     median,
     sort,
+    bilateral,
 }
 
 /// Every stage a pipeline can use, in the operations' order (each defined

@@ -338,6 +338,33 @@ pub trait Vf32: sealed::Sealed + Copy + Send + Sync + 'static {
     /// `self * b + c`: fused (one rounding) where the set has FMA, a
     /// multiply and an add on [`Portable`]'s scalars.
     fn fma(self, b: Self, c: Self) -> Self;
+    /// `self / o`, correctly rounded.
+    fn div(self, o: Self) -> Self;
+    /// The larger of `self` and `o`, lane by lane (`o` where either is NaN).
+    fn max(self, o: Self) -> Self;
+    /// Rounded to the nearest integer, half to even.
+    fn round(self) -> Self;
+    /// `self * 2^n` for lanes of `n` that hold integers in `-125..=127`
+    /// and lanes of `self` that are normal with the result normal
+    /// (anything else is unspecified).
+    fn mul_pow2(self, n: Self) -> Self;
+}
+
+/// `2^x` for `x <= 0`, lane by lane, with a relative error below 5e-7
+/// for `x >= -124`; below that, `2^-124` (4.7e-38), which is 0 next to any
+/// weight a filter keeps. `x = n + f` with `n` the nearest integer, a
+/// degree-5 polynomial (fitted for relative error) for `2^f` on
+/// `|f| <= 1/2`, and `n` added to the exponent. Positive `x` is not handled.
+#[inline(always)]
+pub fn exp2_nonpositive<V: Vf32>(t: V::Token, x: V) -> V {
+    let x = x.max(V::splat(t, -124.0));
+    let n = x.round();
+    let f = x.sub(n);
+    let mut p = V::splat(t, 1.291_567e-3);
+    for c in [9.668_531e-3, 5.551_689e-2, 0.240_222_65, 0.693_146_47, 1.0] {
+        p = p.fma(f, V::splat(t, c));
+    }
+    p.mul_pow2(n)
 }
 
 /// The first `V::N` samples of `s`, converted to f32 (`V::N` <= 16).

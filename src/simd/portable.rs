@@ -52,6 +52,28 @@ impl Vf32 for f32 {
     fn fma(self, b: Self, c: Self) -> Self {
         self * b + c
     }
+    #[inline(always)]
+    fn div(self, o: Self) -> Self {
+        self / o
+    }
+    #[inline(always)]
+    fn max(self, o: Self) -> Self {
+        // `o` where either is NaN, as the x86 instruction does.
+        if self > o {
+            self
+        } else {
+            o
+        }
+    }
+    #[inline(always)]
+    fn round(self) -> Self {
+        self.round_ties_even()
+    }
+    #[inline(always)]
+    fn mul_pow2(self, n: Self) -> Self {
+        // 2^n built from its exponent bits; `n` is an integer in -125..=127.
+        self * f32::from_bits(((n as i32 + 127) as u32) << 23)
+    }
 }
 
 impl Simd for Portable {

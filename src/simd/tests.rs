@@ -247,3 +247,47 @@ fn strips_into_refuses_missing_vectors() {
     }
     on_every_isa(Short);
 }
+
+/// `exp2_nonpositive` within 5e-7 (relative) of f64's `exp2` on every
+/// lane of every instruction set (every vector width), and `2^-124` below
+/// -124.
+#[test]
+fn exp2_nonpositive_is_within_5e_7() {
+    #[derive(Clone)]
+    struct Exp2;
+    struct Check(Vec<f32>);
+    impl Strips for Check {
+        fn strip<V: Vf32, const K: usize>(&mut self, t: V::Token, j: usize) {
+            for q in 0..K {
+                let at = j + q * V::N;
+                exp2_nonpositive(t, V::load(t, &self.0[at..])).store(&mut self.0[at..]);
+            }
+        }
+    }
+    impl WithSimd for Exp2 {
+        type Output = ();
+        fn with_simd<S: Simd>(self, s: S) {
+            let xs: Vec<f32> = (0..=130_001)
+                .map(|i| -(i as f32) * 0.001)
+                .chain([
+                    -0.0,
+                    -1e-30,
+                    -1e-7,
+                    -0.5,
+                    -1.5,
+                    -200.0,
+                    -1e30,
+                    f32::NEG_INFINITY,
+                ])
+                .collect();
+            let mut c = Check(xs.clone());
+            s.strips(xs.len(), &mut c);
+            for (x, got) in xs.iter().zip(&c.0) {
+                let want = f64::from(*x).max(-124.0).exp2();
+                let err = (f64::from(*got) - want).abs() / want;
+                assert!(err <= 5e-7, "{:?} exp2({x}) = {got}, want {want}", S::ISA);
+            }
+        }
+    }
+    on_every_isa(Exp2);
+}

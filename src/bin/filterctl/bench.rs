@@ -79,6 +79,16 @@ fn num(v: f64, decimals: usize) -> String {
     }
 }
 
+/// The variant, and the parameter set where the operation has one
+/// (`direct [r3-4 exact]`).
+fn variant_label(row: &clfilter::bench::BenchRow) -> String {
+    if row.params.is_empty() {
+        row.variant.clone()
+    } else {
+        format!("{} [{}]", row.variant, row.params)
+    }
+}
+
 fn table(r: &BenchReport) -> Result<(), CliError> {
     let px = r.sample.size() * r.channels;
     let image_bytes = (r.width * r.height * px) as u64;
@@ -102,7 +112,7 @@ fn table(r: &BenchReport) -> Result<(), CliError> {
     let vw = r
         .rows
         .iter()
-        .map(|row| row.variant.len())
+        .map(|row| variant_label(row).len())
         .max()
         .unwrap_or(0)
         .max(7);
@@ -125,13 +135,13 @@ fn table(r: &BenchReport) -> Result<(), CliError> {
     )?;
     for row in &r.rows {
         if let Some(e) = &row.error {
-            out!("{:ow$}  {:vw$}  error: {e}", row.op, row.variant)?;
+            out!("{:ow$}  {:vw$}  error: {e}", row.op, variant_label(row))?;
             continue;
         }
         out!(
             "{:ow$}  {:vw$}  {:>10}  {:>19}  {:>9}  {:>7}  {:>6}",
             row.op,
-            row.variant,
+            variant_label(row),
             num(row.median_ms, 3),
             format!("{}..{}", num(row.min_ms, 3), num(row.max_ms, 3)),
             num(row.mp_per_s, 1),

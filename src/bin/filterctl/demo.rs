@@ -111,6 +111,14 @@ const STEPS: &[Step] = &[
         check: None,
     },
     Step {
+        name: "bilateral",
+        about: "bilateral filter, sigma_s 3, sigma_r 0.1: flat areas smoothed, edges kept",
+        from: "input",
+        make: Make::Spec("bilateral=sigma_s=3:sigma_r=0.1"),
+        save: true,
+        check: Some(Check::Psnr("input", 34.5)),
+    },
+    Step {
         name: "transposed",
         about: "rows and columns swapped",
         from: "input",
@@ -189,6 +197,16 @@ const STEPS: &[Step] = &[
         make: Make::Spec("demosaic=method=mhc:out=f32,gaussian=sigma=2,convert=u8"),
         save: true,
         check: None,
+    },
+    Step {
+        name: "camera-bilateral",
+        about: "Bayer -> RGB -> edge-preserving denoise (bilateral, fast) -> 8-bit, on the device",
+        from: "bayer",
+        make: Make::Spec(
+            "demosaic=method=mhc:out=f32,bilateral=sigma_s=2:sigma_r=0.08:precision=fast,convert=u8",
+        ),
+        save: true,
+        check: Some(Check::Psnr("input", 33.0)),
     },
 ];
 

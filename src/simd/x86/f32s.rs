@@ -72,6 +72,37 @@ impl Vf32 for F8 {
         // SAFETY: `self` proves FMA.
         unsafe { F8(_mm256_fmadd_ps(self.0, b.0, c.0)) }
     }
+    #[inline(always)]
+    fn div(self, o: Self) -> Self {
+        // SAFETY: `self` proves AVX.
+        unsafe { F8(_mm256_div_ps(self.0, o.0)) }
+    }
+    #[inline(always)]
+    fn max(self, o: Self) -> Self {
+        // SAFETY: `self` proves AVX.
+        unsafe { F8(_mm256_max_ps(self.0, o.0)) }
+    }
+    #[inline(always)]
+    fn round(self) -> Self {
+        // SAFETY: `self` proves AVX.
+        unsafe {
+            F8(_mm256_round_ps::<
+                { _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC },
+            >(self.0))
+        }
+    }
+    #[inline(always)]
+    fn mul_pow2(self, n: Self) -> Self {
+        // Adds n to the exponent field: exact while the result stays normal.
+        // SAFETY: `self` proves AVX2.
+        unsafe {
+            let e = _mm256_slli_epi32::<23>(_mm256_cvtps_epi32(n.0));
+            F8(_mm256_castsi256_ps(_mm256_add_epi32(
+                _mm256_castps_si256(self.0),
+                e,
+            )))
+        }
+    }
 }
 
 impl Vf32 for F16 {
@@ -120,6 +151,30 @@ impl Vf32 for F16 {
     fn fma(self, b: Self, c: Self) -> Self {
         // SAFETY: `self` proves AVX-512F.
         unsafe { F16(_mm512_fmadd_ps(self.0, b.0, c.0)) }
+    }
+    #[inline(always)]
+    fn div(self, o: Self) -> Self {
+        // SAFETY: `self` proves AVX-512F.
+        unsafe { F16(_mm512_div_ps(self.0, o.0)) }
+    }
+    #[inline(always)]
+    fn max(self, o: Self) -> Self {
+        // SAFETY: `self` proves AVX-512F.
+        unsafe { F16(_mm512_max_ps(self.0, o.0)) }
+    }
+    #[inline(always)]
+    fn round(self) -> Self {
+        // SAFETY: `self` proves AVX-512F.
+        unsafe {
+            F16(_mm512_roundscale_ps::<
+                { _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC },
+            >(self.0))
+        }
+    }
+    #[inline(always)]
+    fn mul_pow2(self, n: Self) -> Self {
+        // SAFETY: `self` proves AVX-512F.
+        unsafe { F16(_mm512_scalef_ps(self.0, n.0)) }
     }
 }
 
