@@ -82,6 +82,7 @@ registry! {
     gaussian,
     demosaic,
     colormap,
+    deband,
 }
 
 /// Every stage a pipeline can use, in the operations' order (each defined

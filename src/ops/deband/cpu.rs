@@ -1,0 +1,115 @@
+//! The rayon deband: output rows in parallel. `space=rgb` reads the input
+//! rows directly (a const channel count, so the per-sample indexing folds);
+//! `space=ycc` first converts the image to three YCbCr16 planes (SoA, the
+//! layout that suits a CPU's caches), then filters and converts back row by
+//! row. The arithmetic is [`super::math`]'s, so the result is the
+//! reference's, bit for bit.
+
+use rayon::prelude::*;
+
+use super::math::{self, YccCoefficients, YCC_BOUNDS};
+use super::{DebandParams, Levels, Space};
+use crate::error::Result;
+use crate::image::{Image, Sample};
+
+/// `img` debanded with `p` on the host's cores.
+pub fn deband<T: Sample>(img: &Image<T>, p: &DebandParams) -> Result<Image<T>> {
+    let lv = Levels::new(p, T::TYPE, img.channels())?;
+    match (p.space, img.channels()) {
+        (Space::Ycc, _) => ycc(img, &lv),
+        (Space::Rgb, 1) => rgb::<T, 1>(img, &lv),
+        (Space::Rgb, 3) => rgb::<T, 3>(img, &lv),
+        (Space::Rgb, _) => rgb::<T, 4>(img, &lv),
+    }
+}
+
+/// A sample as an integer (exact for u8 and u16).
+#[inline]
+fn int<T: Sample>(v: T) -> i32 {
+    v.to_f32() as i32
+}
+
+fn rgb<T: Sample, const C: usize>(img: &Image<T>, lv: &Levels) -> Result<Image<T>> {
+    let (w, h) = (img.width(), img.height());
+    let mut out = Image::<T>::new(w, h, C)?;
+    let planes = lv.planes;
+    out.as_packed_mut()
+        .expect("a new image is packed")
+        .par_chunks_mut(w * C)
+        .enumerate()
+        .for_each(|(y, dst)| {
+            let src = img.row(y);
+            let mut r = [0i32; 4];
+            for x in 0..w {
+                let hash = math::pixel_hash(lv.key, x, y);
+                let offsets = math::offsets(hash, lv.range);
+                let (refs, n) = math::references((x, y), offsets, lv.samples, (w, h));
+                for c in 0..C {
+                    let i = x * C + c;
+                    if c >= planes {
+                        dst[i] = src[i];
+                        continue;
+                    }
+                    for (v, &(rx, ry)) in r.iter_mut().zip(&refs[..n]) {
+                        *v = int(img.row(ry)[rx * C + c]);
+                    }
+                    let g = math::grain(hash, c, lv.grain);
+                    let v = math::rgb_sample(int(src[i]), &r[..n], lv.threshold, g, lv.full);
+                    dst[i] = T::from_f32(v as f32);
+                }
+            }
+        });
+    Ok(out)
+}
+
+fn ycc<T: Sample>(img: &Image<T>, lv: &Levels) -> Result<Image<T>> {
+    let (w, h, ch) = (img.width(), img.height(), img.channels());
+    let k = YccCoefficients::new(lv.full);
+    // Three planes of i16, as the device's SoA variant keeps them.
+    let mut planes = vec![0i16; 3 * w * h];
+    let (py, rest) = planes.split_at_mut(w * h);
+    let (pb, pr) = rest.split_at_mut(w * h);
+    py.par_chunks_mut(w)
+        .zip(pb.par_chunks_mut(w))
+        .zip(pr.par_chunks_mut(w))
+        .enumerate()
+        .for_each(|(y, ((ry, rb), rr))| {
+            for (x, px) in img.row(y).chunks_exact(ch).enumerate() {
+                let [vy, vb, vr] = k.to_ycc([int(px[0]), int(px[1]), int(px[2])]);
+                // In range by construction: |Cb|, |Cr| <= 16320, Y <= 32640.
+                (ry[x], rb[x], rr[x]) = (vy as i16, vb as i16, vr as i16);
+            }
+        });
+    let planes = [&planes[..w * h], &planes[w * h..2 * w * h], &planes[2 * w * h..]];
+    let mut out = Image::<T>::new(w, h, ch)?;
+    out.as_packed_mut()
+        .expect("a new image is packed")
+        .par_chunks_mut(w * ch)
+        .enumerate()
+        .for_each(|(y, dst)| {
+            let src = img.row(y);
+            let mut r = [0i32; 4];
+            for x in 0..w {
+                let hash = math::pixel_hash(lv.key, x, y);
+                let offsets = math::offsets(hash, lv.range);
+                let (refs, n) = math::references((x, y), offsets, lv.samples, (w, h));
+                let filtered: [i32; 3] = std::array::from_fn(|c| {
+                    let plane = planes[c];
+                    for (v, &(rx, ry)) in r.iter_mut().zip(&refs[..n]) {
+                        *v = i32::from(plane[ry * w + rx]);
+                    }
+                    let p = i32::from(plane[y * w + x]);
+                    let g = math::grain(hash, c, lv.grain);
+                    math::ycc_sample(p, &r[..n], lv.threshold, g, YCC_BOUNDS[c])
+                });
+                let rgb = k.to_rgb(filtered, lv.full);
+                for c in 0..3 {
+                    dst[x * ch + c] = T::from_f32(rgb[c] as f32);
+                }
+                if ch == 4 {
+                    dst[x * ch + 3] = src[x * ch + 3];
+                }
+            }
+        });
+    Ok(out)
+}
