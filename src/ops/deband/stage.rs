@@ -44,7 +44,7 @@ pub static DEBAND: StageDef = StageDef {
         },
     ],
     op: &SPEC,
-    build: build,
+    build,
 };
 
 /// Option `key` as an integer in `lo..=hi`, or `default`.
