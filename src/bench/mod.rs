@@ -52,6 +52,9 @@ pub struct BenchRow {
     pub op: String,
     /// Variant (`cpu` for the rayon path).
     pub variant: String,
+    /// The parameter set's tuning bucket (`ycc samples4`), for operations
+    /// that measure several; `None` for those without parameters.
+    pub params: Option<String>,
     /// Median time per run, ms.
     pub median_ms: f64,
     /// Fastest run, ms.
@@ -70,10 +73,11 @@ pub struct BenchRow {
 
 impl BenchRow {
     /// The row of a variant that could not be measured.
-    fn failed(op: &str, variant: &str, e: &Error) -> Self {
+    fn failed(op: &str, variant: &str, params: &OpParams, e: &Error) -> Self {
         BenchRow {
             op: op.into(),
             variant: variant.into(),
+            params: params_label(params),
             median_ms: f64::NAN,
             min_ms: f64::NAN,
             max_ms: f64::NAN,
@@ -116,6 +120,13 @@ pub fn bytes_per_pixel(op: &str, sample: usize, channels: usize) -> usize {
         })
 }
 
+/// A parameter set as the rows name it: its tuning bucket's words.
+fn params_label(params: &OpParams) -> Option<String> {
+    params
+        .bucket_words()
+        .map(|(a, b)| format!("{a} {b}").trim().to_string())
+}
+
 /// Median, min and max of a set of durations, in ms.
 fn stats(mut t: Vec<Duration>) -> (f64, f64, f64) {
     t.sort();
@@ -140,10 +151,10 @@ impl Bench<'_> {
         t.case(c.sample, (c.width, c.height, c.channels), params)
     }
 
-    /// The row of `variant` of `op` timed at `times`.
+    /// The row of `variant` of `op` with `params` timed at `times`.
     fn row(
         &self,
-        t: &dyn Tunable,
+        (t, params): (&dyn Tunable, &OpParams),
         variant: &str,
         times: Vec<Duration>,
         copy: Option<f64>,
@@ -155,6 +166,7 @@ impl Bench<'_> {
         BenchRow {
             op: t.spec().name.to_string(),
             variant: variant.to_string(),
+            params: params_label(params),
             median_ms: median,
             min_ms: min,
             max_ms: max,
@@ -165,16 +177,24 @@ impl Bench<'_> {
         }
     }
 
-    /// The rayon CPU path's wall times: a case whose runner cannot be built
-    /// (a frame type the operation does not read) is the row's error.
+    /// The rayon CPU path's wall times: a case or a runner that cannot be
+    /// built (a sample type or channel count the operation does not read)
+    /// is the row's error.
     fn cpu_rows(&mut self) -> Result<()> {
         for (t, sets) in &self.plan {
-            for params in sets.iter().cloned() {
-                let case = self.case(*t, params)?;
+            for params in sets.iter() {
+                let case = match self.case(*t, params.clone()) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let row = BenchRow::failed(t.spec().name, ops::CPU, params, &e);
+                        self.report.rows.push(row);
+                        continue;
+                    }
+                };
                 let mut once = match case.cpu_runner() {
                     Ok(r) => r,
                     Err(e) => {
-                        let row = BenchRow::failed(t.spec().name, ops::CPU, &e);
+                        let row = BenchRow::failed(t.spec().name, ops::CPU, params, &e);
                         self.report.rows.push(row);
                         continue;
                     }
@@ -183,7 +203,7 @@ impl Bench<'_> {
                 let times = (0..self.cfg.iters)
                     .map(|_| once())
                     .collect::<Result<Vec<_>>>()?;
-                let row = self.row(*t, ops::CPU, times, None);
+                let row = self.row((*t, params), ops::CPU, times, None);
                 self.report.rows.push(row);
             }
         }

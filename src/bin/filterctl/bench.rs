@@ -99,10 +99,21 @@ fn table(r: &BenchReport) -> Result<(), CliError> {
         out!("(nothing measured: no OpenCL device and --no-cpu)")?;
         return Ok(());
     }
+    // An operation measured with several parameter sets names the set
+    // after each variant: `cpu (ycc samples4)`.
+    let several = |op: &str| {
+        let mut sets = r.rows.iter().filter(|x| x.op == op).map(|x| &x.params);
+        sets.next()
+            .is_some_and(|first| sets.any(|other| other != first))
+    };
+    let name = |row: &clfilter::bench::BenchRow| match &row.params {
+        Some(p) if several(&row.op) => format!("{} ({p})", row.variant),
+        _ => row.variant.clone(),
+    };
     let vw = r
         .rows
         .iter()
-        .map(|row| row.variant.len())
+        .map(|row| name(row).len())
         .max()
         .unwrap_or(0)
         .max(7);
@@ -125,13 +136,13 @@ fn table(r: &BenchReport) -> Result<(), CliError> {
     )?;
     for row in &r.rows {
         if let Some(e) = &row.error {
-            out!("{:ow$}  {:vw$}  error: {e}", row.op, row.variant)?;
+            out!("{:ow$}  {:vw$}  error: {e}", row.op, name(row))?;
             continue;
         }
         out!(
             "{:ow$}  {:vw$}  {:>10}  {:>19}  {:>9}  {:>7}  {:>6}",
             row.op,
-            row.variant,
+            name(row),
             num(row.median_ms, 3),
             format!("{}..{}", num(row.min_ms, 3), num(row.max_ms, 3)),
             num(row.mp_per_s, 1),
