@@ -41,7 +41,7 @@ inline uint stream(uint h, uint s)
 
 inline int grain(uint h, int c, int amp)
 {
-    return (int)(stream(h, 2u + (uint)c) % (uint)(2 * amp + (amp == 0))) - amp;
+    return (int)mul_hi(stream(h, 2u + (uint)c), (uint)(2 * amp)) - amp;
 }
 
 // The linear indices of the reference pixels of (x, y), clamped into the
@@ -50,8 +50,8 @@ inline void references(uint h, int x, int y, int w, int hgt, int range, int* idx
 {
     uint o = stream(h, 1u);
     uint n = (uint)(2 * range + 1);
-    int a = (int)((o & 0xffffu) % n) - range;
-    int b = (int)((o >> 16) % n) - range;
+    int a = (int)(((o >> 16) * n) >> 16) - range;
+    int b = (int)(((o & 0xffffu) * n) >> 16) - range;
 #define AT(k, dx, dy) idx[k] = clamp(y + (dy), 0, hgt - 1) * w + clamp(x + (dx), 0, w - 1)
 #if SAMPLES == 2
     AT(0, 0, a);

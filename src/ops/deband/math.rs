@@ -54,14 +54,16 @@ pub fn stream(h: u32, s: u32) -> u32 {
     mix(h ^ s.wrapping_mul(0x9e37_79b9))
 }
 
-/// The two offsets `a, b` in `-range..=range` drawn by stream 1.
+/// The two offsets `a, b` in `-range..=range` drawn by stream 1: each
+/// 16-bit half of the hash scaled to `0..2 range + 1` by a multiply and a
+/// shift (no division: it costs more than the rest of the pixel).
 #[inline]
 pub fn offsets(h: u32, range: i32) -> (i32, i32) {
     let o = stream(h, 1);
     let n = (2 * range + 1) as u32;
     (
-        ((o & 0xffff) % n) as i32 - range,
-        ((o >> 16) % n) as i32 - range,
+        (((o >> 16) * n) >> 16) as i32 - range,
+        (((o & 0xffff) * n) >> 16) as i32 - range,
     )
 }
 
@@ -71,8 +73,9 @@ pub fn offsets(h: u32, range: i32) -> (i32, i32) {
 /// dithered result keeps a ramp's fractional levels on average.
 #[inline]
 pub fn grain(h: u32, c: usize, amp: i32) -> i32 {
-    let n = 2 * amp + i32::from(amp == 0);
-    (stream(h, 2 + c as u32) % n as u32) as i32 - amp
+    // The high word of hash x 2 amp: uniform in 0..2 amp (OpenCL's mul_hi).
+    let n = u64::from(2 * amp as u32);
+    ((u64::from(stream(h, 2 + c as u32)) * n) >> 32) as i32 - amp
 }
 
 /// The reference pixels of `(x, y)` for offsets `a, b`, clamped into a
