@@ -65,7 +65,8 @@ inline void references(uint h, int x, int y, int w, int hgt, int range, int* idx
 #undef AT
 }
 
-// math.rs: rgb_sample, with the references in r[0..SAMPLES].
+// math.rs: rgb_sample, with the references in r[0..SAMPLES], at quarter steps
+// (math.rs: RGB_FINE_SHIFT = 2) until the final rounding.
 inline int rgb_sample(int p, const int* r, int thr, int g, int full)
 {
     int all = 1, sum = 0;

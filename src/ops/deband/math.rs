@@ -106,18 +106,25 @@ fn banded(p: i32, refs: &[i32], threshold: i32) -> bool {
     refs.iter().all(|&r| (r - p).abs() < threshold)
 }
 
+/// Fraction bits kept in `space=rgb` until the final rounding: averages
+/// of 2 and 4 references are exact at quarter steps, and the grain dithers
+/// that rounding. (In `space=ycc` the plane already has 128 steps per
+/// level, and the conversion back rounds.)
+pub const RGB_FINE_SHIFT: u32 = 2;
+
 /// One sample in `space=rgb`: the references' average if banded, else `p`,
-/// at 4 fine steps per sample step (exact for 2 and 4 references), plus
-/// `g` fine steps of grain, then rounded half up and saturated to
-/// `0..=full`. `full * 4 + 2 + amp` stays far below `i32::MAX`.
+/// at [`RGB_FINE_SHIFT`] fraction bits, plus `g` fine steps of grain, then
+/// rounded half up and saturated to `0..=full`. `4 full + 2 + amp` stays
+/// far below `i32::MAX`.
 #[inline]
 pub fn rgb_sample(p: i32, refs: &[i32], threshold: i32, g: i32, full: i32) -> i32 {
+    let one = 1 << RGB_FINE_SHIFT;
     let fine = if banded(p, refs, threshold) {
-        refs.iter().sum::<i32>() * (4 / refs.len() as i32)
+        refs.iter().sum::<i32>() * (one / refs.len() as i32)
     } else {
-        p * 4
+        p * one
     };
-    ((fine + g).clamp(0, full * 4) + 2) >> 2
+    ((fine + g).clamp(0, full * one) + one / 2) >> RGB_FINE_SHIFT
 }
 
 /// One YCbCr16 sample: the references' average (rounded half up) if

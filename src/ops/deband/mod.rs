@@ -205,7 +205,7 @@ pub struct Levels {
     pub range: i32,
     /// The threshold in the filtered plane's steps.
     pub threshold: i32,
-    /// The grain's amplitude in fine steps (see [`Levels::fine_shift`]).
+    /// The grain's amplitude in fine steps ([`math::RGB_FINE_SHIFT`] fraction bits in `space=rgb`).
     pub grain: i32,
     /// The seed, already hashed once ([`math::seed_key`]).
     pub key: u32,
@@ -218,19 +218,13 @@ pub struct Levels {
 }
 
 impl Levels {
-    /// Fine steps per plane step in `space=rgb`: averages and grain are
-    /// kept at 1/4 of a sample step until the final rounding, so the
-    /// rounding dithers them. In `space=ycc` the plane already has 128
-    /// steps per 8-bit level, and the conversion back rounds.
-    pub const RGB_FINE_SHIFT: u32 = 2;
-
     /// The integer levels of `p` for samples of `ty` in `channels`-channel images.
     pub fn new(p: &DebandParams, ty: SampleType, channels: usize) -> Result<Levels> {
         p.check(ty, channels)?;
         let full = ty.full_scale() as i32;
         // Plane steps per 8-bit level, and fine steps per plane step.
         let (steps, fine) = match p.space {
-            Space::Rgb => (f64::from(full) / 255.0, f64::from(1 << Self::RGB_FINE_SHIFT)),
+            Space::Rgb => (f64::from(full) / 255.0, f64::from(1 << math::RGB_FINE_SHIFT)),
             Space::Ycc => (f64::from(math::YCC_LEVEL), 1.0),
         };
         // Rounded once, here, in f64: the kernels receive the integers.
