@@ -8,28 +8,74 @@
 use rayon::prelude::*;
 
 use super::math::{self, YccCoefficients, YCC_BOUNDS};
+use std::any::Any;
+
 use super::{DebandParams, Levels, Space};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::image::{Image, Sample};
 
 /// `img` debanded with `p` on the host's cores.
 pub fn deband<T: Sample>(img: &Image<T>, p: &DebandParams) -> Result<Image<T>> {
     let lv = Levels::new(p, T::TYPE, img.channels())?;
-    match (p.space, img.channels()) {
-        (Space::Ycc, _) => ycc(img, &lv),
-        (Space::Rgb, 1) => rgb::<T, 1>(img, &lv),
-        (Space::Rgb, 3) => rgb::<T, 3>(img, &lv),
-        (Space::Rgb, _) => rgb::<T, 4>(img, &lv),
+    // The paths work on the concrete integer types: converting through f32
+    // (`Sample`'s only conversions) cost a third of the time.
+    let any = img as &dyn Any;
+    if let Some(i) = any.downcast_ref::<Image<u8>>() {
+        return same_type(run(i, p.space, &lv)?);
+    }
+    if let Some(i) = any.downcast_ref::<Image<u16>>() {
+        return same_type(run(i, p.space, &lv)?);
+    }
+    Err(super::f32_refused())
+}
+
+/// The result as the caller's `Image<T>` (it is one: `T` was downcast).
+fn same_type<T: Sample, U: Sample>(img: Image<U>) -> Result<Image<T>> {
+    (Box::new(img) as Box<dyn Any>)
+        .downcast::<Image<T>>()
+        .map(|b| *b)
+        .map_err(|_| Error::arg("deband's result changed its sample type"))
+}
+
+/// u8 and u16 samples as the integers the arithmetic uses.
+trait Int: Sample {
+    fn int(self) -> i32;
+    /// `v` is in the type's range (every result is saturated before).
+    fn from_int(v: i32) -> Self;
+}
+
+impl Int for u8 {
+    #[inline]
+    fn int(self) -> i32 {
+        i32::from(self)
+    }
+    #[inline]
+    fn from_int(v: i32) -> Self {
+        v as u8
     }
 }
 
-/// A sample as an integer (exact for u8 and u16).
-#[inline]
-fn int<T: Sample>(v: T) -> i32 {
-    v.to_f32() as i32
+impl Int for u16 {
+    #[inline]
+    fn int(self) -> i32 {
+        i32::from(self)
+    }
+    #[inline]
+    fn from_int(v: i32) -> Self {
+        v as u16
+    }
 }
 
-fn rgb<T: Sample, const C: usize>(img: &Image<T>, lv: &Levels) -> Result<Image<T>> {
+fn run<T: Int>(img: &Image<T>, space: Space, lv: &Levels) -> Result<Image<T>> {
+    match (space, img.channels()) {
+        (Space::Ycc, _) => ycc(img, lv),
+        (Space::Rgb, 1) => rgb::<T, 1>(img, lv),
+        (Space::Rgb, 3) => rgb::<T, 3>(img, lv),
+        (Space::Rgb, _) => rgb::<T, 4>(img, lv),
+    }
+}
+
+fn rgb<T: Int, const C: usize>(img: &Image<T>, lv: &Levels) -> Result<Image<T>> {
     let (w, h) = (img.width(), img.height());
     let mut out = Image::<T>::new(w, h, C)?;
     let planes = lv.planes;
@@ -51,18 +97,18 @@ fn rgb<T: Sample, const C: usize>(img: &Image<T>, lv: &Levels) -> Result<Image<T
                         continue;
                     }
                     for (v, &(rx, ry)) in r.iter_mut().zip(&refs[..n]) {
-                        *v = int(img.row(ry)[rx * C + c]);
+                        *v = img.row(ry)[rx * C + c].int();
                     }
                     let g = math::grain(hash, c, lv.grain);
-                    let v = math::rgb_sample(int(src[i]), &r[..n], lv.threshold, g, lv.full);
-                    dst[i] = T::from_f32(v as f32);
+                    let v = math::rgb_sample(src[i].int(), &r[..n], lv.threshold, g, lv.full);
+                    dst[i] = T::from_int(v);
                 }
             }
         });
     Ok(out)
 }
 
-fn ycc<T: Sample>(img: &Image<T>, lv: &Levels) -> Result<Image<T>> {
+fn ycc<T: Int>(img: &Image<T>, lv: &Levels) -> Result<Image<T>> {
     let (w, h, ch) = (img.width(), img.height(), img.channels());
     let k = YccCoefficients::new(lv.full);
     // Three planes of i16, as the device's SoA variant keeps them.
@@ -75,7 +121,7 @@ fn ycc<T: Sample>(img: &Image<T>, lv: &Levels) -> Result<Image<T>> {
         .enumerate()
         .for_each(|(y, ((ry, rb), rr))| {
             for (x, px) in img.row(y).chunks_exact(ch).enumerate() {
-                let [vy, vb, vr] = k.to_ycc([int(px[0]), int(px[1]), int(px[2])]);
+                let [vy, vb, vr] = k.to_ycc([px[0].int(), px[1].int(), px[2].int()]);
                 // In range by construction: |Cb|, |Cr| <= 16320, Y <= 32640.
                 (ry[x], rb[x], rr[x]) = (vy as i16, vb as i16, vr as i16);
             }
@@ -104,7 +150,7 @@ fn ycc<T: Sample>(img: &Image<T>, lv: &Levels) -> Result<Image<T>> {
                 });
                 let rgb = k.to_rgb(filtered, lv.full);
                 for c in 0..3 {
-                    dst[x * ch + c] = T::from_f32(rgb[c] as f32);
+                    dst[x * ch + c] = T::from_int(rgb[c]);
                 }
                 if ch == 4 {
                     dst[x * ch + 3] = src[x * ch + 3];
