@@ -89,14 +89,21 @@ mod cl {
             let copy = copy_bandwidth(engine, dev, bytes, c.iters)?;
             self.report.copy_gb_per_s = Some(copy);
             for (t, sets) in &self.plan {
-                for params in sets {
-                    let case = self.case(*t, params.clone())?;
+                for params in sets.iter() {
+                    // A case that cannot be made (a type or channel count the
+                    // operation does not read) is every variant's error.
+                    let case = self.case(*t, params.clone());
                     for spec in t.spec().variants {
-                        let row = match time_kernel(engine, dev, &*case, spec, c.iters) {
-                            Ok(times) => self.row(*t, spec.name, params, times, Some(copy)),
-                            Err(e) => {
-                                crate::bench::BenchRow::failed(t.spec().name, spec.name, params, &e)
-                            }
+                        let timed = case
+                            .as_ref()
+                            .map(|case| time_kernel(engine, dev, &**case, spec, c.iters));
+                        let failed = |e: &crate::error::Error| {
+                            crate::bench::BenchRow::failed(t.spec().name, spec.name, params, e)
+                        };
+                        let row = match timed {
+                            Ok(Ok(times)) => self.row((*t, params), spec.name, times, Some(copy)),
+                            Ok(Err(e)) => failed(&e),
+                            Err(e) => failed(e),
                         };
                         self.report.rows.push(row);
                     }

@@ -52,10 +52,9 @@ pub struct BenchRow {
     pub op: String,
     /// Variant (`cpu` for the rayon path).
     pub variant: String,
-    /// The parameter set's tuning bucket words (`sigma2-8 replicate`,
-    /// `r3-4 fast`), empty for operations without parameters: an operation
-    /// that measures several sets has one row per set and variant.
-    pub params: String,
+    /// The parameter set's tuning bucket (`ycc samples4`), for operations
+    /// that measure several; `None` for those without parameters.
+    pub params: Option<String>,
     /// Median time per run, ms.
     pub median_ms: f64,
     /// Fastest run, ms.
@@ -121,13 +120,11 @@ pub fn bytes_per_pixel(op: &str, sample: usize, channels: usize) -> usize {
         })
 }
 
-/// The words of [`BenchRow::params`].
-fn params_label(p: &OpParams) -> String {
-    match p.bucket_words() {
-        Some((a, "")) => a.to_string(),
-        Some((a, b)) => format!("{a} {b}"),
-        None => String::new(),
-    }
+/// A parameter set as the rows name it: its tuning bucket's words.
+fn params_label(params: &OpParams) -> Option<String> {
+    params
+        .bucket_words()
+        .map(|(a, b)| format!("{a} {b}").trim().to_string())
 }
 
 /// Median, min and max of a set of durations, in ms.
@@ -154,12 +151,11 @@ impl Bench<'_> {
         t.case(c.sample, (c.width, c.height, c.channels), params)
     }
 
-    /// The row of `variant` of `op` timed at `times`.
+    /// The row of `variant` of `op` with `params` timed at `times`.
     fn row(
         &self,
-        t: &dyn Tunable,
+        (t, params): (&dyn Tunable, &OpParams),
         variant: &str,
-        params: &OpParams,
         times: Vec<Duration>,
         copy: Option<f64>,
     ) -> BenchRow {
@@ -181,12 +177,20 @@ impl Bench<'_> {
         }
     }
 
-    /// The rayon CPU path's wall times: a case whose runner cannot be built
-    /// (a frame type the operation does not read) is the row's error.
+    /// The rayon CPU path's wall times: a case or a runner that cannot be
+    /// built (a sample type or channel count the operation does not read)
+    /// is the row's error.
     fn cpu_rows(&mut self) -> Result<()> {
         for (t, sets) in &self.plan {
-            for params in sets {
-                let case = self.case(*t, params.clone())?;
+            for params in sets.iter() {
+                let case = match self.case(*t, params.clone()) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let row = BenchRow::failed(t.spec().name, ops::CPU, params, &e);
+                        self.report.rows.push(row);
+                        continue;
+                    }
+                };
                 let mut once = match case.cpu_runner() {
                     Ok(r) => r,
                     Err(e) => {
@@ -199,7 +203,7 @@ impl Bench<'_> {
                 let times = (0..self.cfg.iters)
                     .map(|_| once())
                     .collect::<Result<Vec<_>>>()?;
-                let row = self.row(*t, ops::CPU, params, times, None);
+                let row = self.row((*t, params), ops::CPU, times, None);
                 self.report.rows.push(row);
             }
         }

@@ -85,6 +85,7 @@ registry! {
     median,
     sort,
     bilateral,
+    deband,
 }
 
 /// Every stage a pipeline can use, in the operations' order (each defined

@@ -79,16 +79,6 @@ fn num(v: f64, decimals: usize) -> String {
     }
 }
 
-/// The variant, and the parameter set where the operation has one
-/// (`direct [r3-4 exact]`).
-fn variant_label(row: &clfilter::bench::BenchRow) -> String {
-    if row.params.is_empty() {
-        row.variant.clone()
-    } else {
-        format!("{} [{}]", row.variant, row.params)
-    }
-}
-
 fn table(r: &BenchReport) -> Result<(), CliError> {
     let px = r.sample.size() * r.channels;
     let image_bytes = (r.width * r.height * px) as u64;
@@ -109,10 +99,21 @@ fn table(r: &BenchReport) -> Result<(), CliError> {
         out!("(nothing measured: no OpenCL device and --no-cpu)")?;
         return Ok(());
     }
+    // An operation measured with several parameter sets names the set
+    // after each variant: `cpu (ycc samples4)`.
+    let several = |op: &str| {
+        let mut sets = r.rows.iter().filter(|x| x.op == op).map(|x| &x.params);
+        sets.next()
+            .is_some_and(|first| sets.any(|other| other != first))
+    };
+    let name = |row: &clfilter::bench::BenchRow| match &row.params {
+        Some(p) if several(&row.op) => format!("{} ({p})", row.variant),
+        _ => row.variant.clone(),
+    };
     let vw = r
         .rows
         .iter()
-        .map(|row| variant_label(row).len())
+        .map(|row| name(row).len())
         .max()
         .unwrap_or(0)
         .max(7);
@@ -135,13 +136,13 @@ fn table(r: &BenchReport) -> Result<(), CliError> {
     )?;
     for row in &r.rows {
         if let Some(e) = &row.error {
-            out!("{:ow$}  {:vw$}  error: {e}", row.op, variant_label(row))?;
+            out!("{:ow$}  {:vw$}  error: {e}", row.op, name(row))?;
             continue;
         }
         out!(
             "{:ow$}  {:vw$}  {:>10}  {:>19}  {:>9}  {:>7}  {:>6}",
             row.op,
-            variant_label(row),
+            name(row),
             num(row.median_ms, 3),
             format!("{}..{}", num(row.min_ms, 3), num(row.max_ms, 3)),
             num(row.mp_per_s, 1),
