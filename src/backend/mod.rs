@@ -92,6 +92,10 @@ pub struct DeviceInfo {
     pub opencl_c_version: String,
     /// Extensions that matter for our kernels, when present.
     pub extensions_of_note: Vec<String>,
+    /// Every extension the device lists (for variants' requirements;
+    /// `filterctl devices` shows only those of note).
+    #[serde(skip)]
+    pub extensions: Vec<String>,
     /// Whether the device and its compiler are available.
     pub available: bool,
 }

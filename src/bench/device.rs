@@ -26,6 +26,7 @@ mod cl {
         local: [256, 1],
         local_bytes: ops::no_local,
         supports: ops::any_shape,
+        requires: &[],
         tolerance: 0.0,
     };
 
@@ -92,7 +93,15 @@ mod cl {
                 for params in sets.iter().cloned() {
                     let case = self.case(*t, params)?;
                     for spec in t.spec().variants {
-                        let row = match time_kernel(engine, dev, &*case, spec, c.iters) {
+                        let timed = spec
+                            .check_device(dev.info())
+                            .map_err(|reason| crate::error::Error::Unsupported {
+                                op: t.spec().name.into(),
+                                variant: spec.name.into(),
+                                reason,
+                            })
+                            .and_then(|()| time_kernel(engine, dev, &*case, spec, c.iters));
+                        let row = match timed {
                             Ok(times) => self.row(*t, spec.name, times, Some(copy)),
                             Err(e) => crate::bench::BenchRow::failed(t.spec().name, spec.name, &e),
                         };

@@ -152,6 +152,7 @@ pub(crate) fn enumerate() -> std::result::Result<Vec<Found>, String> {
                 version: d.version().unwrap_or_default().trim().to_string(),
                 opencl_c_version: d.opencl_c_version().unwrap_or_default().trim().to_string(),
                 extensions_of_note: of_note,
+                extensions: extensions.split_whitespace().map(String::from).collect(),
                 available: d.available().unwrap_or(false)
                     && d.compiler_available().unwrap_or(false),
             };
