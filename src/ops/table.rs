@@ -181,7 +181,11 @@ impl Requirement {
                 }
             }
             Requirement::Vendor(v) => {
-                if info.vendor.to_ascii_lowercase().contains(&v.to_ascii_lowercase()) {
+                if info
+                    .vendor
+                    .to_ascii_lowercase()
+                    .contains(&v.to_ascii_lowercase())
+                {
                     Ok(())
                 } else {
                     Err(format!("needs a {v} device, this is {}", info.vendor))

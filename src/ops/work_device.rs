@@ -428,7 +428,15 @@ pub(crate) fn display_into<U: Sample>(
         float as u8
     );
     let (hi, mul, opaque) = format.factors(w.ty);
-    from_work(d, dev, w, out, &extra, "pipeline_display", &[hi, mul, opaque])
+    from_work(
+        d,
+        dev,
+        w,
+        out,
+        &extra,
+        "pipeline_display",
+        &[hi, mul, opaque],
+    )
 }
 
 /// Uploads a decoded frame as it is (packed frames stay packed).
