@@ -83,6 +83,7 @@ registry! {
     demosaic,
     colormap,
     reduce,
+    histogram,
 }
 
 /// Every stage a pipeline can use, in the operations' order (each defined
