@@ -38,6 +38,9 @@ mod devices;
 mod error;
 mod frames;
 mod guard;
+mod histogram;
+#[cfg(feature = "plot")]
+mod plot;
 mod stream;
 mod tune;
 mod util;
@@ -103,6 +106,8 @@ enum Command {
     /// Measure every variant per size and parameters, and cache the fastest
     /// for the engine to use (--show prints the cache, --clear deletes it).
     Tune(tune::Args),
+    /// Per-channel histogram of an image: a table, --json, or a --plot PNG.
+    Histogram(histogram::Args),
     /// Run a pipeline over a stream of raw camera frames (file or stdin),
     /// overlapping transfers with compute on a device.
     Stream(stream::Args),
@@ -183,6 +188,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(&global, a),
         Command::Variants(a) => variants::run(a),
         Command::Tune(a) => tune::run(&global, a),
+        Command::Histogram(a) => histogram::run(&global, a),
         Command::Stream(a) => stream::run(&global, a),
         Command::View(a) => view::run(&global, a),
     };
