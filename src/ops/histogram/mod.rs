@@ -91,7 +91,7 @@ impl HistogramParams {
     }
 
     /// The checked binning: `bins` in 1..=[`MAX_BINS`], a finite range with
-    /// `lo < hi` and a finite, nonzero f32 scale.
+    /// `lo < hi`, `hi - lo` finite in f32, and a finite, nonzero f32 scale.
     pub fn binning(&self) -> Result<Binning> {
         if self.bins == 0 || self.bins > MAX_BINS {
             return Err(Error::arg(format!(
@@ -102,6 +102,13 @@ impl HistogramParams {
         if !self.lo.is_finite() || !self.hi.is_finite() || self.lo >= self.hi {
             return Err(Error::arg(format!(
                 "histogram range must be finite with lo < hi, got {}:{}",
+                self.lo, self.hi
+            )));
+        }
+        // v - lo must stay finite in f32 for every v in the range.
+        if !(self.hi - self.lo).is_finite() {
+            return Err(Error::arg(format!(
+                "histogram range {}:{} is wider than f32 arithmetic holds",
                 self.lo, self.hi
             )));
         }
