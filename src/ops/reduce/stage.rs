@@ -23,7 +23,7 @@ pub static REDUCE: StageDef = StageDef {
         },
     ],
     op: &SPEC,
-    build: build,
+    build,
 };
 
 fn build(a: &dyn StageArgs) -> Result<Box<dyn StageOp>> {
