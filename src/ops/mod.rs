@@ -84,6 +84,7 @@ registry! {
     colormap,
     reduce,
     histogram,
+    stats,
 }
 
 /// Every stage a pipeline can use, in the operations' order (each defined
