@@ -41,6 +41,7 @@ mod guard;
 mod histogram;
 #[cfg(feature = "plot")]
 mod plot;
+mod stats;
 mod stream;
 mod tune;
 mod util;
@@ -108,6 +109,8 @@ enum Command {
     Tune(tune::Args),
     /// Per-channel histogram of an image: a table, --json, or a --plot PNG.
     Histogram(histogram::Args),
+    /// Per-channel sum, mean, std, min and max of an image (--json).
+    Stats(stats::Args),
     /// Run a pipeline over a stream of raw camera frames (file or stdin),
     /// overlapping transfers with compute on a device.
     Stream(stream::Args),
@@ -189,6 +192,7 @@ fn main() -> ExitCode {
         Command::Variants(a) => variants::run(a),
         Command::Tune(a) => tune::run(&global, a),
         Command::Histogram(a) => histogram::run(&global, a),
+        Command::Stats(a) => stats::run(&global, a),
         Command::Stream(a) => stream::run(&global, a),
         Command::View(a) => view::run(&global, a),
     };
