@@ -91,6 +91,7 @@ mod cl {
             self.report.copy_gb_per_s = Some(copy);
             for (t, sets) in &self.plan {
                 for params in sets.iter().cloned() {
+                    let label = crate::bench::params_label(&params);
                     let case = self.case(*t, params)?;
                     for spec in t.spec().variants {
                         let timed = spec
@@ -101,10 +102,11 @@ mod cl {
                                 reason,
                             })
                             .and_then(|()| time_kernel(engine, dev, &*case, spec, c.iters));
-                        let row = match timed {
+                        let mut row = match timed {
                             Ok(times) => self.row(*t, spec.name, times, Some(copy)),
                             Err(e) => crate::bench::BenchRow::failed(t.spec().name, spec.name, &e),
                         };
+                        row.params = label.clone();
                         self.report.rows.push(row);
                     }
                 }

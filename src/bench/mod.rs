@@ -52,6 +52,9 @@ pub struct BenchRow {
     pub op: String,
     /// Variant (`cpu` for the rayon path).
     pub variant: String,
+    /// The parameter set's tuning bucket (`x sum` for reduce along x,
+    /// `bins<=256` for histogram), or empty for operations without one.
+    pub params: String,
     /// Median time per run, ms.
     pub median_ms: f64,
     /// Fastest run, ms.
@@ -74,6 +77,7 @@ impl BenchRow {
         BenchRow {
             op: op.into(),
             variant: variant.into(),
+            params: String::new(),
             median_ms: f64::NAN,
             min_ms: f64::NAN,
             max_ms: f64::NAN,
@@ -116,6 +120,15 @@ pub fn bytes_per_pixel(op: &str, sample: usize, channels: usize) -> usize {
         })
 }
 
+/// A parameter set's bench label: its tuning bucket's words.
+fn params_label(p: &OpParams) -> String {
+    match p.bucket_words() {
+        Some((a, "")) => a.to_string(),
+        Some((a, b)) => format!("{a} {b}"),
+        None => String::new(),
+    }
+}
+
 /// Median, min and max of a set of durations, in ms.
 fn stats(mut t: Vec<Duration>) -> (f64, f64, f64) {
     t.sort();
@@ -155,6 +168,7 @@ impl Bench<'_> {
         BenchRow {
             op: t.spec().name.to_string(),
             variant: variant.to_string(),
+            params: String::new(),
             median_ms: median,
             min_ms: min,
             max_ms: max,
@@ -170,11 +184,13 @@ impl Bench<'_> {
     fn cpu_rows(&mut self) -> Result<()> {
         for (t, sets) in &self.plan {
             for params in sets.iter().cloned() {
+                let label = params_label(&params);
                 let case = self.case(*t, params)?;
                 let mut once = match case.cpu_runner() {
                     Ok(r) => r,
                     Err(e) => {
-                        let row = BenchRow::failed(t.spec().name, ops::CPU, &e);
+                        let mut row = BenchRow::failed(t.spec().name, ops::CPU, &e);
+                        row.params = label;
                         self.report.rows.push(row);
                         continue;
                     }
@@ -183,7 +199,8 @@ impl Bench<'_> {
                 let times = (0..self.cfg.iters)
                     .map(|_| once())
                     .collect::<Result<Vec<_>>>()?;
-                let row = self.row(*t, ops::CPU, times, None);
+                let mut row = self.row(*t, ops::CPU, times, None);
+                row.params = label;
                 self.report.rows.push(row);
             }
         }

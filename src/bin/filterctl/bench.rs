@@ -99,10 +99,17 @@ fn table(r: &BenchReport) -> Result<(), CliError> {
         out!("(nothing measured: no OpenCL device and --no-cpu)")?;
         return Ok(());
     }
+    let label = |row: &clfilter::bench::BenchRow| {
+        if row.params.is_empty() {
+            row.variant.clone()
+        } else {
+            format!("{} [{}]", row.variant, row.params)
+        }
+    };
     let vw = r
         .rows
         .iter()
-        .map(|row| row.variant.len())
+        .map(|row| label(row).len())
         .max()
         .unwrap_or(0)
         .max(7);
@@ -125,13 +132,13 @@ fn table(r: &BenchReport) -> Result<(), CliError> {
     )?;
     for row in &r.rows {
         if let Some(e) = &row.error {
-            out!("{:ow$}  {:vw$}  error: {e}", row.op, row.variant)?;
+            out!("{:ow$}  {:vw$}  error: {e}", row.op, label(row))?;
             continue;
         }
         out!(
             "{:ow$}  {:vw$}  {:>10}  {:>19}  {:>9}  {:>7}  {:>6}",
             row.op,
-            row.variant,
+            label(row),
             num(row.median_ms, 3),
             format!("{}..{}", num(row.min_ms, 3), num(row.max_ms, 3)),
             num(row.mp_per_s, 1),

@@ -19,11 +19,13 @@ impl Tunable for Tune {
         &SPEC
     }
 
-    /// Every axis and reduction; `--method x|y` keeps one axis.
+    /// Every axis and reduction; a method `x` or `y` keeps one axis.
     fn params(&self, ask: &tuning::Ask<'_>) -> Result<Vec<OpParams>> {
-        let axes = match ask.method {
-            None => vec![Axis::X, Axis::Y],
-            Some(m) => vec![Axis::parse(m)?],
+        let axes = match ask.method.map(Axis::parse) {
+            Some(Ok(axis)) => vec![axis],
+            // No method, or another operation's (`filterctl bench` passes
+            // its --method, a Bayer method by default, to every operation).
+            _ => vec![Axis::X, Axis::Y],
         };
         Ok(axes
             .into_iter()
