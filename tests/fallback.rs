@@ -25,7 +25,7 @@ fn device(engine: &Engine) -> &ClDevice {
 }
 
 fn stats(engine: &Engine) -> ProgramStats {
-    device(engine).programs().stats()
+    device(engine).programs().build_stats()
 }
 
 /// An OpenCL engine caching in `cache`, or `None` (skip).

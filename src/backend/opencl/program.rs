@@ -110,7 +110,7 @@ impl ProgramCache {
     }
 
     /// Counters since the device was opened.
-    pub fn stats(&self) -> ProgramStats {
+    pub fn build_stats(&self) -> ProgramStats {
         ProgramStats {
             built_from_source: self.built.load(Ordering::Relaxed),
             loaded_from_binary: self.loaded.load(Ordering::Relaxed),
