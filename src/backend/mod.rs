@@ -197,7 +197,7 @@ impl Backend {
             Backend::Cpu => None,
             #[cfg(feature = "opencl")]
             Backend::OpenCl(d) => {
-                let s = d.programs().build_stats();
+                let s = d.programs().counts();
                 let dir = d.programs().dir().map(|p| p.to_path_buf());
                 Some((s.built_from_source, s.loaded_from_binary, dir))
             }

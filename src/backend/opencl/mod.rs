@@ -25,7 +25,7 @@ pub use caller::{CallerContext, QueueOrigin};
 pub(crate) use launch::untimed;
 pub(crate) use launch::Arg;
 pub use launch::{ClEvent, Kernel};
-pub use program::{ProgramCache, ProgramStats};
+pub use program::{ProgramCache, ProgramCounts};
 pub(crate) use stream::{HostStage, TransferQueue};
 
 use std::path::PathBuf;
