@@ -2,7 +2,7 @@
 //!
 //! The conversion is defined once, here, and the device's
 //! `pipeline_display` kernel (cl/pipeline.cl) computes the same numbers
-//! with the factors of [`DisplayFormat::factors`]: an integer sample is
+//! with the factors of `DisplayFormat::factors`: an integer sample is
 //! rounded and saturated to its type first (as the stored image holds it),
 //! then scaled to 0..255 (RGBA8, rounded half to even and saturated, NaN
 //! as 0) or to 0..1 of full scale (RGBA32F, f32 samples as they are). Gray
