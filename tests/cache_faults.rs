@@ -543,7 +543,7 @@ proptest! {
         let Backend::OpenCl(dev) = engine.backend() else {
             unreachable!("engine_in opens an OpenCL engine")
         };
-        let stats = dev.programs().stats();
+        let stats = dev.programs().counts();
         if changed {
             prop_assert!(stats.rejected_binaries >= 1, "{stats:?}");
         }

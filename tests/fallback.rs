@@ -12,7 +12,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use clfilter::backend::opencl::{ClDevice, ProgramStats};
+use clfilter::backend::opencl::{ClDevice, ProgramCounts};
 use clfilter::ops::transpose;
 use clfilter::{Backend, CacheDir, DeviceSelector, Engine, EngineOptions, Error, Image};
 use common::{assert_images, open_engine, opencl_engine_with, opencl_options, random_image, Rng};
@@ -24,8 +24,8 @@ fn device(engine: &Engine) -> &ClDevice {
     }
 }
 
-fn stats(engine: &Engine) -> ProgramStats {
-    device(engine).programs().stats()
+fn stats(engine: &Engine) -> ProgramCounts {
+    device(engine).programs().counts()
 }
 
 /// An OpenCL engine caching in `cache`, or `None` (skip).

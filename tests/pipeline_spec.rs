@@ -156,7 +156,7 @@ fn unknown_operations_get_a_suggestion() {
     );
     assert_eq!(
         first_line("blur=sigma=2"),
-        "stage 1 'blur': unknown operation (known: transpose, minmax, normalize, convert, gaussian, demosaic, colormap, bilateral)"
+        "stage 1 'blur': unknown operation (known: transpose, minmax, normalize, convert, gaussian, demosaic, colormap, bilateral, reduce, stats)"
     );
     // The caret is under the name.
     let m = err("transpose,normlize=out=u8");
@@ -170,7 +170,7 @@ fn unknown_operations_get_a_suggestion() {
 fn unknown_options() {
     assert_eq!(
         first_line("normalize=factr=2"),
-        "stage 1 'normalize': option 'factr' unknown (known: sub, factor, out, variant); \
+        "stage 1 'normalize': option 'factr' unknown (known: sub, factor, low, high, out, variant); \
          did you mean 'factor'?"
     );
     assert_eq!(

@@ -23,6 +23,22 @@ const SIZES: &[(usize, usize)] = &[(1, 1), (1, 9), (9, 1), (2, 2), (13, 11), (37
 /// range (the FIR runs) and one inside it.
 const SIGMAS: &[f32] = &[0.7, 3.0];
 
+/// The operations to check: every registered one, or those named in
+/// `FILTERCTL_TEST_OPS` (comma-separated), to check one operation quickly.
+fn selected() -> Vec<&'static Operation> {
+    let only = std::env::var("FILTERCTL_TEST_OPS").unwrap_or_default();
+    let names: Vec<&str> = only
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .collect();
+    OPERATIONS
+        .iter()
+        .copied()
+        .filter(|o| names.is_empty() || names.contains(&o.spec.name))
+        .collect()
+}
+
 /// The cases of `op`: (description, case) for every type, channel count,
 /// parameter set and size its tuning entry accepts.
 fn cases(op: &Operation) -> Vec<(String, Box<dyn Case>)> {
@@ -80,7 +96,7 @@ fn check(engine: &Engine, what: &str, case: &dyn Case, tolerance: f32) -> bool {
 #[test]
 fn every_registered_cpu_path_matches_its_reference() {
     let engine = Engine::cpu();
-    for op in OPERATIONS {
+    for op in selected() {
         let cases = cases(op);
         assert!(!cases.is_empty(), "{}: no case", op.spec.name);
         for (what, case) in &cases {
@@ -99,9 +115,19 @@ fn every_registered_variant_matches_its_reference() {
         common::skip_no_opencl("registry variants");
         return;
     };
-    for op in OPERATIONS {
+    for op in selected() {
         let cases = cases(op);
         for spec in op.spec.variants {
+            // A variant built on a device feature (an extension, a
+            // vendor's dialect) is only checked where the device has it.
+            let info = engine.backend().device().expect("an OpenCL engine").info();
+            if let Err(why) = spec.check_device(info) {
+                eprintln!(
+                    "{}/{}: skipped on this device: {why}",
+                    op.spec.name, spec.name
+                );
+                continue;
+            }
             let forced = engine.with_variant(Some(op.spec.name), spec.name);
             let ran = cases
                 .iter()

@@ -150,6 +150,33 @@ fn operations() -> Vec<String> {
     ops
 }
 
+/// The identifiers of a line of code, leaving out method calls
+/// (`.reduce(`, `.sum::<`): a library's method (rayon's `reduce`) that
+/// shares an operation's name does not name the operation.
+fn identifiers(line: &str) -> impl Iterator<Item = &str> {
+    let is_id = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in line
+        .char_indices()
+        .chain(std::iter::once((line.len(), ' ')))
+    {
+        match (start, is_id(c)) {
+            (None, true) => start = Some(i),
+            (Some(s), false) => {
+                let method = line[..s].ends_with('.')
+                    && (line[i..].starts_with('(') || line[i..].starts_with("::<"));
+                if !method {
+                    out.push(&line[s..i]);
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    out.into_iter()
+}
+
 /// 1-based line of byte offset `at`.
 fn line_at(text: &str, at: usize) -> usize {
     text.as_bytes()[..at]
@@ -446,8 +473,7 @@ fn generic_layers_name_no_operation() {
             let hit: Vec<&str> = ops
                 .iter()
                 .filter(|op| {
-                    line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                        .any(|id| !GENERIC_WORDS.contains(&id) && names(id, op))
+                    identifiers(line).any(|id| !GENERIC_WORDS.contains(&id) && names(id, op))
                 })
                 .map(String::as_str)
                 .collect();

@@ -30,6 +30,7 @@ static WRONG: VariantSpec = VariantSpec {
     local: [16, 16],
     local_bytes: no_local,
     supports: any_shape,
+    requires: &[],
     tolerance: 0.0,
 };
 
@@ -42,6 +43,7 @@ static BROKEN: VariantSpec = VariantSpec {
     local: [16, 16],
     local_bytes: no_local,
     supports: any_shape,
+    requires: &[],
     tolerance: 0.0,
 };
 

@@ -94,6 +94,10 @@ pub struct DeviceInfo {
     pub opencl_c_version: String,
     /// Extensions that matter for our kernels, when present.
     pub extensions_of_note: Vec<String>,
+    /// Every extension the device lists (for variants' requirements;
+    /// `filterctl devices` shows only those of note).
+    #[serde(skip)]
+    pub extensions: Vec<String>,
     /// Whether the device and its compiler are available.
     pub available: bool,
 }
@@ -223,7 +227,7 @@ impl Backend {
             Backend::Cpu => None,
             #[cfg(feature = "opencl")]
             Backend::OpenCl(d) => {
-                let s = d.programs().stats();
+                let s = d.programs().counts();
                 let dir = d.programs().dir().map(|p| p.to_path_buf());
                 Some((s.built_from_source, s.loaded_from_binary, dir))
             }

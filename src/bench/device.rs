@@ -26,6 +26,7 @@ mod cl {
         local: [256, 1],
         local_bytes: ops::no_local,
         supports: ops::any_shape,
+        requires: &[],
         tolerance: 0.0,
     };
 
@@ -94,9 +95,15 @@ mod cl {
                     // operation does not read) is every variant's error.
                     let case = self.case(*t, params.clone());
                     for spec in t.spec().variants {
-                        let timed = case
-                            .as_ref()
-                            .map(|case| time_kernel(engine, dev, &**case, spec, c.iters));
+                        let timed = case.as_ref().map(|case| {
+                            spec.check_device(dev.info())
+                                .map_err(|reason| crate::error::Error::Unsupported {
+                                    op: t.spec().name.into(),
+                                    variant: spec.name.into(),
+                                    reason,
+                                })
+                                .and_then(|()| time_kernel(engine, dev, &**case, spec, c.iters))
+                        });
                         let failed = |e: &crate::error::Error| {
                             crate::bench::BenchRow::failed(t.spec().name, spec.name, params, e)
                         };

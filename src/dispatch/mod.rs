@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 pub use tuning::Tuning;
 
-use crate::backend::{self, Dev};
+use crate::backend::{self, Dev, DeviceInfo};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::ops::{OpSpec, RunCl, RunReport, Shape, VariantSpec, CPU};
@@ -199,7 +199,7 @@ fn run_forced(
             variant: name.into(),
             known: op.names().join(", "),
         })?;
-    spec.check(shape, dev.info().local_mem)
+    spec.check_on(shape, dev.info())
         .map_err(|why| unsupported(op, name, &why))?;
     let kt = run_cl(dev, spec).map_err(|e| name_unsupported(e, op.name, name))?;
     Ok(report(engine, op, spec.name, start, Some(kt), Vec::new()))
@@ -236,16 +236,15 @@ fn plan(
             names.push(spec.name.to_string());
         }
     }
-    let local_mem = dev.info().local_mem;
     names.retain(|n| match engine.variant(op, n) {
-        Some(spec) => supported(op, spec, shape, local_mem),
+        Some(spec) => supported(op, spec, shape, dev.info()),
         None => n == CPU,
     });
     names
 }
 
-fn supported(op: &OpSpec, spec: &VariantSpec, shape: &Shape, local_mem: u64) -> bool {
-    match spec.check(shape, local_mem) {
+fn supported(op: &OpSpec, spec: &VariantSpec, shape: &Shape, info: &DeviceInfo) -> bool {
+    match spec.check_on(shape, info) {
         Ok(()) => true,
         Err(why) => {
             log::debug!("{}/{} skipped: {why}", op.name, spec.name);

@@ -29,7 +29,7 @@ pub use contract::{dispatch, dispatch_on_device, guard_nonfinite, Dispatch, Prog
 pub use report::{ser_ms, ser_opt_ms, RunReport};
 pub use stage::{StageDef, StageOp};
 pub use table::{
-    any_shape, no_local, OpParams, OpSpec, Params, Shape, TuneBucket, VariantSpec, CPU,
+    any_shape, no_local, OpParams, OpSpec, Params, Requirement, Shape, TuneBucket, VariantSpec, CPU,
 };
 
 /// One operation as the generic layers see it: its variant table, its
@@ -86,6 +86,9 @@ registry! {
     sort,
     bilateral,
     deband,
+    reduce,
+    histogram,
+    stats,
 }
 
 /// Every stage a pipeline can use, in the operations' order (each defined

@@ -6,7 +6,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::backend::DeviceKind;
+use crate::backend::{DeviceInfo, DeviceKind};
 
 /// The CPU path's variant name.
 pub const CPU: &str = "cpu";
@@ -148,9 +148,51 @@ pub struct VariantSpec {
     /// Whether the variant handles this request (beyond local memory and
     /// work-group size, which are checked generically).
     pub supports: fn(&Shape) -> Result<(), String>,
+    /// What the device must offer beyond local memory and work-group size
+    /// (every entry must hold; `&[]` for any device). Checked against the
+    /// device's [`DeviceInfo`] by the dispatch, the tuner and the bench, so
+    /// that a variant built on an extension is never tried without it.
+    pub requires: &'static [Requirement],
     /// The largest allowed |difference| from the reference, in units of the
-    /// output's full scale (0 = bit-exact).
+    /// output's full scale (0 = bit-exact), unless the operation's tuning
+    /// case defines it otherwise (its `check`).
     pub tolerance: f32,
+}
+
+/// A device property a variant needs ([`VariantSpec::requires`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Requirement {
+    /// At least one of these OpenCL extensions, as the device lists them.
+    AnyExtension(&'static [&'static str]),
+    /// A device vendor whose name contains this text (ASCII case ignored),
+    /// for kernels in a vendor's own dialect (inline assembly).
+    Vendor(&'static str),
+}
+
+impl Requirement {
+    /// `Err(why)` when `info`'s device lacks it.
+    pub fn check(&self, info: &DeviceInfo) -> Result<(), String> {
+        match self {
+            Requirement::AnyExtension(any) => {
+                if any.iter().any(|e| info.extensions.iter().any(|x| x == e)) {
+                    Ok(())
+                } else {
+                    Err(format!("needs one of the extensions {}", any.join(", ")))
+                }
+            }
+            Requirement::Vendor(v) => {
+                if info
+                    .vendor
+                    .to_ascii_lowercase()
+                    .contains(&v.to_ascii_lowercase())
+                {
+                    Ok(())
+                } else {
+                    Err(format!("needs a {v} device, this is {}", info.vendor))
+                }
+            }
+        }
+    }
 }
 
 /// `supports` for variants that handle every shape.
@@ -179,6 +221,18 @@ impl VariantSpec {
             ));
         }
         Ok(())
+    }
+
+    /// [`VariantSpec::check`] with `info`'s local memory, then the device
+    /// requirements ([`VariantSpec::requires`]).
+    pub fn check_on(&self, shape: &Shape, info: &DeviceInfo) -> Result<(), String> {
+        self.check(shape, info.local_mem)?;
+        self.check_device(info)
+    }
+
+    /// Whether `info`'s device has what [`VariantSpec::requires`] names.
+    pub fn check_device(&self, info: &DeviceInfo) -> Result<(), String> {
+        self.requires.iter().try_for_each(|r| r.check(info))
     }
 }
 

@@ -48,6 +48,9 @@ pub enum Expected {
     Extremes(MinMax),
     /// Words that must come out bit for bit (a sort's keys and indices).
     Words(Vec<u32>),
+    /// An operation's own kind of result (a reduction's sums with their
+    /// error bound, a histogram's counts), which only its case reads.
+    Custom(Box<dyn Any>),
 }
 
 /// An operation's tuning and bench entry (see the module docs).
@@ -247,9 +250,12 @@ pub fn check_output<T: Sample>(
             check_image(g, w, limit + rounding, tolerance)
         }
         (_, Some(g), Expected::Extremes(w)) => check_extremes(g, w, limit),
-        _ => Err("the call returned another kind of result than the reference".into()),
+        _ => Err(MISMATCH.into()),
     }
 }
+
+/// [`Case::check`]'s answer when the result and the reference differ in kind.
+pub const MISMATCH: &str = "the call returned another kind of result than the reference";
 
 fn check_image<T: Sample>(
     g: &Image<T>,

@@ -98,6 +98,7 @@ static PLUMBING: VariantSpec = VariantSpec {
     local: [256, 1],
     local_bytes: no_local,
     supports: any_shape,
+    requires: &[],
     tolerance: 0.0,
 };
 

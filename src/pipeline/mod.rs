@@ -223,7 +223,7 @@ impl Pipeline {
         opts: &stream::StreamOptions,
         input: stream::Source<R>,
         sink: &mut dyn stream::FrameSink,
-    ) -> Result<stream::StreamStats> {
+    ) -> Result<stream::StreamTotals> {
         stream::run_source(engine, &self.ops, opts, input, sink)
     }
 }

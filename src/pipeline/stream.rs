@@ -126,7 +126,7 @@ pub trait FrameSink: Send {
 
 /// What a stream did.
 #[derive(Debug, Clone, Serialize)]
-pub struct StreamStats {
+pub struct StreamTotals {
     /// Frames processed and handed to the sink.
     pub frames: usize,
     /// From the first read to the last result handed over.
@@ -300,7 +300,7 @@ pub fn run_stream<R: Read + Send>(
     opts: &StreamOptions,
     input: R,
     sink: &mut dyn FrameSink,
-) -> Result<StreamStats> {
+) -> Result<StreamTotals> {
     run_source(engine, ops, opts, Source::Reader(input), sink)
 }
 
@@ -311,7 +311,7 @@ pub fn run_source<R: Read + Send>(
     opts: &StreamOptions,
     input: Source<R>,
     sink: &mut dyn FrameSink,
-) -> Result<StreamStats> {
+) -> Result<StreamTotals> {
     let (w, h) = (opts.width, opts.height);
     let in_bytes = opts.format.frame_bytes(w, h)?;
     if !(2..=8).contains(&opts.in_flight) {
@@ -395,7 +395,7 @@ fn host_run<R: Read + Send>(
     in_bytes: usize,
     input: Source<R>,
     sink: &mut dyn FrameSink,
-) -> Result<StreamStats> {
+) -> Result<StreamTotals> {
     let (out_w, out_h, out_c, out_t) =
         output_shape(ops, (opts.width, opts.height, 1), opts.format.sample());
     let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
@@ -433,7 +433,7 @@ fn host_run<R: Read + Send>(
     });
     end?;
     let (elapsed, first_frame, fps) = clock.finish();
-    Ok(StreamStats {
+    Ok(StreamTotals {
         frames: clock.frames,
         elapsed,
         first_frame,

@@ -171,13 +171,13 @@ impl Measure<'_, '_> {
     fn gate(&mut self, case: &dyn Case, want: &Expected, names: &[&'static str]) -> Vec<Candidate> {
         let (engine, op) = (self.engine, self.job.op);
         let shape = case.shape();
-        let local_mem = self.dev.info().local_mem;
+        let info = self.dev.info();
         let mut cands: Vec<Candidate> = Vec::new();
         for &name in names {
             (self.step)(&format!("{}: checking {name}", self.key));
             let unsupported = engine
                 .variant(op, name)
-                .and_then(|spec| spec.check(&shape, local_mem).err());
+                .and_then(|spec| spec.check_on(&shape, info).err());
             let status = match unsupported {
                 Some(why) => Status::Unsupported(why),
                 None => {

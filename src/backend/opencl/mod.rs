@@ -27,7 +27,7 @@ pub use caller::{CallerContext, QueueOrigin};
 pub(crate) use launch::untimed;
 pub(crate) use launch::Arg;
 pub use launch::{ClEvent, Kernel};
-pub use program::{ProgramCache, ProgramStats};
+pub use program::{ProgramCache, ProgramCounts};
 pub(crate) use stream::{HostStage, TransferQueue};
 pub use watchdog::dispatches_on_this_thread;
 
@@ -155,6 +155,7 @@ pub(crate) fn enumerate() -> std::result::Result<Vec<Found>, String> {
                 version: d.version().unwrap_or_default().trim().to_string(),
                 opencl_c_version: d.opencl_c_version().unwrap_or_default().trim().to_string(),
                 extensions_of_note: of_note,
+                extensions: extensions.split_whitespace().map(String::from).collect(),
                 available: d.available().unwrap_or(false)
                     && d.compiler_available().unwrap_or(false),
             };

@@ -32,7 +32,7 @@ pub struct ProgramId<'a> {
 
 /// Counters: how programs were obtained since the device was opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ProgramStats {
+pub struct ProgramCounts {
     /// Built from OpenCL C source.
     pub built_from_source: u64,
     /// Loaded from a cached binary.
@@ -110,8 +110,8 @@ impl ProgramCache {
     }
 
     /// Counters since the device was opened.
-    pub fn stats(&self) -> ProgramStats {
-        ProgramStats {
+    pub fn counts(&self) -> ProgramCounts {
+        ProgramCounts {
             built_from_source: self.built.load(Ordering::Relaxed),
             loaded_from_binary: self.loaded.load(Ordering::Relaxed),
             rejected_binaries: self.rejected.load(Ordering::Relaxed),

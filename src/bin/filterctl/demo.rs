@@ -49,6 +49,9 @@ enum Make {
     /// Sets one sample in 400 to full scale, as a sensor's hot pixels
     /// (the median step's input).
     HotPixels,
+    /// Counts the image's histogram (the type's default bins) and draws it
+    /// into `<name>.png` (with the `plot` feature); the image passes on.
+    HistogramPlot,
 }
 
 /// One demo step: a spec run on `from` (`input` or an earlier step's name).
@@ -92,6 +95,30 @@ const STEPS: &[Step] = &[
         from: "input",
         make: Make::Spec("minmax"),
         save: false,
+        check: None,
+    },
+    Step {
+        name: "stats",
+        about: "per-channel sum, mean, std, min and max in one fused pass",
+        from: "input",
+        make: Make::Spec("stats"),
+        save: false,
+        check: None,
+    },
+    Step {
+        name: "histogram",
+        about: "per-channel histogram of the photo, drawn as a chart",
+        from: "input",
+        make: Make::HistogramPlot,
+        save: false,
+        check: None,
+    },
+    Step {
+        name: "normalized-percentiles",
+        about: "stretch the 1st..99th percentiles (found through the histogram) to 0..255",
+        from: "input",
+        make: Make::Spec("normalize=low=1%:high=99%"),
+        save: true,
         check: None,
     },
     Step {
@@ -293,10 +320,11 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
                 Make::Spec(spec) => format!("spec '{spec}'"),
                 Make::Mosaic => "RGGB mosaic".into(),
                 Make::HotPixels => "hot pixels".into(),
+                Make::HistogramPlot => "histogram, plotted".into(),
             },
             step.from
         )?;
-        let result = run_step(&engine, step, from, (&full, &short))?;
+        let result = run_step(&engine, step, from, (&full, &short), &args.out)?;
         if step.save {
             let path = save(&result, &args.out, step.name)?;
             out!("      wrote {} ({})", path.display(), describe(&result))?;
@@ -348,6 +376,7 @@ fn run_step(
     step: &Step,
     from: DynImage,
     (full, short): (&str, &str),
+    dir: &std::path::Path,
 ) -> Result<DynImage, CliError> {
     let context =
         |e: clfilter::Error| CliError::from(e).context(format!("demo step {}", step.name));
@@ -380,6 +409,10 @@ fn run_step(
             }
             (img.into(), Vec::new())
         }
+        Make::HistogramPlot => {
+            plot_histogram(engine, step, &from, dir, (full, short))?;
+            (from, Vec::new())
+        }
     };
     for (k, o) in outcomes.iter().enumerate() {
         for r in &o.reports {
@@ -395,6 +428,46 @@ fn run_step(
         }
     }
     Ok(result)
+}
+
+/// Counts `img`'s histogram and writes `<step>.png` (a chart) into `dir`.
+fn plot_histogram(
+    engine: &Engine,
+    step: &Step,
+    img: &DynImage,
+    dir: &std::path::Path,
+    (full, short): (&str, &str),
+) -> Result<(), CliError> {
+    use clfilter::ops::histogram::{HistogramExt, HistogramParams};
+    let p = HistogramParams::default_for(img.sample_type());
+    let (h, r) = match img {
+        DynImage::U8(i) => engine.histogram_report(i, &p)?,
+        DynImage::U16(i) => engine.histogram_report(i, &p)?,
+        DynImage::F32(i) => engine.histogram_report(i, &p)?,
+    };
+    out!(
+        "      {}",
+        report_line(None, "histogram", &r, Some((full, short)))
+    )?;
+    #[cfg(feature = "plot")]
+    {
+        let path = dir.join(format!("{}.png", step.name));
+        crate::plot::histogram_png(&h, &p, "the demo input", &path)?;
+        out!(
+            "      wrote {} ({} bins per channel)",
+            path.display(),
+            h.bins
+        )?;
+    }
+    #[cfg(not(feature = "plot"))]
+    {
+        let _ = (dir, h);
+        out!(
+            "      {}: no chart (filterctl was built without the `plot` feature)",
+            step.name
+        )?;
+    }
+    Ok(())
 }
 
 /// Runs a step's check, printing the verdict; `Some(why)` when it failed.

@@ -38,7 +38,11 @@ mod devices;
 mod error;
 mod frames;
 mod guard;
+mod histogram;
+#[cfg(feature = "plot")]
+mod plot;
 mod sort;
+mod stats;
 mod stream;
 mod tune;
 mod util;
@@ -104,6 +108,10 @@ enum Command {
     /// Measure every variant per size and parameters, and cache the fastest
     /// for the engine to use (--show prints the cache, --clear deletes it).
     Tune(tune::Args),
+    /// Per-channel histogram of an image: a table, --json, or a --plot PNG.
+    Histogram(histogram::Args),
+    /// Per-channel sum, mean, std, min and max of an image (--json).
+    Stats(stats::Args),
     /// Run a pipeline over a stream of raw camera frames (file or stdin),
     /// overlapping transfers with compute on a device.
     Stream(stream::Args),
@@ -207,6 +215,8 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(&global, a),
         Command::Variants(a) => variants::run(a),
         Command::Tune(a) => tune::run(&global, a),
+        Command::Histogram(a) => histogram::run(&global, a),
+        Command::Stats(a) => stats::run(&global, a),
         Command::Stream(a) => stream::run(&global, a),
         Command::Sort(a) => sort::run(&global, a),
         Command::View(a) => view::run(&global, a),

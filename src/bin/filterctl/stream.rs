@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clfilter::image::raw::RawFormat;
 use clfilter::pipeline::stream::{
-    run_source, FrameSink, OutFrame, Source, StreamOptions, StreamStats,
+    run_source, FrameSink, OutFrame, Source, StreamOptions, StreamTotals,
 };
 use serde::Serialize;
 
@@ -252,8 +252,8 @@ struct Json<'a> {
     format: String,
     width: usize,
     height: usize,
-    stats: &'a StreamStats,
-    transfer_bound: Option<&'a StreamStats>,
+    stats: &'a StreamTotals,
+    transfer_bound: Option<&'a StreamTotals>,
     fraction_of_transfer_bound: Option<f64>,
 }
 
@@ -277,7 +277,7 @@ fn open_input(
     ))))
 }
 
-fn line(s: &StreamStats) -> String {
+fn line(s: &StreamTotals) -> String {
     let mb = |b: usize| b as f64 * s.fps / 1e6;
     format!(
         "{} frames, {:.1} fps sustained (first frame {}), in {:.0} MB/s, out {:.0} MB/s, on {}{}",
@@ -435,9 +435,9 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
 /// or a stop signal, with the whole frames written so far, said on stderr.
 fn finish(
     sink: Sink,
-    stats: clfilter::Result<StreamStats>,
+    stats: clfilter::Result<StreamTotals>,
     input: &Path,
-) -> Result<StreamStats, CliError> {
+) -> Result<StreamTotals, CliError> {
     let signal = guard::stopped();
     let ok = stats.is_ok() && signal.is_none();
     let kept = match sink {
@@ -467,8 +467,8 @@ fn finish(
 fn report(
     a: &Args,
     ops: &[clfilter::pipeline::Op],
-    stats: &StreamStats,
-    bound: Option<&StreamStats>,
+    stats: &StreamTotals,
+    bound: Option<&StreamTotals>,
 ) -> Result<(), CliError> {
     let (w, h) = a.size;
     let fraction = bound.map(|b| stats.fps / b.fps);

@@ -83,6 +83,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [32, 4],
         local_bytes: no_local,
         supports: exact,
+        requires: &[],
         tolerance: EXACT_TOLERANCE,
     },
     VariantSpec {
@@ -93,6 +94,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [TILE, TILE],
         local_bytes: tile_bytes,
         supports: |s| exact(s).and(tile_radius(s)),
+        requires: &[],
         tolerance: EXACT_TOLERANCE,
     },
     VariantSpec {
@@ -103,6 +105,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [32, 4],
         local_bytes: no_local,
         supports: |s| exact(s).and(rgba(s)),
+        requires: &[],
         tolerance: EXACT_TOLERANCE,
     },
     VariantSpec {
@@ -113,6 +116,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [32, 4],
         local_bytes: no_local,
         supports: fast_only,
+        requires: &[],
         tolerance: FAST_TOLERANCE,
     },
     VariantSpec {
@@ -123,6 +127,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [TILE, TILE],
         local_bytes: tile_bytes,
         supports: |s| fast_only(s).and(tile_radius(s)),
+        requires: &[],
         tolerance: FAST_TOLERANCE,
     },
     VariantSpec {
@@ -133,6 +138,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [32, 4],
         local_bytes: no_local,
         supports: |s| fast_only(s).and(rgba(s)),
+        requires: &[],
         tolerance: FAST_TOLERANCE,
     },
 ];

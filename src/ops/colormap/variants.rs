@@ -20,5 +20,6 @@ pub static VARIANTS: &[VariantSpec] = &[VariantSpec {
     local: [256, 1],
     local_bytes: no_local,
     supports: any_shape,
+    requires: &[],
     tolerance: TOLERANCE,
 }];

@@ -55,6 +55,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [16, 16],
         local_bytes: no_local,
         supports: rgb_space,
+        requires: &[],
         tolerance: 0.0,
     },
     VariantSpec {
@@ -65,6 +66,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [16, 16],
         local_bytes: no_local,
         supports: rgba8,
+        requires: &[],
         tolerance: 0.0,
     },
     VariantSpec {
@@ -75,6 +77,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [16, 16],
         local_bytes: no_local,
         supports: ycc_space,
+        requires: &[],
         tolerance: 0.0,
     },
     VariantSpec {
@@ -85,6 +88,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [16, 16],
         local_bytes: no_local,
         supports: ycc_space,
+        requires: &[],
         tolerance: 0.0,
     },
     VariantSpec {
@@ -95,6 +99,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [16, 16],
         local_bytes: no_local,
         supports: ycc_space,
+        requires: &[],
         tolerance: 0.0,
     },
 ];

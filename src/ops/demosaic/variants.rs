@@ -38,6 +38,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: TILE,
         local_bytes: tile_local,
         supports: any_shape,
+        requires: &[],
         tolerance: 1e-5,
     },
     VariantSpec {
@@ -48,6 +49,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [16, 8],
         local_bytes: no_local,
         supports: any_shape,
+        requires: &[],
         tolerance: 1e-5,
     },
 ];

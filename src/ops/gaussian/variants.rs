@@ -114,6 +114,7 @@ table!(
             local: [64, 1],
             local_bytes: no_local,
             supports: iir,
+            requires: &[],
             tolerance: IIR_TOLERANCE,
         },
         Plan {
@@ -130,6 +131,7 @@ table!(
             local: [64, 1],
             local_bytes: transpose_tile,
             supports: iir,
+            requires: &[],
             tolerance: IIR_TOLERANCE,
         },
         Plan {
@@ -146,6 +148,7 @@ table!(
             local: [64, 1],
             local_bytes: transpose_tile,
             supports: iir,
+            requires: &[],
             tolerance: IIR_TOLERANCE,
         },
         Plan {
@@ -163,6 +166,7 @@ table!(
             local: [64, 1],
             local_bytes: transpose_tile,
             supports: iir,
+            requires: &[],
             tolerance: IIR_TOLERANCE,
         },
         Plan {
@@ -184,6 +188,7 @@ table!(
             local: [64, 1],
             local_bytes: local_rows_local,
             supports: local_rows,
+            requires: &[],
             tolerance: 1e-3,
         },
         Plan {
@@ -206,6 +211,7 @@ table!(
             local: [64, 1],
             local_bytes: local_row_tiles,
             supports: iir,
+            requires: &[],
             tolerance: IIR_TOLERANCE,
         },
         Plan {
@@ -228,6 +234,7 @@ table!(
             local: [64, 1],
             local_bytes: local_tiles,
             supports: gray_tiles,
+            requires: &[],
             tolerance: IIR_TOLERANCE,
         },
         // One sigma 0: the other axis as iir_rowblk runs it.
@@ -246,6 +253,7 @@ table!(
             local: [128, 1],
             local_bytes: fir_tiles,
             supports: fir,
+            requires: &[],
             tolerance: 1e-5,
         },
         Plan {

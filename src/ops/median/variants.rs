@@ -30,6 +30,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [16, 16],
         local_bytes: no_local,
         supports: any_shape,
+        requires: &[],
         tolerance: 0.0,
     },
     VariantSpec {
@@ -41,6 +42,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [TILE, TILE],
         local_bytes: tile_keys,
         supports: any_shape,
+        requires: &[],
         tolerance: 0.0,
     },
 ];

@@ -26,6 +26,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [256, 1],
         local_bytes: reduction_arrays,
         supports: any_shape,
+        requires: &[],
         tolerance: 0.0,
     },
     VariantSpec {
@@ -36,6 +37,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [256, 1],
         local_bytes: reduction_arrays,
         supports: gray_only,
+        requires: &[],
         tolerance: 0.0,
     },
 ];

@@ -1,6 +1,8 @@
 //! `normalize`'s entry points, on anything that dispatches (the [`crate::Engine`]).
 
+use super::percentile::{self, Percentiles};
 use super::*;
+use crate::ops::histogram::HistogramExt;
 use crate::ops::minmax::MinmaxExt;
 use crate::ops::Dispatch;
 
@@ -30,17 +32,78 @@ pub trait NormalizeExt: Dispatch {
         } else {
             Coefficients::explicit(params)?
         };
-        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE);
-        let (out, r) = crate::ops::dispatch(
-            self,
-            &SPEC,
-            &shape,
-            |dev: &Dev, spec| device::run(self.programs(), dev, spec, img, &k),
-            || cpu::normalize(img, &k),
-        )?;
+        let (out, r) = apply(self, img, &k)?;
         reports.push(r);
         Ok((out, reports))
     }
+
+    /// Stretches the colour channels' percentiles `pc.low..pc.high` to
+    /// `U`'s full range (see [`percentile`] for the definition and the
+    /// accuracy); alpha is rescaled as by [`NormalizeExt::normalize`].
+    fn normalize_percentiles<T: Sample, U: Sample>(
+        &self,
+        img: &Image<T>,
+        pc: &Percentiles,
+    ) -> Result<Image<U>> {
+        self.normalize_percentiles_report(img, pc).map(|(i, _)| i)
+    }
+
+    /// The colour channels' percentiles `pc.low` and `pc.high` of `img`,
+    /// as [`percentile`] defines them (exact for u8 and u16, within one
+    /// bin width for f32), and what ran: `minmax` (f32 only), `histogram`.
+    fn percentile_range_report<T: Sample>(
+        &self,
+        img: &Image<T>,
+        pc: &Percentiles,
+    ) -> Result<((f32, f32), Vec<RunReport>)> {
+        let mut reports = Vec::new();
+        let colour = percentile::colour_channels(img.channels());
+        let mut range = (0.0, 0.0);
+        if T::TYPE == SampleType::F32 {
+            let (m, r) = self.minmax_report(img)?;
+            reports.push(r);
+            range = (m.min_of(colour), m.max_of(colour));
+        }
+        let found = match percentile::histogram_params(T::TYPE, range)? {
+            Some(hp) => {
+                let (h, r) = self.histogram_report(img, &hp)?;
+                reports.push(r);
+                percentile::from_counts(&h, &hp, colour, T::TYPE, pc)?
+            }
+            None => range,
+        };
+        Ok((found, reports))
+    }
+
+    /// [`NormalizeExt::normalize_percentiles`], also reporting what ran:
+    /// `minmax` (f32 only), `histogram` and `normalize`.
+    fn normalize_percentiles_report<T: Sample, U: Sample>(
+        &self,
+        img: &Image<T>,
+        pc: &Percentiles,
+    ) -> Result<(Image<U>, Vec<RunReport>)> {
+        let ((lo, hi), mut reports) = self.percentile_range_report(img, pc)?;
+        let k = Coefficients::stretch(&percentile::span(img.channels(), lo, hi), T::TYPE, U::TYPE)?;
+        let (out, r) = apply(self, img, &k)?;
+        reports.push(r);
+        Ok((out, reports))
+    }
+}
+
+/// The normalize kernel (or the CPU path) with coefficients `k`.
+fn apply<D: Dispatch + ?Sized, T: Sample, U: Sample>(
+    d: &D,
+    img: &Image<T>,
+    k: &Coefficients,
+) -> Result<(Image<U>, RunReport)> {
+    let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE);
+    crate::ops::dispatch(
+        d,
+        &SPEC,
+        &shape,
+        |dev: &Dev, spec| device::run(d.programs(), dev, spec, img, k),
+        || cpu::normalize(img, k),
+    )
 }
 
 impl<D: Dispatch + ?Sized> NormalizeExt for D {}

@@ -99,9 +99,6 @@ pub(crate) fn run_stage(
     record: &mut crate::ops::stage::StageRecord,
 ) -> Result<crate::ops::work::Work> {
     use super::Coefficients;
-    use crate::backend::opencl::DeviceImage;
-    use crate::ops::work::{time, Work};
-    use crate::ops::OpParams;
     let mut w = input.into_work();
     let out_ty = stage.out.unwrap_or(w.ty);
     let k = if stage.params.sub.is_none() && stage.params.factor.is_none() {
@@ -111,6 +108,72 @@ pub(crate) fn run_stage(
     } else {
         Coefficients::explicit(&stage.params)?
     };
+    apply_stage(cx, forced, w, &k, out_ty, record)
+}
+
+/// The percentile stage's arm in a device-resident chain: the histogram
+/// counted on the device (after a device `minmax` for f32), the
+/// percentiles found on the host from the counts, then the kernel. The
+/// chain's integer types are counted per level on its unrounded working
+/// values (a level is `floor(v)`), where the host path counts rounded ones.
+#[cfg(feature = "opencl")]
+pub(crate) fn run_percentile_stage(
+    stage: &super::stage::PercentileStage,
+    cx: &crate::ops::work::Chain<'_>,
+    forced: Option<&str>,
+    input: crate::ops::work::ChainInput<'_>,
+    record: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    use super::percentile;
+    use crate::ops::{histogram, OpParams};
+    let mut w = input.into_work();
+    let out_ty = stage.out.unwrap_or(w.ty);
+    let colour = percentile::colour_channels(w.channels);
+    let mut range = (0.0, 0.0);
+    if w.ty == SampleType::F32 {
+        let (m, rep) = crate::ops::minmax::device::minmax_of(cx, None, &mut w)?;
+        record.reports.push(rep);
+        range = (m.min_of(colour), m.max_of(colour));
+    }
+    let (lo, hi) = match percentile::histogram_params(w.ty, range)? {
+        Some(hp) => {
+            let mt = w.materialize(cx.d, cx.dev)?;
+            let b = hp.binning()?;
+            let (logical, working) = (
+                w.logical_shape(OpParams::new(hp)),
+                w.working_shape(OpParams::new(hp)),
+            );
+            let img = &w.img;
+            let (h, mut rep) = crate::ops::dispatch_on_device(
+                cx.d,
+                &histogram::SPEC,
+                None,
+                (&logical, &working),
+                |dev, spec| histogram::device::launch(cx.d.programs(), dev, spec, img, &b),
+            )?;
+            rep.kernel_time = rep.kernel_time.map(|t| t + mt);
+            record.reports.push(rep);
+            percentile::from_counts(&h, &hp, colour, w.ty, &stage.range)?
+        }
+        None => range,
+    };
+    let k = Coefficients::stretch(&percentile::span(w.channels, lo, hi), w.ty, out_ty)?;
+    apply_stage(cx, forced, w, &k, out_ty, record)
+}
+
+/// The normalize kernel on a chain's image with coefficients `k`, into `out_ty`.
+#[cfg(feature = "opencl")]
+fn apply_stage(
+    cx: &crate::ops::work::Chain<'_>,
+    forced: Option<&str>,
+    mut w: crate::ops::work::Work,
+    k: &Coefficients,
+    out_ty: SampleType,
+    record: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    use crate::backend::opencl::DeviceImage;
+    use crate::ops::work::{time, Work};
+    use crate::ops::OpParams;
     let mt = w.materialize(cx.d, cx.dev)?;
     let (logical, working) = (
         w.logical_shape(OpParams::NONE),
@@ -123,7 +186,7 @@ pub(crate) fn run_stage(
         (&logical, &working),
         |dev, spec| {
             let out = DeviceImage::<f32>::new(dev, w.width(), w.height(), w.img.channels())?;
-            let ev = super::device::launch(cx.d.programs(), dev, spec, &w.img, &out, &k)?;
+            let ev = super::device::launch(cx.d.programs(), dev, spec, &w.img, &out, k)?;
             Ok((out, time(ev)?))
         },
     )?;
@@ -136,6 +199,18 @@ pub(crate) fn run_stage(
         scale: 1.0,
         unsaturated: out_ty != crate::image::SampleType::F32,
     })
+}
+
+/// No chain exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(crate) fn run_percentile_stage(
+    _: &super::stage::PercentileStage,
+    cx: &crate::ops::work::Chain<'_>,
+    _: Option<&str>,
+    _: crate::ops::work::ChainInput<'_>,
+    _: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    cx.never()
 }
 
 /// No chain exists in a build without OpenCL.

@@ -6,10 +6,15 @@
 //! 1.0), as OpenCV's `NORM_MINMAX` does; a constant image maps to 0. The
 //! alpha channel of 4-channel images is only rescaled between the types'
 //! full ranges, so opaque stays opaque.
+//!
+//! [`NormalizeExt::normalize_percentiles`] (the stage's `low=P%:high=Q%`)
+//! stretches percentiles found through `histogram` instead: [`percentile`]
+//! defines them and states their accuracy.
 
 pub mod api;
 pub mod cpu;
 pub(crate) mod device;
+pub mod percentile;
 pub mod reference;
 pub mod stage;
 mod tune;
@@ -20,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::image::{Image, Sample, SampleType};
 use crate::ops::{minmax::MinMax, OpSpec, RunReport, Shape};
 pub use api::NormalizeExt;
+pub use percentile::Percentiles;
 pub use tune::TUNE;
 
 /// The operation's description.

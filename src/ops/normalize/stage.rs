@@ -1,7 +1,7 @@
 //! `normalize` as a pipeline stage, and `convert`, the stage that runs
 //! normalize's table to change the sample type full scale to full scale.
 
-use super::{NormalizeExt, NormalizeParams, SPEC};
+use super::{NormalizeExt, NormalizeParams, Percentiles, SPEC};
 use crate::error::Result;
 use crate::image::{DynImage, Image, Sample, SampleType};
 use crate::ops::stage::{
@@ -13,7 +13,7 @@ use crate::ops::{Dispatch, RunReport};
 pub static NORMALIZE: StageDef = StageDef {
     name: "normalize",
     summary: "(in - sub) * factor, converted to the output type; \
-              without sub and factor, stretch min..max to the full range",
+              without sub and factor, stretch min..max (or the percentiles low..high) to the full range",
     options: &[
         OptionDef {
             key: "sub",
@@ -26,22 +26,56 @@ pub static NORMALIZE: StageDef = StageDef {
             help: "multiplied second (default 1 when only sub is given)",
         },
         OptionDef {
+            key: "low",
+            value: "P%",
+            help: "stretch from this percentile of the colour samples (default 0%, the minimum; \
+                   not with sub/factor)",
+        },
+        OptionDef {
+            key: "high",
+            value: "Q%",
+            help: "stretch up to this percentile (default 100%, the maximum)",
+        },
+        OptionDef {
             key: "out",
             value: "u8|u16|f32",
             help: "output sample type (default: the input's)",
         },
     ],
     op: &SPEC,
-    build: |a| {
-        Ok(Box::new(NormalizeStage {
-            params: NormalizeParams {
-                sub: a.finite("sub")?,
-                factor: a.finite("factor")?,
-            },
-            out: a.sample_type("out")?,
-        }))
-    },
+    build: build_normalize,
 };
+
+/// A percentage option: `P%` or `P`, finite.
+fn percent(a: &dyn StageArgs, key: &str) -> Result<Option<f64>> {
+    let Some(v) = a.get(key) else {
+        return Ok(None);
+    };
+    let t = v.trim();
+    let t = t.strip_suffix('%').unwrap_or(t);
+    match t.trim().parse::<f64>() {
+        Ok(p) if p.is_finite() => Ok(Some(p)),
+        _ => Err(a.error(key, &format!("'{v}' is not a percentage such as 1%"))),
+    }
+}
+
+fn build_normalize(a: &dyn StageArgs) -> Result<Box<dyn StageOp>> {
+    let params = NormalizeParams {
+        sub: a.finite("sub")?,
+        factor: a.finite("factor")?,
+    };
+    let out = a.sample_type("out")?;
+    let (low, high) = (percent(a, "low")?, percent(a, "high")?);
+    if low.is_none() && high.is_none() {
+        return Ok(Box::new(NormalizeStage { params, out }));
+    }
+    if params.sub.is_some() || params.factor.is_some() {
+        return Err(a.name_error(&"low/high percentiles and sub/factor exclude each other"));
+    }
+    let range = Percentiles::new(low.unwrap_or(0.0), high.unwrap_or(100.0))
+        .map_err(|e| a.error(if low.is_some() { "low" } else { "high" }, &e))?;
+    Ok(Box::new(PercentileStage { range, out }))
+}
 
 /// The `convert` stage.
 pub static CONVERT: StageDef = StageDef {
@@ -73,6 +107,17 @@ fn build_convert(a: &dyn StageArgs) -> Result<Box<dyn StageOp>> {
 pub struct NormalizeStage {
     /// `sub` and `factor`; both `None` stretches min..max to the full range.
     pub params: NormalizeParams,
+    /// The output sample type; `None` keeps the input's.
+    pub out: Option<SampleType>,
+}
+
+/// A checked `normalize=low=P%:high=Q%` stage: the colour channels'
+/// percentiles stretched to `out`'s full range
+/// ([`super::percentile`] defines them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PercentileStage {
+    /// The percentiles.
+    pub range: Percentiles,
     /// The output sample type; `None` keeps the input's.
     pub out: Option<SampleType>,
 }
@@ -190,6 +235,94 @@ impl StageOp for NormalizeStage {
     }
 
     stage_any!();
+}
+
+impl StageOp for PercentileStage {
+    fn def(&self) -> &'static StageDef {
+        &NORMALIZE
+    }
+
+    /// f32 outputs are not clipped at the percentiles, so samples beyond
+    /// them can map anywhere: no bound.
+    fn bound(&self, _input: f64) -> Option<f64> {
+        None
+    }
+
+    fn options(&self) -> Vec<String> {
+        let mut opts = vec![
+            format!("low={}%", self.range.low),
+            format!("high={}%", self.range.high),
+        ];
+        if let Some(o) = self.out {
+            opts.push(format!("out={o}"));
+        }
+        opts
+    }
+
+    fn output_type(&self, input: SampleType) -> SampleType {
+        self.out.unwrap_or(input)
+    }
+
+    /// After a normalize the samples are no longer the camera's.
+    fn adapt_to_frame(
+        &self,
+        _args: &dyn StageArgs,
+        _index: usize,
+        frame: &mut FrameFacts<'_>,
+    ) -> Result<Adapted> {
+        frame.camera_values = false;
+        Ok(Adapted::Keep)
+    }
+
+    fn run_host(
+        &self,
+        d: &dyn Dispatch,
+        input: DynImage,
+        record: &mut StageRecord,
+    ) -> Result<DynImage> {
+        let out = self.out.unwrap_or(input.sample_type());
+        let (img, r) = match &input {
+            DynImage::U8(i) => percentiles_to(d, i, &self.range, out)?,
+            DynImage::U16(i) => percentiles_to(d, i, &self.range, out)?,
+            DynImage::F32(i) => percentiles_to(d, i, &self.range, out)?,
+        };
+        record.reports.extend(r);
+        Ok(img)
+    }
+
+    fn run_device(
+        &self,
+        cx: &crate::ops::work::Chain<'_>,
+        forced: Option<&str>,
+        input: crate::ops::work::ChainInput<'_>,
+        record: &mut StageRecord,
+    ) -> Result<crate::ops::work::Work> {
+        super::device::run_percentile_stage(self, cx, forced, input, record)
+    }
+
+    stage_any!();
+}
+
+fn percentiles_to<T: Sample>(
+    d: &dyn Dispatch,
+    img: &Image<T>,
+    pc: &Percentiles,
+    out: SampleType,
+) -> Result<(DynImage, Vec<RunReport>)> {
+    Ok(match out {
+        SampleType::U8 => {
+            let (i, r) = d.normalize_percentiles_report::<T, u8>(img, pc)?;
+            (DynImage::U8(i), r)
+        }
+        SampleType::U16 => {
+            let (i, r) = d.normalize_percentiles_report::<T, u16>(img, pc)?;
+            (DynImage::U16(i), r)
+        }
+        SampleType::F32 => {
+            let (i, r) = d.normalize_percentiles_report::<T, f32>(img, pc)?;
+            (DynImage::F32(i), r)
+        }
+    })
 }
 
 impl StageOp for ConvertStage {

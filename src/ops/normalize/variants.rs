@@ -13,6 +13,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [256, 1],
         local_bytes: no_local,
         supports: any_shape,
+        requires: &[],
         tolerance: 0.0,
     },
     VariantSpec {
@@ -23,6 +24,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [256, 1],
         local_bytes: no_local,
         supports: any_shape,
+        requires: &[],
         tolerance: 0.0,
     },
 ];

@@ -32,6 +32,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [GROUP, 1],
         local_bytes: bitonic_local,
         supports: any_shape,
+        requires: &[],
         tolerance: 0.0,
     },
     VariantSpec {
@@ -43,6 +44,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [GROUP, 1],
         local_bytes: radix_local,
         supports: any_shape,
+        requires: &[],
         tolerance: 0.0,
     },
 ];

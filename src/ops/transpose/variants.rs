@@ -27,6 +27,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [16, 16],
         local_bytes: no_local,
         supports: any_shape,
+        requires: &[],
         tolerance: 0.0,
     },
     VariantSpec {
@@ -37,6 +38,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [16, 16],
         local_bytes: tile16_padded,
         supports: any_shape,
+        requires: &[],
         tolerance: 0.0,
     },
     VariantSpec {
@@ -47,6 +49,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [16, 16],
         local_bytes: tile16,
         supports: any_shape,
+        requires: &[],
         tolerance: 0.0,
     },
     VariantSpec {
@@ -57,6 +60,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         local: [32, 8],
         local_bytes: tile32_padded,
         supports: any_shape,
+        requires: &[],
         tolerance: 0.0,
     },
 ];

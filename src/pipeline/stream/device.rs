@@ -13,7 +13,7 @@ pub(super) fn run<R: std::io::Read + Send>(
     _: usize,
     _: super::Source<R>,
     _: &mut dyn super::FrameSink,
-) -> crate::error::Result<super::StreamStats> {
+) -> crate::error::Result<super::StreamTotals> {
     match *dev {}
 }
 
@@ -24,7 +24,7 @@ mod cl {
 
     use super::super::{
         host_pipeline, output_shape, reader_loop, Clock, FrameSink, OutFrame, Read_, Source,
-        StreamOptions, StreamStats,
+        StreamOptions, StreamTotals,
     };
     use crate::backend::opencl::{
         untimed, ClEvent, DeviceBuffer, DeviceImage, HostStage, TransferQueue,
@@ -150,7 +150,7 @@ mod cl {
         in_bytes: usize,
         input: Source<R>,
         sink: &mut dyn FrameSink,
-    ) -> Result<StreamStats> {
+    ) -> Result<StreamTotals> {
         let k = opts.in_flight;
         let out = OutShape::of(ops, opts);
         let mut feed = Feed::new(engine, dev, ops, opts, in_bytes, &out)?;
@@ -198,7 +198,7 @@ mod cl {
         });
         outcome?;
         let (elapsed, first_frame, fps) = clock.finish();
-        Ok(StreamStats {
+        Ok(StreamTotals {
             frames: clock.frames,
             elapsed,
             first_frame,

@@ -1,0 +1,139 @@
+// reduce.cl: per-channel sum, mean, min or max along one axis.
+// Options: none beyond T/CH; the reduction is the runtime argument `op`
+// (REDUCE_SUM/MEAN/MIN/MAX below, the Rust side's `Reduction as i32`), so
+// one program per pixel type serves all four.
+//
+// Every kernel reads `in` (width x height pixels of CH samples of T) and
+// writes `out`, CH floats per output pixel: height outputs for the x axis,
+// width outputs for the y axis.
+//
+// Sums are compensated (Kahan) inside each work-item, then combined with
+// plain adds in a tree; docs/QUALITY.md states the bound per variant. A
+// non-finite running sum drops its compensation, so an infinity stays an
+// infinity and NaN stays NaN, as in f64. min/max ignore NaN (fmin/fmax).
+//
+// Positions come from get_global_id, which includes a launch's global
+// offset, so a launch split into chunks along the outputs (x_row, y_column:
+// dimension 0; x_tree, x_subgroup: rows, dimension 1; y_split: columns,
+// dimension 0) computes the same outputs. A work-group is never split.
+
+#define REDUCE_SUM 0
+#define REDUCE_MEAN 1
+#define REDUCE_MIN 2
+#define REDUCE_MAX 3
+
+// The identity of `op`.
+#define IDENTITY(op) ((op) == REDUCE_MIN ? (FLOATN)(INFINITY) \
+                      : (op) == REDUCE_MAX ? (FLOATN)(-INFINITY) : (FLOATN)(0.0f))
+
+// Adds v to the compensated sum (s, c); the true sum is s - c.
+#define KAHAN_ADD(s, c, v)                                              \
+    {                                                                   \
+        FLOATN y_ = (v) - (c);                                          \
+        FLOATN t_ = (s) + y_;                                           \
+        (c) = select((FLOATN)(0.0f), (t_ - (s)) - y_, isfinite(t_));    \
+        (s) = t_;                                                       \
+    }
+
+// One sample into a work-item's accumulator (a, c): c is used by sums only.
+#define ACCUMULATE(op, a, c, v)                                         \
+    if ((op) == REDUCE_MIN) (a) = fmin((a), (v));                       \
+    else if ((op) == REDUCE_MAX) (a) = fmax((a), (v));                  \
+    else KAHAN_ADD(a, c, v)
+
+// A work-item's result: the compensated sum folded in (finite sums only).
+#define SETTLE(op, a, c) \
+    (((op) <= REDUCE_MEAN) ? (a) - select((FLOATN)(0.0f), (c), isfinite(a)) : (a))
+
+// Two partial results combined.
+#define COMBINE(op, a, b) \
+    ((op) == REDUCE_MIN ? fmin((a), (b)) : (op) == REDUCE_MAX ? fmax((a), (b)) : (a) + (b))
+
+// The final value of `count` samples.
+#define FINISH(op, a, count) ((op) == REDUCE_MEAN ? (a) / (float)(count) : (a))
+
+// A local-memory tree over `n` (a power of two) entries of `buf`; entry 0
+// holds the result. Every work-item of the group must reach it.
+#define TREE(op, buf, lid, n)                                           \
+    for (int s_ = (n) / 2; s_ > 0; s_ >>= 1) {                          \
+        barrier(CLK_LOCAL_MEM_FENCE);                                   \
+        if ((lid) < s_) buf[lid] = COMBINE(op, buf[lid], buf[(lid) + s_]); \
+    }                                                                   \
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+#define PIXEL(in, x, y, width) TO_FLOATN(LOADP(in, (size_t)(y) * (size_t)(width) + (size_t)(x)))
+
+// Axis x, one work-item per row: a sequential compensated walk along it.
+__kernel void reduce_x_row(__global const T* in, int width, int height, int op,
+                           __global float* out)
+{
+    int y = get_global_id(0);
+    if (y >= height) return;
+    FLOATN a = IDENTITY(op), c = (FLOATN)(0.0f);
+    for (int x = 0; x < width; x++) {
+        FLOATN v = PIXEL(in, x, y, width);
+        ACCUMULATE(op, a, c, v);
+    }
+    STOREP(FINISH(op, SETTLE(op, a, c), width), out, y);
+}
+
+// Axis x, one work-group of LWS per row: each work-item walks every LWS-th
+// pixel (coalesced across the group), then a local-memory tree.
+__kernel void reduce_x_tree(__global const T* in, int width, int height, int op,
+                            __global float* out)
+{
+    __local FLOATN buf[LWS];
+    int y = get_global_id(1);
+    int lid = get_local_id(0);
+    // A group is one row: the whole group leaves together.
+    if (y >= height) return;
+    FLOATN a = IDENTITY(op), c = (FLOATN)(0.0f);
+    for (int x = lid; x < width; x += LWS) {
+        FLOATN v = PIXEL(in, x, y, width);
+        ACCUMULATE(op, a, c, v);
+    }
+    buf[lid] = SETTLE(op, a, c);
+    TREE(op, buf, lid, LWS)
+    if (lid == 0) STOREP(FINISH(op, buf[0], width), out, y);
+}
+
+// Axis y, one work-item per column: a sequential compensated walk down it
+// (neighbouring work-items read neighbouring pixels, so loads coalesce).
+__kernel void reduce_y_column(__global const T* in, int width, int height, int op,
+                              __global float* out)
+{
+    int x = get_global_id(0);
+    if (x >= width) return;
+    FLOATN a = IDENTITY(op), c = (FLOATN)(0.0f);
+    for (int y = 0; y < height; y++) {
+        FLOATN v = PIXEL(in, x, y, width);
+        ACCUMULATE(op, a, c, v);
+    }
+    STOREP(FINISH(op, SETTLE(op, a, c), height), out, x);
+}
+
+// Axis y, columns split across SPLIT work-items: a group is COLS columns by
+// SPLIT parts; part p walks rows p, p + SPLIT, ...; the parts of a column
+// are combined in local memory. More work-items in flight than y_column
+// when the image is narrow.
+__kernel void reduce_y_split(__global const T* in, int width, int height, int op,
+                             __global float* out)
+{
+    __local FLOATN buf[SPLIT][COLS];
+    int x = get_global_id(0);
+    int lx = get_local_id(0), part = get_local_id(1);
+    FLOATN a = IDENTITY(op), c = (FLOATN)(0.0f);
+    if (x < width) {
+        for (int y = part; y < height; y += SPLIT) {
+            FLOATN v = PIXEL(in, x, y, width);
+            ACCUMULATE(op, a, c, v);
+        }
+    }
+    buf[part][lx] = SETTLE(op, a, c);
+    for (int s = SPLIT / 2; s > 0; s >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (part < s) buf[part][lx] = COMBINE(op, buf[part][lx], buf[part + s][lx]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (part == 0 && x < width) STOREP(FINISH(op, buf[0][lx], height), out, x);
+}

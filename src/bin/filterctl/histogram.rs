@@ -1,0 +1,152 @@
+//! `filterctl histogram IN [--bins N] [--range LO:HI] [--json] [--plot PNG]`:
+//! per-channel counts of an image (the `histogram` operation).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use clfilter::ops::histogram::{Histogram, HistogramExt, HistogramParams};
+use clfilter::DynImage;
+use serde::Serialize;
+
+use crate::error::CliError;
+use crate::Global;
+
+/// `filterctl histogram` arguments.
+#[derive(Debug, Parser)]
+pub struct Args {
+    /// The image (PNG, TIFF, PNM, JPEG).
+    input: PathBuf,
+
+    /// Bins per channel (default 256).
+    #[arg(long, value_name = "N")]
+    bins: Option<usize>,
+
+    /// The range the bins span, both edges included (default: 0:255 for
+    /// u8, 0:65535 for u16, 0:1 for f32). Samples outside it and NaN are
+    /// not counted; the text output says how many.
+    #[arg(long, value_name = "LO:HI", allow_hyphen_values = true)]
+    range: Option<String>,
+
+    /// Print `{"bins": N, "range": [lo, hi], "counts": [[...], ...]}`, one
+    /// list of counts per channel.
+    #[arg(long)]
+    json: bool,
+
+    /// Also draw the histogram as a PNG chart (channels in their colours).
+    #[arg(long, value_name = "PNG")]
+    plot: Option<PathBuf>,
+}
+
+/// The JSON output, exactly these keys.
+#[derive(Serialize)]
+struct Json<'a> {
+    bins: usize,
+    range: [f32; 2],
+    counts: &'a [Vec<u64>],
+}
+
+/// Parses `LO:HI` (either may be negative).
+fn parse_range(s: &str) -> Result<(f32, f32), CliError> {
+    let bad = || CliError::usage(format!("--range {s}: expected LO:HI, for example 0:255"));
+    // The separator is the first ':' after the first character, so a
+    // leading '-' belongs to LO.
+    let at = s
+        .char_indices()
+        .skip(1)
+        .find(|&(_, c)| c == ':')
+        .map(|(i, _)| i);
+    let (lo, hi) = at.map(|i| (&s[..i], &s[i + 1..])).ok_or_else(bad)?;
+    Ok((
+        lo.trim().parse().map_err(|_| bad())?,
+        hi.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+/// The channel names of a `channels`-channel image.
+pub(crate) fn channel_names(channels: usize) -> &'static [&'static str] {
+    match channels {
+        1 => &["gray"],
+        3 => &["R", "G", "B"],
+        _ => &["R", "G", "B", "A"],
+    }
+}
+
+/// Runs the subcommand.
+pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
+    let img = clfilter::image::load(&a.input)?;
+    let mut p = HistogramParams::default_for(img.sample_type());
+    if let Some(b) = a.bins {
+        p.bins = b;
+    }
+    if let Some(r) = &a.range {
+        (p.lo, p.hi) = parse_range(r)?;
+    }
+    // Bad bins or ranges are usage errors, before any device is opened.
+    p.binning()?;
+    #[cfg(not(feature = "plot"))]
+    if a.plot.is_some() {
+        return Err(CliError::usage(
+            "--plot needs a filterctl built with the `plot` feature",
+        ));
+    }
+    let engine = global.engine()?;
+    let (h, report) = match &img {
+        DynImage::U8(i) => engine.histogram_report(i, &p)?,
+        DynImage::U16(i) => engine.histogram_report(i, &p)?,
+        DynImage::F32(i) => engine.histogram_report(i, &p)?,
+    };
+    note!(
+        "histogram: {} on {} in {:.2} ms",
+        report.variant,
+        report.backend,
+        report.elapsed.as_secs_f64() * 1e3
+    );
+    #[cfg(feature = "plot")]
+    if let Some(path) = &a.plot {
+        let title = a
+            .input
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        crate::plot::histogram_png(&h, &p, &title, path)?;
+        note!("wrote {}", path.display());
+    }
+    if a.json {
+        let j = Json {
+            bins: h.bins,
+            range: [p.lo, p.hi],
+            counts: &h.counts,
+        };
+        out!("{}", serde_json::to_string(&j)?)?;
+        return Ok(());
+    }
+    print_text(&h, &p, &a.input)
+}
+
+/// A table: a header, the excluded counts, then one line per bin.
+fn print_text(h: &Histogram, p: &HistogramParams, input: &std::path::Path) -> Result<(), CliError> {
+    let names = channel_names(h.counts.len());
+    out!(
+        "histogram of {}: {} bins over {}..={}, channels {}",
+        input.display(),
+        h.bins,
+        p.lo,
+        p.hi,
+        names.join(" ")
+    )?;
+    let excluded: Vec<String> = names
+        .iter()
+        .zip(&h.excluded)
+        .map(|(n, e)| format!("{n} {e}"))
+        .collect();
+    out!(
+        "not counted (outside the range, or NaN): {}",
+        excluded.join(", ")
+    )?;
+    out!("bin\tlow_edge\t{}", names.join("\t"))?;
+    let b = p.binning()?;
+    for i in 0..h.bins {
+        let counts: Vec<String> = h.counts.iter().map(|c| c[i].to_string()).collect();
+        out!("{i}\t{}\t{}", b.edge(i), counts.join("\t"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,117 @@
+//! `histogram` on OpenCL devices. Without the `opencl` feature, [`Dev`] has no
+//! values, so `run` cannot be called.
+
+use super::*;
+use crate::backend::Dev;
+use crate::ops::{Programs, VariantSpec};
+use std::time::Duration;
+
+/// Counts `img` with `spec` on `dev`. Returns the result and the kernels' device time.
+#[cfg(feature = "opencl")]
+pub(super) fn run<T: Sample>(
+    progs: &Programs,
+    dev: &Dev,
+    spec: &VariantSpec,
+    img: &Image<T>,
+    b: &Binning,
+) -> Result<(Histogram, Duration)> {
+    let input = crate::backend::opencl::DeviceImage::upload(dev, img)?;
+    launch(progs, dev, spec, &input, b)
+}
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn run<T: Sample>(
+    _: &Programs,
+    dev: &Dev,
+    _: &VariantSpec,
+    _: &Image<T>,
+    _: &Binning,
+) -> Result<(Histogram, Duration)> {
+    match *dev {}
+}
+
+/// Counts a device image with `spec` and reads the counts back (blocking).
+/// Returns them and the device time of the zeroing and counting kernels.
+#[cfg(feature = "opencl")]
+pub(crate) fn launch<T: Sample>(
+    progs: &Programs,
+    dev: &Dev,
+    spec: &VariantSpec,
+    input: &crate::backend::opencl::DeviceImage<T>,
+    b: &Binning,
+) -> Result<(Histogram, Duration)> {
+    use super::variants::{LWS, PER_ITEM};
+    use crate::backend::opencl::{Arg, DeviceBuffer};
+    let c = input.channels();
+    let params = HistogramParams {
+        bins: b.bins,
+        lo: b.lo,
+        hi: b.hi,
+    };
+    let shape = Shape::new(input.width(), input.height(), c, T::TYPE)
+        .with_params(crate::ops::OpParams::new(params));
+    crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
+    let len = c * b.bins;
+    let private = spec.name == "local_private";
+    let extra = if private {
+        format!("-DHIST_LEN={len}")
+    } else {
+        String::new()
+    };
+    let kz = progs.kernel(dev, SPEC.name, spec, &shape, &extra, "histogram_zero")?;
+    let k = progs.kernel(dev, SPEC.name, spec, &shape, &extra, &spec.kernel_name(SPEC.name))?;
+    let counts = DeviceBuffer::<u32>::new(dev, len)?;
+    let n = input.pixel_count();
+    let ez = dev.launch(&kz, &[len], &[LWS], &[Arg::buf(&counts), Arg::int(len)?])?;
+    let items = if private {
+        n.div_ceil(PER_ITEM)
+    } else {
+        n
+    };
+    let e = dev.launch(
+        &k,
+        &[items],
+        &[LWS],
+        &[
+            Arg::img(input),
+            Arg::int(n)?,
+            Arg::F32(b.lo),
+            Arg::F32(b.hi),
+            Arg::F32(b.scale),
+            Arg::int(b.bins)?,
+            Arg::buf(&counts),
+        ],
+    )?;
+    let flat: Vec<u64> = counts.to_vec(dev)?.into_iter().map(u64::from).collect();
+    let kt = ez.duration()?.unwrap_or_default() + e.duration()?.unwrap_or_default();
+    Ok((Histogram::from_counts(&flat, c, b.bins, n), kt))
+}
+
+/// A kernel-only runner of `spec` on the case's input, uploaded once
+/// ([`crate::ops::tuning::Case::kernel_runner`]); its time includes the
+/// read-back of the counts, which every call needs.
+#[cfg(feature = "opencl")]
+pub(super) fn kernel_runner<'a, T: Sample>(
+    case: &'a super::tune::HistogramCase<T>,
+    progs: &'a Programs,
+    dev: &'a Dev,
+    spec: &'static VariantSpec,
+) -> Result<crate::ops::tuning::Runner<'a>> {
+    let b = case.params.binning()?;
+    let input = case.on_device.image(dev, &case.img)?;
+    Ok(Box::new(move || Ok(launch(progs, dev, spec, input, &b)?.1)))
+}
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn kernel_runner<'a, T: Sample>(
+    case: &'a super::tune::HistogramCase<T>,
+    _: &'a Programs,
+    dev: &'a Dev,
+    _: &'static VariantSpec,
+) -> Result<crate::ops::tuning::Runner<'a>> {
+    // The upload slot exists in every build; only a device fills it.
+    let _ = &case.on_device;
+    match *dev {}
+}

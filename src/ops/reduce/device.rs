@@ -1,0 +1,172 @@
+//! `reduce` on OpenCL devices. Without the `opencl` feature, [`Dev`] has no
+//! values, so `run` cannot be called.
+
+use super::*;
+use crate::backend::Dev;
+use crate::ops::{Programs, VariantSpec};
+use std::time::Duration;
+
+/// Reduces `img` with `spec` on `dev`. Returns the result and the kernel's device time.
+#[cfg(feature = "opencl")]
+pub(super) fn run<T: Sample>(
+    progs: &Programs,
+    dev: &Dev,
+    spec: &VariantSpec,
+    img: &Image<T>,
+    p: &ReduceParams,
+) -> Result<(Image<f32>, Duration)> {
+    use crate::backend::opencl::DeviceImage;
+    let input = DeviceImage::upload(dev, img)?;
+    let (ow, oh) = p.output_size(img.width(), img.height());
+    let out = DeviceImage::<f32>::new(dev, ow, oh, img.channels())?;
+    let kt = launch(progs, dev, spec, &input, &out, p)?
+        .duration()?
+        .unwrap_or_default();
+    Ok((out.download(dev)?, kt))
+}
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn run<T: Sample>(
+    _: &Programs,
+    dev: &Dev,
+    _: &VariantSpec,
+    _: &Image<T>,
+    _: &ReduceParams,
+) -> Result<(Image<f32>, Duration)> {
+    match *dev {}
+}
+
+/// Runs `spec` from `input` into `out`, which must have the reduced shape
+/// and the input's channels.
+#[cfg(feature = "opencl")]
+pub(crate) fn launch<T: Sample>(
+    progs: &Programs,
+    dev: &Dev,
+    spec: &VariantSpec,
+    input: &crate::backend::opencl::DeviceImage<T>,
+    out: &crate::backend::opencl::DeviceImage<f32>,
+    p: &ReduceParams,
+) -> Result<crate::backend::opencl::ClEvent> {
+    use super::variants::{COLS, LWS, SPLIT};
+    use crate::backend::opencl::Arg;
+    let (w, h, c) = (input.width(), input.height(), input.channels());
+    let (ow, oh) = p.output_size(w, h);
+    if (out.width(), out.height(), out.channels()) != (ow, oh, c) {
+        return Err(Error::arg(format!(
+            "reduce output must be {ow}x{oh}x{c}, got {}x{}x{}",
+            out.width(),
+            out.height(),
+            out.channels()
+        )));
+    }
+    let shape = Shape::new(w, h, c, T::TYPE).with_params(crate::ops::OpParams::new(*p));
+    crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
+    let k = progs.kernel(dev, SPEC.name, spec, &shape, "", &spec.kernel_name(SPEC.name))?;
+    let (global, local): (Vec<usize>, Vec<usize>) = match spec.name {
+        "x_tree" | "x_subgroup" => (vec![LWS, h], vec![LWS, 1]),
+        "y_split" => (vec![w, SPLIT], vec![COLS, SPLIT]),
+        "x_row" => (vec![h], vec![spec.local[0]]),
+        _ => (vec![w], vec![spec.local[0]]),
+    };
+    dev.launch(
+        &k,
+        &global,
+        &local,
+        &[
+            Arg::img(input),
+            Arg::int(w)?,
+            Arg::int(h)?,
+            Arg::I32(p.op as i32),
+            Arg::img(out),
+        ],
+    )
+}
+
+/// The stage's arm in a device-resident chain ([`crate::ops::StageOp::run_device`]).
+#[cfg(feature = "opencl")]
+pub(crate) fn run_stage(
+    stage: &super::stage::ReduceStage,
+    cx: &crate::ops::work::Chain<'_>,
+    forced: Option<&str>,
+    input: crate::ops::work::ChainInput<'_>,
+    record: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    use crate::backend::opencl::DeviceImage;
+    use crate::ops::work::{time, Work};
+    use crate::ops::OpParams;
+    let p = stage.params;
+    let mut w = input.into_work();
+    let mt = w.materialize(cx.d, cx.dev)?;
+    let (logical, working) = (
+        w.logical_shape(OpParams::new(p)),
+        w.working_shape(OpParams::new(p)),
+    );
+    let (ow, oh) = p.output_size(w.width(), w.height());
+    let (img, mut rep) = crate::ops::dispatch_on_device(
+        cx.d,
+        &SPEC,
+        forced,
+        (&logical, &working),
+        |dev, spec| {
+            let out = DeviceImage::<f32>::new(dev, ow, oh, w.img.channels())?;
+            let ev = launch(cx.d.programs(), dev, spec, &w.img, &out, &p)?;
+            Ok((out, time(ev)?))
+        },
+    )?;
+    rep.kernel_time = rep.kernel_time.map(|t| t + mt);
+    record.reports.push(rep);
+    Ok(Work {
+        img,
+        channels: w.channels,
+        ty: crate::image::SampleType::F32,
+        scale: 1.0,
+        unsaturated: false,
+    })
+}
+
+/// No chain exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(crate) fn run_stage(
+    _: &super::stage::ReduceStage,
+    cx: &crate::ops::work::Chain<'_>,
+    _: Option<&str>,
+    _: crate::ops::work::ChainInput<'_>,
+    _: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    cx.never()
+}
+
+/// A kernel-only runner of `spec` on the case's input, uploaded once
+/// ([`crate::ops::tuning::Case::kernel_runner`]).
+#[cfg(feature = "opencl")]
+pub(super) fn kernel_runner<'a, T: Sample>(
+    case: &'a super::tune::ReduceCase<T>,
+    progs: &'a Programs,
+    dev: &'a Dev,
+    spec: &'static VariantSpec,
+) -> Result<crate::ops::tuning::Runner<'a>> {
+    use crate::backend::opencl::DeviceImage;
+    let p = case.params;
+    let input = case.on_device.image(dev, &case.img)?;
+    let (ow, oh) = p.output_size(input.width(), input.height());
+    let out = DeviceImage::<f32>::new(dev, ow, oh, input.channels())?;
+    Ok(Box::new(move || {
+        Ok(launch(progs, dev, spec, input, &out, &p)?
+            .duration()?
+            .unwrap_or_default())
+    }))
+}
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn kernel_runner<'a, T: Sample>(
+    case: &'a super::tune::ReduceCase<T>,
+    _: &'a Programs,
+    dev: &'a Dev,
+    _: &'static VariantSpec,
+) -> Result<crate::ops::tuning::Runner<'a>> {
+    // The upload slot exists in every build; only a device fills it.
+    let _ = &case.on_device;
+    match *dev {}
+}

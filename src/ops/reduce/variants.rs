@@ -1,0 +1,121 @@
+//! OpenCL variants of `reduce`: two per axis, and a sub-group variant of
+//! the x axis for devices with sub-groups.
+//!
+//! `tolerance` is, for this operation, the sum's bound in units of
+//! `u * sum(|x|)`, u = 2^-24 (the case's `check` reads it so, and holds min
+//! and max to exactness whatever it says):
+//! - a sequential compensated walk (`x_row`, `y_column`): Kahan's 2u, the
+//!   fold of the compensation (u), and n u^2 terms: 4;
+//! - a walk per work-item, then a tree of depth d (`x_tree`: 8,
+//!   `y_split`: 3): 3 + d + 1, so 16 covers both;
+//! - `x_subgroup`: the sub-group combine has no specified order, so a
+//!   sub-group of s <= 64 lanes adds up to s - 1, then the tree 8: 80.
+
+use super::{Axis, ReduceParams};
+use crate::ops::{Requirement, Shape, VariantSpec};
+
+/// The `u` of the bounds: half an ulp of 1.0 in f32.
+pub const U: f32 = f32::EPSILON / 2.0;
+
+/// Work-items of the row-tree variants (a power of two).
+pub const LWS: usize = 256;
+/// Columns per work-group of `y_split`.
+pub const COLS: usize = 32;
+/// Work-items sharing one column in `y_split` (a power of two).
+pub const SPLIT: usize = 8;
+
+/// Bytes of one `FLOATN` in local memory (3-vectors take 4 slots).
+fn floatn(s: &Shape) -> usize {
+    4 * if s.channels == 3 { 4 } else { s.channels }
+}
+
+fn group_floats(s: &Shape) -> usize {
+    LWS * floatn(s)
+}
+
+fn split_floats(s: &Shape) -> usize {
+    SPLIT * COLS * floatn(s)
+}
+
+fn axis_of(s: &Shape) -> Result<Axis, String> {
+    s.params
+        .get::<ReduceParams>()
+        .map(|p| p.axis)
+        .ok_or_else(|| "needs reduce parameters".to_string())
+}
+
+fn along_x(s: &Shape) -> Result<(), String> {
+    match axis_of(s)? {
+        Axis::X => Ok(()),
+        Axis::Y => Err("reduces along x only".into()),
+    }
+}
+
+fn along_y(s: &Shape) -> Result<(), String> {
+    match axis_of(s)? {
+        Axis::Y => Ok(()),
+        Axis::X => Err("reduces along y only".into()),
+    }
+}
+
+/// The variant table (kernels in `cl/reduce/`).
+pub static VARIANTS: &[VariantSpec] = &[
+    VariantSpec {
+        name: "x_row",
+        summary: "axis x: one work-item per row, a compensated walk along it",
+        files: &["reduce/reduce.cl"],
+        options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
+        local: [64, 1],
+        local_bytes: crate::ops::no_local,
+        supports: along_x,
+        requires: &[],
+        tolerance: 4.0,
+    },
+    VariantSpec {
+        name: "x_tree",
+        summary: "axis x: a work-group of 256 per row, strided walks, a local-memory tree",
+        files: &["reduce/reduce.cl"],
+        options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
+        local: [LWS, 1],
+        local_bytes: group_floats,
+        supports: along_x,
+        requires: &[],
+        tolerance: 16.0,
+    },
+    VariantSpec {
+        name: "x_subgroup",
+        summary: "axis x: as x_tree, combining each sub-group with sub_group_reduce_*",
+        files: &["reduce/reduce.cl", "reduce/subgroup.cl"],
+        options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
+        local: [LWS, 1],
+        local_bytes: group_floats,
+        supports: along_x,
+        requires: &[Requirement::AnyExtension(&[
+            "cl_khr_subgroups",
+            "cl_intel_subgroups",
+        ])],
+        tolerance: 80.0,
+    },
+    VariantSpec {
+        name: "y_column",
+        summary: "axis y: one work-item per column, a compensated walk down it",
+        files: &["reduce/reduce.cl"],
+        options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
+        local: [64, 1],
+        local_bytes: crate::ops::no_local,
+        supports: along_y,
+        requires: &[],
+        tolerance: 4.0,
+    },
+    VariantSpec {
+        name: "y_split",
+        summary: "axis y: 8 work-items per column on interleaved rows, combined in local memory",
+        files: &["reduce/reduce.cl"],
+        options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
+        local: [COLS, SPLIT],
+        local_bytes: split_floats,
+        supports: along_y,
+        requires: &[],
+        tolerance: 16.0,
+    },
+];

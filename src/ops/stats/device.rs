@@ -1,0 +1,158 @@
+//! `stats` on OpenCL devices. Without the `opencl` feature, [`Dev`] has no
+//! values, so `run` cannot be called.
+
+use super::*;
+use crate::backend::Dev;
+use crate::ops::{Programs, VariantSpec};
+use std::time::Duration;
+
+/// The statistics of `img` with `spec` on `dev`. Returns them and the kernels' device time.
+#[cfg(feature = "opencl")]
+pub(super) fn run<T: Sample>(
+    progs: &Programs,
+    dev: &Dev,
+    spec: &VariantSpec,
+    img: &Image<T>,
+) -> Result<(Stats, Duration)> {
+    let input = crate::backend::opencl::DeviceImage::upload(dev, img)?;
+    launch(progs, dev, spec, &input, img.channels())
+}
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn run<T: Sample>(
+    _: &Programs,
+    dev: &Dev,
+    _: &VariantSpec,
+    _: &Image<T>,
+) -> Result<(Stats, Duration)> {
+    match *dev {}
+}
+
+/// Runs both passes of `spec` on a device image and reads the result back
+/// (blocking); the statistics of its first `channels` channels. Returns
+/// them and the device time of both passes.
+#[cfg(feature = "opencl")]
+pub(crate) fn launch<T: Sample>(
+    progs: &Programs,
+    dev: &Dev,
+    spec: &VariantSpec,
+    input: &crate::backend::opencl::DeviceImage<T>,
+    channels: usize,
+) -> Result<(Stats, Duration)> {
+    use super::variants::{LWS, PER_ITEM};
+    use crate::backend::opencl::{Arg, DeviceBuffer};
+    let c = input.channels();
+    let shape = Shape::new(input.width(), input.height(), c, T::TYPE);
+    crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
+    let n = input.pixel_count();
+    // Each group covers a fixed block: LWS * PER_ITEM pixels, or quads of
+    // four gray samples for tree_vec4.
+    let items = if spec.name == "tree_vec4" {
+        n.div_ceil(4)
+    } else {
+        n
+    };
+    let groups = items.div_ceil(LWS * PER_ITEM);
+    let k1 = progs.kernel(dev, SPEC.name, spec, &shape, "", &spec.kernel_name(SPEC.name))?;
+    let k2 = progs.kernel(dev, SPEC.name, spec, &shape, "", "stats_final")?;
+    let partial = DeviceBuffer::<[f32; 4]>::new(dev, 4 * groups)?;
+    let result = DeviceBuffer::<[f32; 4]>::new(dev, 5)?;
+    let e1 = dev.launch(
+        &k1,
+        &[groups * LWS],
+        &[LWS],
+        &[Arg::img(input), Arg::int(n)?, Arg::buf(&partial)],
+    )?;
+    let e2 = dev.launch(
+        &k2,
+        &[LWS],
+        &[LWS],
+        &[
+            Arg::img(input),
+            Arg::buf(&partial),
+            Arg::int(groups)?,
+            Arg::buf(&result),
+        ],
+    )?;
+    let r = result.to_vec(dev)?;
+    let kt = e1.duration()?.unwrap_or_default() + e2.duration()?.unwrap_or_default();
+    let sums: Vec<Sums> = (0..channels.min(c))
+        .map(|ch| Sums {
+            sum: f64::from(r[0][ch]),
+            shifted_sq: f64::from(r[1][ch]),
+            shift: f64::from(r[4][ch]),
+            min: f64::from(r[2][ch]),
+            max: f64::from(r[3][ch]),
+        })
+        .collect();
+    Ok((Sums::finish(&sums, n as u64), kt))
+}
+
+/// The stage's arm in a device-resident chain ([`crate::ops::StageOp::run_device`]):
+/// the statistics of the logical values and channels; the image passes through.
+#[cfg(feature = "opencl")]
+pub(crate) fn run_stage(
+    _: &super::stage::StatsStage,
+    cx: &crate::ops::work::Chain<'_>,
+    forced: Option<&str>,
+    input: crate::ops::work::ChainInput<'_>,
+    record: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    use crate::ops::OpParams;
+    let mut w = input.into_work();
+    let mt = w.materialize(cx.d, cx.dev)?;
+    let (logical, working) = (
+        w.logical_shape(OpParams::NONE),
+        w.working_shape(OpParams::NONE),
+    );
+    let (img, channels) = (&w.img, w.channels);
+    let (s, mut rep) =
+        crate::ops::dispatch_on_device(cx.d, &SPEC, forced, (&logical, &working), |dev, spec| {
+            launch(cx.d.programs(), dev, spec, img, channels)
+        })?;
+    rep.kernel_time = rep.kernel_time.map(|k| k + mt);
+    record.reports.push(rep);
+    record.lines.push(super::stage::format_stats(&s, w.ty));
+    Ok(w)
+}
+
+/// No chain exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(crate) fn run_stage(
+    _: &super::stage::StatsStage,
+    cx: &crate::ops::work::Chain<'_>,
+    _: Option<&str>,
+    _: crate::ops::work::ChainInput<'_>,
+    _: &mut crate::ops::stage::StageRecord,
+) -> Result<crate::ops::work::Work> {
+    cx.never()
+}
+
+/// A kernel-only runner of `spec` on the case's input, uploaded once
+/// ([`crate::ops::tuning::Case::kernel_runner`]); its time covers both
+/// passes (the result's read-back is not timed).
+#[cfg(feature = "opencl")]
+pub(super) fn kernel_runner<'a, T: Sample>(
+    case: &'a super::tune::StatsCase<T>,
+    progs: &'a Programs,
+    dev: &'a Dev,
+    spec: &'static VariantSpec,
+) -> Result<crate::ops::tuning::Runner<'a>> {
+    let input = case.on_device.image(dev, &case.img)?;
+    let c = case.img.channels();
+    Ok(Box::new(move || Ok(launch(progs, dev, spec, input, c)?.1)))
+}
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn kernel_runner<'a, T: Sample>(
+    case: &'a super::tune::StatsCase<T>,
+    _: &'a Programs,
+    dev: &'a Dev,
+    _: &'static VariantSpec,
+) -> Result<crate::ops::tuning::Runner<'a>> {
+    // The upload slot exists in every build; only a device fills it.
+    let _ = &case.on_device;
+    match *dev {}
+}

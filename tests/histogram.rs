@@ -1,0 +1,200 @@
+//! `histogram`: exact counts against counts written here for every variant
+//! and the CPU path (every u8 and u16 level in its own bin, the hi edge,
+//! values outside the range and NaN left out), typed errors for bad
+//! parameters, and `filterctl histogram`'s JSON and PNG outputs.
+
+use clfilter::ops::histogram::{self, HistogramExt, HistogramParams};
+use clfilter::{DynImage, Engine, Error, Image};
+
+mod common;
+use common::Rng;
+
+/// The CPU engine, then each OpenCL variant, forced.
+fn engines() -> Vec<(String, Engine)> {
+    let mut out = vec![("cpu".to_string(), Engine::cpu())];
+    match common::opencl_engine() {
+        Some(e) => {
+            for spec in histogram::SPEC.variants {
+                out.push((
+                    spec.name.into(),
+                    e.with_variant(Some("histogram"), spec.name),
+                ));
+            }
+        }
+        None => common::skip_no_opencl("histogram variants"),
+    }
+    out
+}
+
+/// Counts with the documented rule, in f64 arithmetic where it cannot
+/// differ from f32's (the tests' ranges and values are exact in both).
+fn count(values: &[f32], channels: usize, bins: usize, lo: f64, hi: f64) -> Vec<Vec<u64>> {
+    let mut out = vec![vec![0u64; bins]; channels];
+    for (i, &v) in values.iter().enumerate() {
+        let v = v as f64;
+        if v >= lo && v <= hi {
+            let b = (((v - lo) * bins as f64 / (hi - lo)).floor() as usize).min(bins - 1);
+            out[i % channels][b] += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn every_integer_level_has_its_own_bin() {
+    // u8: every level once per channel, 256 bins over 0:255 (the default).
+    let img = Image::<u8>::from_fn(256, 1, 3, |x, _, c| ((x + 7 * c) % 256) as u8).unwrap();
+    // u16: every level once, one bin per level.
+    let img16 = Image::<u16>::from_fn(256, 256, 1, |x, y, _| (y * 256 + x) as u16).unwrap();
+    let per_level = HistogramParams::per_level(clfilter::SampleType::U16).unwrap();
+    for (name, e) in engines() {
+        let h = e
+            .histogram(
+                &img,
+                &HistogramParams::default_for(clfilter::SampleType::U8),
+            )
+            .unwrap();
+        assert_eq!(h.counts, vec![vec![1u64; 256]; 3], "{name} u8");
+        match e.histogram(&img16, &per_level) {
+            Ok(h) => assert_eq!(h.counts, vec![vec![1u64; 65536]], "{name} u16"),
+            // The private variant keeps at most 8192 counts in local memory.
+            Err(Error::Unsupported { .. }) => assert_eq!(name, "local_private"),
+            Err(err) => panic!("{name}: {err}"),
+        }
+    }
+}
+
+#[test]
+fn f32_counts_are_exact_with_the_edges_and_nan_rules() {
+    let mut rng = Rng::new(11);
+    for (w, h, c) in [
+        (1, 1, 1),
+        (1, 37, 3),
+        (263, 1, 4),
+        (131, 67, 1),
+        (17, 13, 3),
+    ] {
+        let mut img: Image<f32> = common::random_image_nan(&mut rng, w, h, c, 17);
+        // The hi edge, the lo edge and values outside the range.
+        let n = w * h * c;
+        let data: Vec<f32> = img
+            .rows()
+            .flat_map(|r| r.iter().copied())
+            .enumerate()
+            .map(|(i, v)| match i % 11 {
+                0 => 2.0,
+                1 => -2.0,
+                _ => v,
+            })
+            .collect();
+        img = Image::from_vec(w, h, c, data.clone()).unwrap();
+        for bins in [1, 7, 256, 1000] {
+            let p = HistogramParams {
+                bins,
+                lo: -2.0,
+                hi: 2.0,
+            };
+            let want = count(&data, c, bins, -2.0, 2.0);
+            let counted: u64 = want.iter().flatten().sum();
+            for (name, e) in engines() {
+                let got = match e.histogram(&img, &p) {
+                    Ok(g) => g,
+                    Err(Error::Unsupported { .. }) => continue,
+                    Err(err) => panic!("{name}: {err}"),
+                };
+                assert_eq!(got.counts, want, "{name} {w}x{h}x{c} bins {bins}");
+                let excluded: u64 = got.excluded.iter().sum();
+                assert_eq!(excluded + counted, n as u64, "{name}: excluded");
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_parameters_are_typed_errors() {
+    let img = Image::<f32>::from_vec(2, 1, 1, vec![0.5, 0.25]).unwrap();
+    let e = Engine::cpu();
+    for (bins, lo, hi) in [
+        (0, 0.0, 1.0),
+        (histogram::MAX_BINS + 1, 0.0, 1.0),
+        (usize::MAX, 0.0, 1.0),
+        (16, 1.0, 1.0),
+        (16, 2.0, 1.0),
+        (16, f32::NAN, 1.0),
+        (16, 0.0, f32::INFINITY),
+        (16, -3e38, 3e38),
+        (1 << 20, 0.0, 1e-40),
+    ] {
+        let p = HistogramParams { bins, lo, hi };
+        assert!(
+            matches!(e.histogram(&img, &p), Err(Error::InvalidArgument(_))),
+            "{p:?}"
+        );
+    }
+}
+
+fn filterctl() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::new(env!("CARGO_BIN_EXE_filterctl"));
+    c.env("FILTERCTL_CACHE_DIR", common::process_cache_dir())
+        .env_remove("FILTERCTL_DEVICE")
+        .env_remove("FILTERCTL_VARIANT");
+    c
+}
+
+#[test]
+fn the_cli_prints_the_json_shape_and_draws_a_png() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.png");
+    let img =
+        Image::<u8>::from_fn(61, 29, 3, |x, y, c| ((x * 3 + y * 5 + c * 40) % 256) as u8).unwrap();
+    clfilter::image::save(&DynImage::U8(img.clone()), &input).unwrap();
+    let out = filterctl()
+        .args(["--device", "cpu", "histogram", "--json", "--bins", "16"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["bins", "counts", "range"]);
+    assert_eq!(v["bins"], 16);
+    assert_eq!(v["range"], serde_json::json!([0.0, 255.0]));
+    let values: Vec<f32> = img
+        .rows()
+        .flat_map(|r| r.iter().map(|&s| s as f32))
+        .collect();
+    let want = count(&values, 3, 16, 0.0, 255.0);
+    assert_eq!(v["counts"], serde_json::json!(want));
+
+    let png = dir.path().join("hist.png");
+    filterctl()
+        .args(["--device", "cpu", "histogram", "--plot"])
+        .arg(&png)
+        .arg(&input)
+        .assert()
+        .success();
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let DynImage::U8(chart) = clfilter::image::load(&png).unwrap() else {
+        panic!("an 8-bit PNG")
+    };
+    assert!(chart.width() >= 640 && chart.height() >= 360);
+
+    for bad in [
+        ["--bins", "0"],
+        ["--range", "5:1"],
+        ["--range", "nan:1"],
+        ["--range", "x"],
+    ] {
+        filterctl()
+            .args(["--device", "cpu", "histogram"])
+            .args(bad)
+            .arg(&input)
+            .assert()
+            .code(2);
+    }
+}

@@ -1,0 +1,208 @@
+//! `reduce`: the sum's error bound on 8192-long lines against f64, the NaN
+//! and infinity rules, and the stage (host and device chains, errors).
+//! Odd sizes, every sample type and 1/3/4 channels for every variant are
+//! in `tests/registry.rs` (through the operation's tuning case).
+
+use clfilter::ops::reduce::{self, Axis, ReduceParams, Reduction};
+use clfilter::prelude::*;
+use clfilter::{DynImage, Engine, Error, Image, Pipeline};
+
+mod common;
+use common::Rng;
+
+/// u = 2^-24, the unit of the stated bounds.
+const U: f64 = (f32::EPSILON / 2.0) as f64;
+
+/// The CPU engine (bound 2u: f64 sums rounded once), then each OpenCL
+/// variant the device can run, forced, with its table bound.
+fn engines() -> Vec<(String, Engine, f64)> {
+    let mut out = vec![("cpu".to_string(), Engine::cpu(), 2.0)];
+    match common::opencl_engine() {
+        Some(e) => {
+            let info = e.backend().device().expect("device").info().clone();
+            for spec in reduce::SPEC.variants {
+                if spec.check_device(&info).is_ok() {
+                    let forced = e.with_variant(Some("reduce"), spec.name);
+                    out.push((spec.name.to_string(), forced, spec.tolerance as f64));
+                }
+            }
+        }
+        None => common::skip_no_opencl("reduce variants"),
+    }
+    out
+}
+
+/// f64 sums and sums of magnitudes along `axis`, per output and channel.
+fn f64_sums(img: &Image<f32>, axis: Axis) -> (Vec<f64>, Vec<f64>) {
+    let (w, h, c) = (img.width(), img.height(), img.channels());
+    let (outs, len) = if axis == Axis::X { (h, w) } else { (w, h) };
+    let mut sums = vec![0.0; outs * c];
+    let mut abs = vec![0.0; outs * c];
+    for o in 0..outs {
+        for i in 0..len {
+            let (x, y) = if axis == Axis::X { (i, o) } else { (o, i) };
+            for ch in 0..c {
+                let v = img.get(x, y, ch) as f64;
+                sums[o * c + ch] += v;
+                abs[o * c + ch] += v.abs();
+            }
+        }
+    }
+    (sums, abs)
+}
+
+fn values(img: &Image<f32>) -> Vec<f32> {
+    img.rows().flat_map(|r| r.iter().copied()).collect()
+}
+
+/// Mixed signs and magnitudes (1e-3 .. 1e3), where a plain f32 running
+/// sum over 8192 samples loses digits.
+fn awkward(rng: &mut Rng, w: usize, h: usize, c: usize) -> Image<f32> {
+    let data = (0..w * h * c)
+        .map(|_| {
+            let mag = 10f32.powf(rng.unit() * 6.0 - 3.0);
+            if rng.below(2) == 0 {
+                mag
+            } else {
+                -mag * 0.999
+            }
+        })
+        .collect();
+    Image::from_vec(w, h, c, data).unwrap()
+}
+
+#[test]
+fn sums_of_8192_samples_stay_within_the_stated_bound() {
+    let mut rng = Rng::new(20);
+    for (name, e, k) in engines() {
+        for (axis, w, h, c) in [
+            (Axis::X, 8192, 3, 1),
+            (Axis::Y, 5, 8192, 3),
+            (Axis::X, 8191, 2, 4),
+        ] {
+            let img = awkward(&mut rng, w, h, c);
+            let (sums, abs) = f64_sums(&img, axis);
+            for op in [Reduction::Sum, Reduction::Mean] {
+                let p = ReduceParams { axis, op };
+                let got = match e.reduce(&img, &p) {
+                    Ok(g) => g,
+                    // Variants of the other axis decline.
+                    Err(Error::Unsupported { .. }) => continue,
+                    Err(err) => panic!("{name} {p}: {err}"),
+                };
+                let n = if axis == Axis::X { w } else { h } as f64;
+                for (i, g) in values(&got).into_iter().enumerate() {
+                    let (want, limit) = match op {
+                        Reduction::Sum => (sums[i], k * U * abs[i]),
+                        _ => (sums[i] / n, (k + 3.0) * U * abs[i] / n),
+                    };
+                    let err = (g as f64 - want).abs();
+                    assert!(
+                        err <= limit,
+                        "{name} {p} {w}x{h}x{c} output {i}: {g} vs {want}, error {err:e} > {limit:e}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn min_max_ignore_nan_and_sums_propagate_it() {
+    // Row 0: a NaN among numbers; row 1: +inf; row 2: only NaN; row 3: +inf and -inf.
+    let nan = f32::NAN;
+    let inf = f32::INFINITY;
+    let img = Image::from_vec(
+        3,
+        4,
+        1,
+        vec![1.0, nan, -2.0, 1.0, inf, 3.0, nan, nan, nan, inf, -inf, 0.5],
+    )
+    .unwrap();
+    let want = |op| -> Vec<f32> {
+        match op {
+            Reduction::Sum => vec![nan, inf, nan, nan],
+            Reduction::Mean => vec![nan, inf, nan, nan],
+            Reduction::Min => vec![-2.0, 1.0, inf, -inf],
+            Reduction::Max => vec![1.0, inf, -inf, inf],
+        }
+    };
+    for (name, e, _) in engines() {
+        for op in Reduction::ALL {
+            let p = ReduceParams { axis: Axis::X, op };
+            let got = match e.reduce(&img, &p) {
+                Ok(g) => values(&g),
+                Err(Error::Unsupported { .. }) => continue,
+                Err(err) => panic!("{name} {p}: {err}"),
+            };
+            for (g, w) in got.iter().zip(want(op)) {
+                assert!(
+                    g == &w || (g.is_nan() && w.is_nan()),
+                    "{name} {p}: {got:?}, want {:?}",
+                    want(op)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn integer_sums_are_exact_below_2_pow_24() {
+    let mut rng = Rng::new(7);
+    let img: Image<u16> = common::random_image(&mut rng, 257, 31, 3);
+    for (name, e, _) in engines() {
+        let p = ReduceParams {
+            axis: Axis::Y,
+            op: Reduction::Sum,
+        };
+        let got = match e.reduce(&img, &p) {
+            Ok(g) => g,
+            Err(Error::Unsupported { .. }) => continue,
+            Err(err) => panic!("{name}: {err}"),
+        };
+        assert_eq!((got.width(), got.height(), got.channels()), (257, 1, 3));
+        for x in 0..257 {
+            for c in 0..3 {
+                let want: u64 = (0..31).map(|y| img.get(x, y, c) as u64).sum();
+                assert_eq!(
+                    got.get(x, 0, c) as u64,
+                    want,
+                    "{name} column {x} channel {c}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_stage_runs_on_host_and_device_and_refuses_bad_options() {
+    let p: Pipeline = "reduce=axis=y:op=mean".parse().unwrap();
+    assert_eq!(p.to_string(), "reduce=axis=y:op=mean");
+    let short: Pipeline = "reduce=axis=x".parse().unwrap();
+    assert_eq!(short.to_string(), "reduce=axis=x:op=sum");
+    for bad in ["reduce", "reduce=axis=z", "reduce=axis=x:op=median"] {
+        assert!(
+            matches!(bad.parse::<Pipeline>(), Err(Error::Spec(_))),
+            "{bad} should be a spec error"
+        );
+    }
+    let mut rng = Rng::new(3);
+    let img: Image<u8> = common::random_image(&mut rng, 37, 17, 3);
+    let (host, _) = p.run(&Engine::cpu(), DynImage::U8(img.clone())).unwrap();
+    let DynImage::F32(host) = host else {
+        panic!("reduce outputs f32")
+    };
+    assert_eq!((host.width(), host.height(), host.channels()), (37, 1, 3));
+    if let Some(e) = common::opencl_engine() {
+        // The device chain: u8 loads, then the reduction, then a download.
+        let (dev, _) = p.run(&e, DynImage::U8(img)).unwrap();
+        let DynImage::F32(dev) = dev else {
+            panic!("reduce outputs f32")
+        };
+        for (a, b) in values(&host).iter().zip(values(&dev)) {
+            assert!((a - b).abs() <= 1e-4 * a.abs(), "{a} vs {b}");
+        }
+    } else {
+        common::skip_no_opencl("reduce device chain");
+    }
+}
