@@ -37,7 +37,7 @@ for row in r["rows"]:
     if row["error"]:
         continue
     pct = row["pct_of_copy"]
-    print(f"{row['op']:10} {row['variant']:12} {row['params']:13} {row['median_ms']:10.3f} "
+    print(f"{row['op']:10} {row['variant']:12} {row['params'] or '':13} {row['median_ms']:10.3f} "
           f"{row['gb_per_s']:8.1f} {pct:6.0f}%")
 PY
 done

@@ -67,8 +67,10 @@ impl Sandbox {
         self.path().join("in.png")
     }
 
-    /// `filterctl ARGS` with the cache in the sandbox, warnings on stderr,
-    /// and PoCL's own kernel cache in `pocl` (a fresh name gives a cold one).
+    /// `filterctl ARGS` on an OpenCL device (`auto` would leave an untuned
+    /// PoCL for the rayon path), with the cache in the sandbox, warnings on
+    /// stderr, and PoCL's own kernel cache in `pocl` (a fresh name gives a
+    /// cold one).
     fn filterctl(&self, pocl: &str, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_filterctl"));
         cmd.args(args)
@@ -77,7 +79,10 @@ impl Sandbox {
             .env("HOME", self.path().join("home"))
             .env("XDG_CACHE_HOME", self.path().join("xdg"))
             .env_remove("RUST_LOG")
-            .env_remove("FILTERCTL_DEVICE")
+            .env(
+                "FILTERCTL_DEVICE",
+                if have_opencl() { "opencl" } else { "auto" },
+            )
             .env_remove("FILTERCTL_VARIANT");
         cmd
     }

@@ -407,7 +407,11 @@ fn child_process_cache_env() {
     let Ok(expect) = std::env::var(CHILD) else {
         return;
     };
-    let engine = open_engine(EngineOptions::default()).unwrap();
+    let engine = open_engine(EngineOptions {
+        device: DeviceSelector::OpenCl,
+        ..EngineOptions::default()
+    })
+    .unwrap();
     let expect_dir = (expect != "none").then(|| PathBuf::from(&expect));
     assert_eq!(CacheDir::Default.resolve(), expect_dir);
     let dir = device(&engine).programs().dir().map(Path::to_path_buf);

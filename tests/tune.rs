@@ -100,7 +100,9 @@ fn file_entries(cache: &Path) -> Vec<TuneEntry> {
 
 /// Demosaic is tuned per method on u8 frames (one key each), every
 /// candidate passes the gate against the reference, and the engine's
-/// demosaic then runs each method's winner; f32 frames are refused.
+/// demosaic then runs each method's winner; asked for f32 (the default
+/// `--type`), it is tuned on u8, the first type it reads, and a mixed list
+/// tunes every operation on its own type.
 #[test]
 fn demosaic_is_tuned_per_method() {
     use clfilter::ops::demosaic::{DemosaicParams, Method, Pattern, Raw};
@@ -132,8 +134,14 @@ fn demosaic_is_tuned_per_method() {
             .1;
         assert_eq!(Some(&r.variant), e.e2e_winner.as_ref(), "{method}");
     }
-    let err = tune::tune(&engine, &config(&["demosaic"], &[(46, 34)]), &mut |_| {}).unwrap_err();
-    assert!(err.to_string().contains("--type u8"), "{err}");
+    let mixed = run(&engine, &config(&["transpose", "demosaic"], &[(46, 34)]));
+    let formats: Vec<(&str, &str)> = mixed
+        .keys
+        .iter()
+        .map(|k| (k.entry.key.op.as_str(), k.entry.key.format.as_str()))
+        .collect();
+    assert!(formats.contains(&("transpose", "f32x1")), "{formats:?}");
+    assert!(formats.contains(&("demosaic", "u8x1")), "{formats:?}");
 }
 
 /// Colormap is tuned on a 1-channel image into RGBA (one key, bucket

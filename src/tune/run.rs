@@ -10,6 +10,7 @@ use crate::backend::opencl::ClDevice;
 use crate::backend::Backend;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::image::SampleType;
 use crate::ops::tuning::{self, Ask, Tunable};
 use crate::ops::{OpParams, OpSpec};
 use crate::tune::key::{fingerprint, TuneKey};
@@ -28,6 +29,9 @@ pub(super) struct Job {
     pub height: usize,
     /// What the job's shape carries (as the operation's entry made them).
     pub params: OpParams,
+    /// The sample type measured: `--type`, or the first the operation reads
+    /// when it does not read that one.
+    pub sample: SampleType,
 }
 
 /// The engine's OpenCL device, or why tuning cannot run.
@@ -41,17 +45,29 @@ fn device(engine: &Engine) -> Result<std::sync::Arc<ClDevice>> {
     }
 }
 
-/// The operations `cfg` asks for that read its sample type: one that does
-/// not is left out of "every operation", and an error when asked for by name.
-fn readable(cfg: &TuneConfig) -> Result<Vec<&'static dyn Tunable>> {
+/// The operations `cfg` asks for, each with the sample type it is tuned
+/// on: `cfg.sample`, or, for an operation that does not read it (deband
+/// reads u8 and u16; demosaic no f32), the first of u8, u16, f32 that it
+/// reads, so that a mixed `--ops` list tunes every operation.
+fn readable(cfg: &TuneConfig) -> Result<Vec<(&'static dyn Tunable, SampleType)>> {
     let mut kept = Vec::new();
     for t in tuning::selected(&cfg.ops)? {
-        match t.reads(cfg.sample) {
-            Ok(()) => kept.push(t),
-            Err(why) if cfg.ops.is_empty() => {
-                log::info!("{} not tuned: {why}", t.spec().name);
+        let why = match t.reads(cfg.sample) {
+            Ok(()) => {
+                kept.push((t, cfg.sample));
+                continue;
             }
-            Err(why) => return Err(Error::arg(why)),
+            Err(why) => why,
+        };
+        let other = [SampleType::U8, SampleType::U16, SampleType::F32]
+            .into_iter()
+            .find(|&s| t.reads(s).is_ok());
+        match other {
+            Some(s) => {
+                log::warn!("{} is tuned on {s}: {why}", t.spec().name);
+                kept.push((t, s));
+            }
+            None => return Err(Error::arg(why)),
         }
     }
     Ok(kept)
@@ -71,13 +87,13 @@ fn plan(cfg: &TuneConfig, fp: &str) -> Result<Vec<(TuneKey, Job)>> {
         method: None,
     };
     let mut jobs: Vec<(TuneKey, Job)> = Vec::new();
-    for tunable in readable(cfg)? {
+    for (tunable, sample) in readable(cfg)? {
         let op = tunable.spec();
         for &(width, height) in &cfg.sizes {
             for params in tunable.params(&ask)? {
                 // Validates the size, channels and parameters.
                 let size = (width, height, cfg.channels);
-                let shape = tunable.job_shape(cfg.sample, size, params.clone())?;
+                let shape = tunable.job_shape(sample, size, params.clone())?;
                 let key = TuneKey::new(fp, op.name, &shape);
                 if let Some((_, j)) = jobs.iter().find(|(k, _)| *k == key) {
                     log::info!(
@@ -94,6 +110,7 @@ fn plan(cfg: &TuneConfig, fp: &str) -> Result<Vec<(TuneKey, Job)>> {
                     width,
                     height,
                     params,
+                    sample,
                 };
                 jobs.push((key, job));
             }
@@ -171,7 +188,7 @@ pub fn tune(
             dev: &dev,
             key,
             job,
-            sample: cfg.sample,
+            sample: job.sample,
             channels: cfg.channels,
             deadline: Instant::now() + share,
             step: &mut step,

@@ -59,14 +59,16 @@ mod view;
                   1 any other failure. See docs/CLI.md."
 )]
 struct Cli {
-    /// Device: auto (first GPU, else any OpenCL device, else the CPU backend),
-    /// cpu (the rayon CPU backend), gpu, P:D (platform:device index from
-    /// `filterctl devices`), or part of a device or platform name.
+    /// Device: auto (the first GPU, else the CPU backend; an OpenCL CPU
+    /// device such as PoCL only where `filterctl tune` measured it faster),
+    /// cpu (the rayon CPU backend), opencl (any OpenCL device, GPU first),
+    /// gpu, P:D (platform:device index from `filterctl devices`), or part
+    /// of a device or platform name.
     #[arg(
         long,
         global = true,
         env = "FILTERCTL_DEVICE",
-        value_name = "cpu|gpu|auto|P:D|NAME",
+        value_name = "cpu|gpu|opencl|auto|P:D|NAME",
         value_parser = parse_device
     )]
     device: Option<DeviceSelector>,
