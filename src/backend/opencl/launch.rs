@@ -173,7 +173,8 @@ impl ClDevice {
     /// kernel allows is [`Error::Unsupported`], so callers can fall back.
     ///
     /// Under a dispatch limit (see the `watchdog` module) the launch is
-    /// split into chunks of whole groups along its last dimension, each
+    /// split into chunks of whole groups along the dimension with the most
+    /// groups, each
     /// with a global offset: the kernel must find its data through
     /// `get_global_id` or `GROUP_ID` only. Grid-stride kernels, whose
     /// work-items loop over the data by the global size, use
@@ -189,7 +190,10 @@ impl ClDevice {
         let Some(limit) = self.watchdog.limit() else {
             return self.enqueue(kernel, &vec![0; rounded.len()], &rounded, local);
         };
-        let d = rounded.len() - 1;
+        // Split the dimension with the most groups (the last on a tie).
+        let d = (0..rounded.len())
+            .max_by_key(|&i| rounded[i] / local[i])
+            .expect("a launch has 1 or 2 dimensions");
         let total = rounded[d] / local[d];
         let key = watchdog::key(kernel.program, &kernel.name, &rounded, local);
         let mut rate = self.watchdog.rate(&key);

@@ -1,7 +1,7 @@
 //! Watchdog-safe dispatch: a launch whose kernel could run longer than a
 //! display driver allows (Windows' TDR kills GPU work after 2 s, macOS and
 //! X servers with a watchdog do the same) is split into chunks of whole
-//! work-groups along its last dimension, each enqueued with a global
+//! work-groups along the dimension with the most groups, each enqueued with a global
 //! offset, so that no single dispatch runs longer than the limit.
 //!
 //! The chunk size comes from the first chunk: a launch that has not been
