@@ -34,7 +34,9 @@ def filterctl(binary, size, sample, ops):
         [binary, "--device", "cpu", "bench", "--ops", ops, "--size", size,
          "--type", sample, "--iters", "3", "--json"],
         check=True, capture_output=True, text=True).stdout
-    return {(r["op"], r["params"]): r["min_ms"] for r in json.loads(out)["rows"] if not r["error"]}
+    # a row without parameters (stats) has "params": null in the JSON
+    return {(r["op"], r["params"] or ""): r["min_ms"]
+            for r in json.loads(out)["rows"] if not r["error"]}
 
 
 def main():
