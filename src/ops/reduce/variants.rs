@@ -7,7 +7,7 @@
 //! - a sequential compensated walk (`x_row`, `y_column`): Kahan's 2u, the
 //!   fold of the compensation (u), and n u^2 terms: 4;
 //! - a walk per work-item, then a tree of depth d (`x_tree`: 8,
-//!   `y_split`: 5): 3 + d + 1, so 16 covers both;
+//!   `y_split`: 3): 3 + d + 1, so 16 covers both;
 //! - `x_subgroup`: the sub-group combine has no specified order, so a
 //!   sub-group of s <= 64 lanes adds up to s - 1, then the tree 8: 80.
 
@@ -22,7 +22,7 @@ pub const LWS: usize = 256;
 /// Columns per work-group of `y_split`.
 pub const COLS: usize = 32;
 /// Work-items sharing one column in `y_split` (a power of two).
-pub const SPLIT: usize = 32;
+pub const SPLIT: usize = 8;
 
 /// Bytes of one `FLOATN` in local memory (3-vectors take 4 slots).
 fn floatn(s: &Shape) -> usize {
@@ -64,7 +64,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         name: "x_row",
         summary: "axis x: one work-item per row, a compensated walk along it",
         files: &["reduce/reduce.cl"],
-        options: "-DLWS=256 -DCOLS=32 -DSPLIT=32",
+        options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
         local: [64, 1],
         local_bytes: crate::ops::no_local,
         supports: along_x,
@@ -75,7 +75,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         name: "x_tree",
         summary: "axis x: a work-group of 256 per row, strided walks, a local-memory tree",
         files: &["reduce/reduce.cl"],
-        options: "-DLWS=256 -DCOLS=32 -DSPLIT=32",
+        options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
         local: [LWS, 1],
         local_bytes: group_floats,
         supports: along_x,
@@ -86,7 +86,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         name: "x_subgroup",
         summary: "axis x: as x_tree, combining each sub-group with sub_group_reduce_*",
         files: &["reduce/reduce.cl", "reduce/subgroup.cl"],
-        options: "-DLWS=256 -DCOLS=32 -DSPLIT=32",
+        options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
         local: [LWS, 1],
         local_bytes: group_floats,
         supports: along_x,
@@ -100,7 +100,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         name: "y_column",
         summary: "axis y: one work-item per column, a compensated walk down it",
         files: &["reduce/reduce.cl"],
-        options: "-DLWS=256 -DCOLS=32 -DSPLIT=32",
+        options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
         local: [64, 1],
         local_bytes: crate::ops::no_local,
         supports: along_y,
@@ -109,9 +109,9 @@ pub static VARIANTS: &[VariantSpec] = &[
     },
     VariantSpec {
         name: "y_split",
-        summary: "axis y: 32 work-items per column on interleaved rows, combined in local memory",
+        summary: "axis y: 8 work-items per column on interleaved rows, combined in local memory",
         files: &["reduce/reduce.cl"],
-        options: "-DLWS=256 -DCOLS=32 -DSPLIT=32",
+        options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
         local: [COLS, SPLIT],
         local_bytes: split_floats,
         supports: along_y,
