@@ -112,19 +112,23 @@ __kernel void reduce_y_column(__global const T* in, int width, int height, int o
     STOREP(FINISH(op, SETTLE(op, a, c), height), out, x);
 }
 
-// Axis y, columns split across SPLIT work-items: a group is COLS columns by
-// SPLIT parts; part p walks rows p, p + SPLIT, ...; the parts of a column
-// are combined in local memory. More work-items in flight than y_column
-// when the image is narrow.
-__kernel void reduce_y_split(__global const T* in, int width, int height, int op,
-                             __global float* out)
+// Axis y in two passes. Pass 1: a group is COLS columns by SPLIT parts of
+// one block of `rows` rows (block GROUP_ID(1)); part p walks the block's
+// rows p, p + SPLIT, ...; the parts of a column meet in local memory, and
+// the block's result goes to row `block` of `partial` (width x blocks
+// pixels of CH floats). Blocks put enough work-items in flight to fill a
+// large GPU even for short images; pass 2 (reduce_y_merge) combines them.
+__kernel void reduce_y_split(__global const T* in, int width, int height, int op, int rows,
+                             __global float* partial)
 {
     __local FLOATN buf[SPLIT][COLS];
     int x = get_global_id(0);
     int lx = get_local_id(0), part = get_local_id(1);
+    int block = GROUP_ID(1);
+    int y1 = min((block + 1) * rows, height);
     FLOATN a = IDENTITY(op), c = (FLOATN)(0.0f);
     if (x < width) {
-        for (int y = part; y < height; y += SPLIT) {
+        for (int y = block * rows + part; y < y1; y += SPLIT) {
             FLOATN v = PIXEL(in, x, y, width);
             ACCUMULATE(op, a, c, v);
         }
@@ -135,5 +139,20 @@ __kernel void reduce_y_split(__global const T* in, int width, int height, int op
         if (part < s) buf[part][lx] = COMBINE(op, buf[part][lx], buf[part + s][lx]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (part == 0 && x < width) STOREP(FINISH(op, buf[0][lx], height), out, x);
+    if (part == 0 && x < width) STOREP(buf[0][lx], partial, (size_t)block * width + x);
+}
+
+// Pass 2 of y_split: each column's block results, combined in block order
+// (compensated for sums), finished over all `height` rows.
+__kernel void reduce_y_merge(__global const float* partial, int width, int blocks, int height,
+                             int op, __global float* out)
+{
+    int x = get_global_id(0);
+    if (x >= width) return;
+    FLOATN a = IDENTITY(op), c = (FLOATN)(0.0f);
+    for (int b = 0; b < blocks; b++) {
+        FLOATN v = LOADP(partial, (size_t)b * width + x);
+        ACCUMULATE(op, a, c, v);
+    }
+    STOREP(FINISH(op, SETTLE(op, a, c), height), out, x);
 }

@@ -110,6 +110,13 @@ impl ClEvent {
         ClEvent(Vec::new())
     }
 
+    /// This command and then `next` (queued after it) as one: waiting
+    /// waits for both, and the duration is the sum (a multi-pass kernel).
+    pub(crate) fn then(mut self, next: ClEvent) -> Self {
+        self.0.extend(next.0);
+        self
+    }
+
     /// Waits for the command (every chunk) to finish.
     pub fn wait(&self) -> Result<()> {
         for e in &self.0 {

@@ -63,9 +63,42 @@ pub(crate) fn launch<T: Sample>(
     let shape = Shape::new(w, h, c, T::TYPE).with_params(crate::ops::OpParams::new(*p));
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
     let k = progs.kernel(dev, SPEC.name, spec, &shape, "", &spec.kernel_name(SPEC.name))?;
+    if spec.name == "y_split" {
+        // Blocks of at least 256 rows (32 per part), at most 64 of them.
+        let blocks = h.div_ceil(256).clamp(1, 64);
+        let rows = h.div_ceil(blocks);
+        let partial = crate::backend::opencl::DeviceImage::<f32>::new(dev, w, blocks, c)?;
+        let first = dev.launch(
+            &k,
+            &[w, SPLIT * blocks],
+            &[COLS, SPLIT],
+            &[
+                Arg::img(input),
+                Arg::int(w)?,
+                Arg::int(h)?,
+                Arg::I32(p.op as i32),
+                Arg::int(rows)?,
+                Arg::img(&partial),
+            ],
+        )?;
+        let merge = progs.kernel(dev, SPEC.name, spec, &shape, "", "reduce_y_merge")?;
+        let second = dev.launch(
+            &merge,
+            &[w],
+            &[COLS],
+            &[
+                Arg::img(&partial),
+                Arg::int(w)?,
+                Arg::int(blocks)?,
+                Arg::int(h)?,
+                Arg::I32(p.op as i32),
+                Arg::img(out),
+            ],
+        )?;
+        return Ok(first.then(second));
+    }
     let (global, local): (Vec<usize>, Vec<usize>) = match spec.name {
         "x_tree" | "x_subgroup" => (vec![LWS, h], vec![LWS, 1]),
-        "y_split" => (vec![w, SPLIT], vec![COLS, SPLIT]),
         "x_row" => (vec![h], vec![spec.local[0]]),
         _ => (vec![w], vec![spec.local[0]]),
     };

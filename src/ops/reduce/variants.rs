@@ -7,7 +7,9 @@
 //! - a sequential compensated walk (`x_row`, `y_column`): Kahan's 2u, the
 //!   fold of the compensation (u), and n u^2 terms: 4;
 //! - a walk per work-item, then a tree of depth d (`x_tree`: 8,
-//!   `y_split`: 3): 3 + d + 1, so 16 covers both;
+//!   `y_split`: 3): 3 + d + 1; `y_split` then adds its blocks' results
+//!   (at most 64) with a second compensated walk: 2 more, 9 in all; 16
+//!   covers both;
 //! - `x_subgroup`: the sub-group combine has no specified order, so a
 //!   sub-group of s <= 64 lanes adds up to s - 1, then the tree 8: 80.
 
@@ -109,7 +111,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     },
     VariantSpec {
         name: "y_split",
-        summary: "axis y: 8 work-items per column on interleaved rows, combined in local memory",
+        summary: "axis y in two passes: blocks of rows, 8 work-items per column in each, combined in local memory; then the blocks per column",
         files: &["reduce/reduce.cl"],
         options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
         local: [COLS, SPLIT],
