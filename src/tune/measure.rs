@@ -8,7 +8,7 @@ use super::run::Job;
 use crate::backend::opencl::ClDevice;
 use crate::bench;
 use crate::engine::Engine;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::image::SampleType;
 use crate::ops::tuning::{Case, Expected, Runner};
 use crate::ops::{VariantSpec, CPU};
@@ -183,6 +183,10 @@ impl Measure<'_, '_> {
                 None => {
                     let forced = engine.with_variant(Some(op.name), name);
                     match case.run(&forced) {
+                        // The device refuses it for this request (a work-group
+                        // larger than the kernel allows, out of resources): it
+                        // cannot run here, which is not a wrong result.
+                        Err(e @ Error::Unsupported { .. }) => Status::Unsupported(e.to_string()),
                         Err(e) => Status::Disqualified(e.to_string()),
                         Ok((_, r)) if r.variant != name => Status::Disqualified(format!(
                             "variant {} ran instead (fallbacks: {})",
