@@ -128,7 +128,7 @@ fn params_label(params: &OpParams) -> Option<String> {
 }
 
 /// Median, min and max of a set of durations, in ms.
-fn stats(mut t: Vec<Duration>) -> (f64, f64, f64) {
+fn spread(mut t: Vec<Duration>) -> (f64, f64, f64) {
     t.sort_unstable();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     (ms(t[t.len() / 2]), ms(t[0]), ms(t[t.len() - 1]))
@@ -160,7 +160,7 @@ impl Bench<'_> {
         copy: Option<f64>,
     ) -> BenchRow {
         let pixels = (self.cfg.width * self.cfg.height) as f64;
-        let (mid, min, max) = stats(times);
+        let (mid, min, max) = spread(times);
         let bpp = t.bytes_per_pixel(self.cfg.sample.size(), self.cfg.channels);
         let gb = pixels * bpp as f64 / (mid * 1e-3) / 1e9;
         BenchRow {

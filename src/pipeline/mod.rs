@@ -47,6 +47,7 @@ mod compile;
 mod device;
 mod display;
 pub mod format;
+mod input;
 pub mod spec;
 pub mod stream;
 #[cfg(test)]
@@ -59,6 +60,7 @@ use std::sync::Arc;
 pub use compile::{compile, parse, stage_def};
 pub use display::run_display;
 pub use format::parse_with_format;
+pub use input::Input;
 pub use spec::{parse_stages, Stage};
 
 use crate::engine::Engine;
@@ -460,45 +462,6 @@ pub fn run_frame(
         return Ok(r);
     }
     run_frame_on_host(engine, stages, frame)
-}
-
-/// What a pipeline runs on: a decoded image, or a raw camera frame (see
-/// [`run_frame`]).
-#[derive(Debug, Clone, Copy)]
-pub enum Input<'a> {
-    /// An image.
-    Image(&'a DynImage),
-    /// A raw camera frame.
-    Frame(&'a crate::image::raw::RawImage),
-}
-
-impl Input<'_> {
-    /// Width, height, channels and sample type (a raw frame is one channel
-    /// of its decoded type).
-    pub fn shape(&self) -> (usize, usize, usize, SampleType) {
-        match self {
-            Input::Image(i) => {
-                let (w, h, c) = i.shape();
-                (w, h, c, i.sample_type())
-            }
-            Input::Frame(f) => {
-                let (w, h) = f.size();
-                (w, h, 1, f.sample())
-            }
-        }
-    }
-}
-
-impl<'a> From<&'a DynImage> for Input<'a> {
-    fn from(img: &'a DynImage) -> Self {
-        Input::Image(img)
-    }
-}
-
-impl<'a> From<&'a crate::image::raw::RawImage> for Input<'a> {
-    fn from(frame: &'a crate::image::raw::RawImage) -> Self {
-        Input::Frame(frame)
-    }
 }
 
 /// The host path for either input (the caller keeps the input).
