@@ -57,7 +57,7 @@ fn out_format(path: &Path) -> Result<OutFormat> {
         "pbm" => {
             return Err(Error::format(
                 path,
-                "PBM (.pbm) output is not supported: it holds 1-bit black and white only; \
+                "PBM (.pbm) output is not supported: it holds 1-bit bilevel (two-tone) pixels only; \
                  use .pgm for gray images",
             ))
         }

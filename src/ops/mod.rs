@@ -89,6 +89,8 @@ registry! {
     reduce,
     histogram,
     stats,
+    black,
+    wb,
 }
 
 /// Every stage a pipeline can use, in the operations' order (each defined

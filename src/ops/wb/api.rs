@@ -1,0 +1,56 @@
+//! `wb`'s entry points, on anything that dispatches (the [`crate::Engine`]).
+
+use super::*;
+use crate::ops::stats::StatsExt;
+use crate::ops::Dispatch;
+
+/// `wb` on an engine: `engine.wb(..)` (in [`crate::prelude`]).
+pub trait WbExt: Dispatch {
+    /// White-balances an RGB(A) image (see the module docs for the rules).
+    fn wb<T: Sample>(&self, img: &Image<T>, p: &WbParams) -> Result<Image<T>> {
+        self.wb_report(img, p).map(|(i, _)| i)
+    }
+
+    /// [`WbExt::wb`], also reporting what ran: `stats` (gray world only)
+    /// and `wb`.
+    fn wb_report<T: Sample>(
+        &self,
+        img: &Image<T>,
+        p: &WbParams,
+    ) -> Result<(Image<T>, Vec<RunReport>)> {
+        p.validate()?;
+        check_channels(img.channels())?;
+        let mut reports = Vec::new();
+        let gains = match *p {
+            WbParams::Gains(g) => g,
+            WbParams::Auto => {
+                let (s, r) = self.stats_report(img)?;
+                reports.push(r);
+                gray_world([s.mean[0], s.mean[1], s.mean[2]])
+            }
+        };
+        let (out, r) = self.wb_gains_report(img, gains)?;
+        reports.push(r);
+        Ok((out, reports))
+    }
+
+    /// The `wb` kernel (or the rayon path) with the given gains, checked.
+    fn wb_gains_report<T: Sample>(
+        &self,
+        img: &Image<T>,
+        gains: [f32; 3],
+    ) -> Result<(Image<T>, RunReport)> {
+        WbParams::Gains(gains).validate()?;
+        check_channels(img.channels())?;
+        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE);
+        crate::ops::dispatch(
+            self,
+            &SPEC,
+            &shape,
+            |dev: &Dev, spec| device::run(self.programs(), dev, spec, img, gains),
+            || cpu::wb(img, gains),
+        )
+    }
+}
+
+impl<D: Dispatch + ?Sized> WbExt for D {}

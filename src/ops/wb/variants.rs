@@ -1,0 +1,21 @@
+//! OpenCL variants of `wb`.
+
+use crate::ops::{any_shape, no_local, VariantSpec};
+
+/// The variant table. The kernel does the rayon path's f32 product and
+/// rounding; the tolerance covers f32 against the f64 reference.
+pub static VARIANTS: &[VariantSpec] = &[VariantSpec {
+    name: "pixel",
+    summary: "one pixel per work-item",
+    files: &["wb/wb.cl"],
+    options: "",
+    local: [256, 1],
+    local_bytes: no_local,
+    supports: any_shape,
+    requires: &[],
+    tolerance: TOLERANCE,
+}];
+
+/// f32 against f64, in units of full scale: one product,
+/// within half an f32 step of values up to full scale.
+pub const TOLERANCE: f32 = 1e-6;
