@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use clfilter::ops::{self, any_shape, no_local, OpParams, Shape, VariantSpec};
-use clfilter::tune::{self, store, Mode, Status, TuneConfig, TuneEntry, TuneReport};
+use clfilter::tune::{self, store, Formats, Mode, Status, TuneConfig, TuneEntry, TuneReport};
 use clfilter::{CacheDir, Engine, EngineOptions, Error, Image, SampleType};
 use common::{opencl_engine_with, opencl_options, random_image, Rng};
 
@@ -75,8 +75,7 @@ fn config(ops: &[&str], sizes: &[(usize, usize)]) -> TuneConfig {
     TuneConfig {
         ops: ops.iter().map(|s| s.to_string()).collect(),
         sizes: sizes.to_vec(),
-        sample: SampleType::F32,
-        channels: 1,
+        formats: Formats::Only(SampleType::F32, 1),
         sigmas: vec![2.0],
         budget: Duration::from_millis(300),
         force: false,
@@ -111,7 +110,7 @@ fn demosaic_is_tuned_per_method() {
         return;
     };
     let cfg = TuneConfig {
-        sample: SampleType::U8,
+        formats: Formats::Only(SampleType::U8, 1),
         ..config(&["demosaic"], &[(46, 34)])
     };
     let report = run(&engine, &cfg);
@@ -156,7 +155,7 @@ fn colormap_is_tuned_into_rgba() {
     };
     for sample in [SampleType::U16, SampleType::F32] {
         let cfg = TuneConfig {
-            sample,
+            formats: Formats::Only(sample, 1),
             ..config(&["colormap"], &[(40, 30)])
         };
         let report = run(&engine, &cfg);

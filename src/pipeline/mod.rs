@@ -551,6 +551,28 @@ pub(crate) fn try_device<R>(
     Ok(None)
 }
 
+/// Runs the stages both ways an engine may run them, and drops the
+/// results: as a device-resident chain when the engine has a device
+/// (whatever [`host_preferred`] would say; a chain that cannot run is
+/// logged), then one by one as host calls. What `filterctl tune --for`
+/// runs under [`crate::dispatch::recording`] to learn every tuning key a
+/// pipeline looks up.
+pub(crate) fn run_both_ways(engine: &Engine, stages: &[Op], input: Input<'_>) -> Result<()> {
+    if let (Some(dev), false) = (engine.backend().device(), stages.is_empty()) {
+        let chain = device::run_with(engine, dev, stages, input, |w| {
+            device::download(engine, dev, w)
+        });
+        if let Err(e) = chain {
+            log::info!(
+                "pipeline '{}' does not stay on {}: {e}",
+                to_spec(stages),
+                dev.info().name
+            );
+        }
+    }
+    run_on_host(engine, stages, input).map(drop)
+}
+
 /// Why the stages should run one by one as host calls, each choosing
 /// between the device and the CPU path from end-to-end tuning, rather than
 /// as a device-resident chain: on an OpenCL CPU device that `auto` kept
@@ -559,8 +581,8 @@ pub(crate) fn try_device<R>(
 /// measured faster on the CPU path end to end.
 fn host_preferred(engine: &Engine, stages: &[Op], input: Input<'_>) -> Option<&'static str> {
     let (w, h, c, ty) = input.shape();
-    let shape = crate::ops::Shape::new(w, h, c, ty);
     let first_e2e = |op: &Op| {
+        let shape = crate::ops::Shape::new(w, h, c, ty).with_params(op.stage.op_params());
         engine
             .tuned_order(op.def().op, &shape, crate::dispatch::store::Mode::E2e)
             .and_then(|order| order.into_iter().next())
