@@ -21,8 +21,8 @@ use serde::Serialize;
 
 pub use crate::dispatch::key::{self, TuneKey};
 pub use crate::dispatch::store::{self, Candidate, Mode, Status, Timing, TuneEntry};
-pub use crate::dispatch::Tuning;
 pub use crate::dispatch::Asked;
+pub use crate::dispatch::Tuning;
 pub use device::{tune, tune_requests};
 
 use crate::engine::Engine;

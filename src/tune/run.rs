@@ -15,9 +15,7 @@ use crate::ops::tuning::{self, Ask, Tunable};
 use crate::ops::{OpParams, OpSpec};
 use crate::tune::key::{fingerprint, TuneKey};
 use crate::tune::store::TuneEntry;
-use crate::tune::{
-    Asked, Formats, KeyResult, Progress, TuneConfig, TuneReport, COMMON_FORMATS,
-};
+use crate::tune::{Asked, Formats, KeyResult, Progress, TuneConfig, TuneReport, COMMON_FORMATS};
 
 /// One key to measure.
 pub(super) struct Job {

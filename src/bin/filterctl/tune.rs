@@ -70,7 +70,12 @@ pub struct Args {
     for_input: Option<PathBuf>,
 
     /// The pipeline of --for, as `apply -f` takes it.
-    #[arg(short = 'f', long = "filter", value_name = "SPEC", requires = "for_input")]
+    #[arg(
+        short = 'f',
+        long = "filter",
+        value_name = "SPEC",
+        requires = "for_input"
+    )]
     spec: Option<String>,
 
     /// With --for and --format: IN is one headerless raw frame of WxH
@@ -345,10 +350,8 @@ fn load_for(args: &Args, path: &std::path::Path) -> Result<(ForInput, Vec<Op>), 
 /// a terminal (indicatif draws nothing there), so logs and pipes get no
 /// bar lines.
 fn progress_bar() -> indicatif::ProgressBar {
-    let pb = indicatif::ProgressBar::with_draw_target(
-        Some(0),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
+    let pb =
+        indicatif::ProgressBar::with_draw_target(Some(0), indicatif::ProgressDrawTarget::stderr());
     if let Ok(style) = indicatif::ProgressStyle::with_template(
         "{elapsed_precise} [{wide_bar}] {pos}/{len} ETA {eta}\n  {wide_msg}",
     ) {
@@ -381,8 +384,9 @@ fn measure(engine: &Engine, args: &Args) -> Result<TuneReport, CliError> {
             ForInput::Image(i) => pipeline::Input::Image(i),
             ForInput::Frame(f) => pipeline::Input::Frame(f),
         };
-        let requests = clfilter::tune::requests_for(engine, &ops, input)
-            .map_err(|e| CliError::from(e).context(format!("pipeline '{}'", pipeline::to_spec(&ops))))?;
+        let requests = clfilter::tune::requests_for(engine, &ops, input).map_err(|e| {
+            CliError::from(e).context(format!("pipeline '{}'", pipeline::to_spec(&ops)))
+        })?;
         log::info!(
             "--for {}: {} requests to tune: {}",
             path.display(),
@@ -473,7 +477,15 @@ fn summary(keys: &[KeyResult]) -> Result<(), CliError> {
         })
         .collect();
     let head = [
-        "op", "key", "e2e winner", "ms", "vs 2nd", "vs cpu", "kernel winner", "ms", "",
+        "op",
+        "key",
+        "e2e winner",
+        "ms",
+        "vs 2nd",
+        "vs cpu",
+        "kernel winner",
+        "ms",
+        "",
     ];
     let width = |i: usize| {
         rows.iter()
@@ -524,7 +536,10 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     }
     let engine = global.measuring_engine()?;
     if !std::io::stderr().is_terminal() {
-        log::info!("tuning on {} (no progress bar: stderr is not a terminal)", engine.backend().describe());
+        log::info!(
+            "tuning on {} (no progress bar: stderr is not a terminal)",
+            engine.backend().describe()
+        );
     }
     let report = measure(&engine, &args)?;
     if args.json {
