@@ -38,8 +38,9 @@ pub(crate) enum Call<'a> {
     },
 }
 
-/// A request whose tuned order the dispatch looked up: what
-/// [`recording`] returns, and what `filterctl tune --for` measures.
+/// A request whose tuned order the dispatch looked up, as
+/// [`crate::tune::requests_for`] collects them: what `filterctl tune
+/// --for` measures.
 #[derive(Debug, Clone)]
 pub struct Asked {
     /// The operation.

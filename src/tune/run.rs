@@ -208,7 +208,7 @@ pub fn tune(
     run_jobs(engine, dev, fp, &jobs, cfg.budget, cfg.force, progress)
 }
 
-/// [`tune`] for exactly these requests (as [`super::requests_for`] finds
+/// [`tune`] for exactly these requests (as [`crate::tune::requests_for`] finds
 /// them), each with its own shape and parameters, within `budget`.
 pub fn tune_requests(
     engine: &Engine,
