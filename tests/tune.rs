@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use clfilter::ops::{self, any_shape, no_local, OpParams, Shape, VariantSpec};
-use clfilter::tune::{self, store, Mode, Status, TuneConfig, TuneEntry, TuneReport};
+use clfilter::tune::{self, store, Formats, Mode, Status, TuneConfig, TuneEntry, TuneReport};
 use clfilter::{CacheDir, Engine, EngineOptions, Error, Image, SampleType};
 use common::{opencl_engine_with, opencl_options, random_image, Rng};
 
@@ -75,8 +75,7 @@ fn config(ops: &[&str], sizes: &[(usize, usize)]) -> TuneConfig {
     TuneConfig {
         ops: ops.iter().map(|s| s.to_string()).collect(),
         sizes: sizes.to_vec(),
-        sample: SampleType::F32,
-        channels: 1,
+        formats: Formats::Only(SampleType::F32, 1),
         sigmas: vec![2.0],
         budget: Duration::from_millis(300),
         force: false,
@@ -111,7 +110,7 @@ fn demosaic_is_tuned_per_method() {
         return;
     };
     let cfg = TuneConfig {
-        sample: SampleType::U8,
+        formats: Formats::Only(SampleType::U8, 1),
         ..config(&["demosaic"], &[(46, 34)])
     };
     let report = run(&engine, &cfg);
@@ -156,7 +155,7 @@ fn colormap_is_tuned_into_rgba() {
     };
     for sample in [SampleType::U16, SampleType::F32] {
         let cfg = TuneConfig {
-            sample,
+            formats: Formats::Only(sample, 1),
             ..config(&["colormap"], &[(40, 30)])
         };
         let report = run(&engine, &cfg);
@@ -402,6 +401,8 @@ fn filterctl_tune(cache: &Path, size: &str) -> Command {
             "transpose",
             "--sizes",
             size,
+            "--type",
+            "f32",
             "--budget",
             "0.3",
         ]);
@@ -553,4 +554,192 @@ fn params_buckets() {
     assert!(!key.fits(
         &Shape::new(7, 5, 3, SampleType::U8).with_params(OpParams::new(GaussianParams::new(1.0)))
     ));
+}
+
+/// `filterctl` with its cache in `cache`, on the OpenCL device, with
+/// `args`; its stdout and stderr, after checking that it succeeded.
+fn filterctl_in(cache: &Path, dir: &Path, args: &[&str]) -> (String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_filterctl"))
+        .env("FILTERCTL_CACHE_DIR", cache)
+        .env_remove("FILTERCTL_VARIANT")
+        .env_remove("RUST_LOG")
+        .current_dir(dir)
+        .args(["--device", "opencl"])
+        .args(args)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    (stdout, stderr)
+}
+
+/// A 64x48 RGB PNG, a 16-bit gray TIFF and four 12-bit packed RGGB
+/// frames in `dir`: a colour photo, a gray scan and a camera stream.
+fn common_inputs(dir: &Path) {
+    let mut rng = Rng::new(22);
+    let rgb = random_image::<u8>(&mut rng, 64, 48, 3);
+    clfilter::image::save(&rgb.into(), dir.join("rgb.png")).unwrap();
+    let gray = random_image::<u16>(&mut rng, 64, 48, 1);
+    clfilter::image::save(&gray.into(), dir.join("gray16.tif")).unwrap();
+    let raw: Vec<u8> = (0..64 * 48 * 3 / 2 * 4)
+        .map(|_| rng.below(256) as u8)
+        .collect();
+    std::fs::write(dir.join("frames.raw"), raw).unwrap();
+}
+
+/// The `info` line of the first use of a tuned entry, in `mode`.
+fn uses_tuned(stderr: &str, op: &str, mode: &str) -> bool {
+    stderr.contains(&format!("{op} uses the tuned {mode} entry"))
+}
+
+/// After a default `filterctl tune` (no --type or --channels; tiny size,
+/// small budget), an RGB PNG, a 16-bit gray TIFF and a 12-bit packed Bayer
+/// stream each find tuned entries: end to end for the host calls, and in
+/// kernel mode for the device-resident stages.
+#[test]
+fn default_tune_covers_common_inputs() {
+    let cache = tempfile::tempdir().unwrap();
+    if engine_in(cache.path()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    common_inputs(dir.path());
+    let (c, d) = (cache.path(), dir.path());
+    let (stdout, stderr) = filterctl_in(
+        c,
+        d,
+        &[
+            "tune",
+            "--ops",
+            "gaussian,demosaic",
+            "--sizes",
+            "64x48",
+            "--budget",
+            "0.5",
+        ],
+    );
+    // Gaussian on 9 formats, demosaic on 2 frame types x 3 methods x RGB/RGBA.
+    let formats: Vec<String> = file_entries(c)
+        .iter()
+        .map(|e| format!("{} {} {}", e.key.op, e.key.format, e.key.params))
+        .collect();
+    assert_eq!(formats.len(), 9 + 12, "{formats:?}");
+    for f in [
+        "gaussian u8x3",
+        "gaussian u16x1",
+        "gaussian f32x4",
+        "demosaic u8x1 mhc rgb",
+    ] {
+        assert!(formats.iter().any(|k| k.starts_with(f)), "{f}: {formats:?}");
+    }
+    // Without a terminal: the summary, no bar.
+    assert!(stdout.contains("e2e winner"), "{stdout}");
+    assert!(stdout.lines().count() < formats.len() + 10, "{stdout}");
+    assert!(
+        !stderr.contains("ETA") && !stderr.contains('\r'),
+        "{stderr}"
+    );
+
+    let (_, e) = filterctl_in(
+        c,
+        d,
+        &[
+            "-v",
+            "apply",
+            "-f",
+            "gaussian=sigma=2",
+            "rgb.png",
+            "-o",
+            "o.png",
+        ],
+    );
+    assert!(uses_tuned(&e, "gaussian", "e2e"), "{e}");
+    let (_, e) = filterctl_in(
+        c,
+        d,
+        &[
+            "-v",
+            "apply",
+            "-f",
+            "gaussian=sigma=2",
+            "gray16.tif",
+            "-o",
+            "o.tif",
+        ],
+    );
+    assert!(uses_tuned(&e, "gaussian", "e2e"), "{e}");
+    let (_, e) = filterctl_in(
+        c,
+        d,
+        &[
+            "-v",
+            "stream",
+            "-f",
+            "demosaic,convert=u8",
+            "--size",
+            "64x48",
+            "--format",
+            "bayer_rggb12p",
+            "frames.raw",
+            "-o",
+            "f%02d.png",
+        ],
+    );
+    assert!(uses_tuned(&e, "demosaic", "kernel"), "{e}");
+    assert!(!e.contains("not tuned"), "{e}");
+}
+
+/// `tune --for IN -f SPEC` measures exactly the keys that `apply -f SPEC
+/// IN` looks up (the host calls' and the device stages'), with the stage's
+/// own parameters; `apply` then finds an entry for each of its lookups.
+#[test]
+fn tune_for_measures_what_apply_runs() {
+    let cache = tempfile::tempdir().unwrap();
+    if engine_in(cache.path()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    common_inputs(dir.path());
+    let (c, d) = (cache.path(), dir.path());
+    let spec = "gaussian=sigma=12,convert=u16";
+    let (stdout, _) = filterctl_in(
+        c,
+        d,
+        &[
+            "tune", "--for", "rgb.png", "-f", spec, "--budget", "0.5", "--json",
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let mut keys: Vec<String> = report["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            let key = &k["entry"]["key"];
+            format!(
+                "{} {} {} {}",
+                key["op"], key["format"], key["size_bucket"], key["params"]
+            )
+            .replace('"', "")
+        })
+        .collect();
+    keys.sort();
+    // The host calls on u8x3, the device chain on its f32 RGBA working image.
+    assert_eq!(
+        keys,
+        [
+            "gaussian f32x4 12 sigma>=8 replicate",
+            "gaussian u8x3 12 sigma>=8 replicate",
+            "normalize u8x3 12 -",
+        ],
+    );
+    let (_, e) = filterctl_in(c, d, &["-v", "apply", "-f", spec, "rgb.png", "-o", "o.tif"]);
+    assert!(
+        uses_tuned(&e, "gaussian", "e2e") || uses_tuned(&e, "gaussian", "kernel"),
+        "{e}"
+    );
+    assert!(!e.contains("not tuned"), "{e}");
 }

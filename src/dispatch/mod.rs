@@ -8,6 +8,7 @@ pub mod key;
 pub mod store;
 mod tuning;
 
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 pub use tuning::Tuning;
@@ -35,6 +36,46 @@ pub(crate) enum Call<'a> {
         /// it is what the kernels process.
         logical: &'a Shape,
     },
+}
+
+/// A request whose tuned order the dispatch looked up, as
+/// [`crate::tune::requests_for`] collects them: what `filterctl tune
+/// --for` measures.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    /// The operation.
+    pub op: &'static OpSpec,
+    /// The request's shape: a host call's input, or a device stage's
+    /// working or logical image.
+    pub shape: Shape,
+}
+
+thread_local! {
+    /// The lookups of this thread while [`recording`] runs.
+    static ASKED: RefCell<Option<Vec<Asked>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f`, and returns with its result every request whose tuned order
+/// the dispatch looked up on this thread meanwhile, in order (a device
+/// stage's working shape, then its logical one). Forced variants look
+/// nothing up.
+pub(crate) fn recording<R>(f: impl FnOnce() -> R) -> (R, Vec<Asked>) {
+    let outer = ASKED.with(|a| a.borrow_mut().replace(Vec::new()));
+    let r = f();
+    let asked = ASKED.with(|a| std::mem::replace(&mut *a.borrow_mut(), outer));
+    (r, asked.unwrap_or_default())
+}
+
+/// Notes a lookup for [`recording`], when it runs.
+fn note_asked(op: &'static OpSpec, shape: &Shape) {
+    ASKED.with(|a| {
+        if let Some(v) = a.borrow_mut().as_mut() {
+            v.push(Asked {
+                op,
+                shape: shape.clone(),
+            });
+        }
+    });
 }
 
 /// Runs `op` for `shape` (see the module docs) and reports what ran.
@@ -218,6 +259,10 @@ fn plan(
     shape: &Shape,
     call: &Call<'_>,
 ) -> Vec<String> {
+    note_asked(op, shape);
+    if let Call::Device { logical, .. } = call {
+        note_asked(op, logical);
+    }
     let tuned = match call {
         Call::Host { .. } => engine.tuned_order(op, shape, Mode::E2e),
         Call::Device { logical, .. } => engine

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::key::{self, TuneKey};
@@ -16,6 +17,8 @@ struct Stored {
     entry: TuneEntry,
     kernel: Arc<Vec<String>>,
     e2e: Arc<Vec<String>>,
+    /// Whether its use was reported at `info` level, per mode (kernel, e2e).
+    said: [AtomicBool; 2],
 }
 
 impl Stored {
@@ -33,7 +36,12 @@ impl Stored {
             kernel: rank(Mode::Kernel),
             e2e: rank(Mode::E2e),
             entry,
+            said: Default::default(),
         }
+    }
+
+    fn said(&self, mode: Mode) -> &AtomicBool {
+        &self.said[usize::from(mode == Mode::E2e)]
     }
 
     fn ranking(&self, mode: Mode) -> &Arc<Vec<String>> {
@@ -172,13 +180,22 @@ impl Tuning {
             return None;
         };
         let key = &stored.entry.key;
-        log::debug!(
+        let first = !stored.said(mode).swap(true, Ordering::Relaxed);
+        // The first use of each entry at `info` (what `-v` shows), every
+        // use at `debug`.
+        let level = if first {
+            log::Level::Info
+        } else {
+            log::Level::Debug
+        };
+        log::log!(
             target: "clfilter::tune",
-            "{op}: {mode} order {} from the {} entry {key} for a {}x{} request",
-            stored.ranking(mode).join(", "),
+            level,
+            "{op} uses the tuned {mode} entry {key} ({} bucket) for a {}x{} request: order {}",
             if key.size_bucket == bucket { "exact" } else { "nearest" },
             shape.width,
             shape.height,
+            stored.ranking(mode).join(", "),
         );
         Some(Arc::clone(stored.ranking(mode)))
     }

@@ -54,13 +54,11 @@ fn out_format(path: &Path) -> Result<OutFormat> {
                 "JPEG output is not supported (lossy); use .png or .tif",
             ))
         }
-        "pbm" => {
-            return Err(Error::format(
-                path,
-                "PBM (.pbm) output is not supported: it holds 1-bit bilevel (two-tone) pixels only; \
+        "pbm" => return Err(Error::format(
+            path,
+            "PBM (.pbm) output is not supported: it holds 1-bit bilevel (two-tone) pixels only; \
                  use .pgm for gray images",
-            ))
-        }
+        )),
         "" => {
             return Err(Error::format(
                 path,

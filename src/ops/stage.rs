@@ -189,6 +189,14 @@ pub trait StageOp: fmt::Debug + Send + Sync + 'static {
         (!self.def().op.overflows).then_some(input)
     }
 
+    /// The parameters the stage's engine call carries
+    /// ([`crate::ops::Shape::params`]), which pick its tuning key's
+    /// parameter bucket; none by default, for operations whose variants do
+    /// not depend on parameters.
+    fn op_params(&self) -> crate::ops::OpParams {
+        crate::ops::OpParams::NONE
+    }
+
     /// Whether the stage reads a raw camera frame (so a device chain
     /// passes it the frame as uploaded).
     fn reads_raw(&self) -> bool {

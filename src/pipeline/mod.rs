@@ -48,6 +48,7 @@ mod device;
 mod display;
 pub mod format;
 mod input;
+mod paths;
 pub mod spec;
 pub mod stream;
 #[cfg(test)]
@@ -61,6 +62,8 @@ pub use compile::{compile, parse, stage_def};
 pub use display::run_display;
 pub use format::parse_with_format;
 pub use input::Input;
+use paths::host_preferred;
+pub(crate) use paths::run_both_ways;
 pub use spec::{parse_stages, Stage};
 
 use crate::engine::Engine;
@@ -512,42 +515,6 @@ pub(crate) fn try_device<R>(
         }
     }
     Ok(None)
-}
-
-/// Why the stages should run one by one as host calls, each choosing
-/// between the device and the CPU path from end-to-end tuning, rather than
-/// as a device-resident chain: on an OpenCL CPU device that `auto` kept
-/// ([`Engine::cpu_first_untuned`]), unless every stage is forced onto the
-/// device or was measured faster there; and for a single stage that tuning
-/// measured faster on the CPU path end to end.
-fn host_preferred(engine: &Engine, stages: &[Op], input: Input<'_>) -> Option<&'static str> {
-    let (w, h, c, ty) = input.shape();
-    let shape = crate::ops::Shape::new(w, h, c, ty);
-    let first_e2e = |op: &Op| {
-        engine
-            .tuned_order(op.def().op, &shape, crate::dispatch::store::Mode::E2e)
-            .and_then(|order| order.into_iter().next())
-    };
-    let forced_device = |op: &Op| {
-        op.variant
-            .as_deref()
-            .or_else(|| engine.forced(op.def().op))
-            .is_some_and(|v| v != crate::ops::CPU)
-    };
-    let device_proven = |op: &Op| first_e2e(op).is_some_and(|v| v != crate::ops::CPU);
-    if engine.cpu_first_untuned()
-        && !stages
-            .iter()
-            .all(|op| forced_device(op) || device_proven(op))
-    {
-        return Some("tuning has not measured every stage faster on this OpenCL CPU device");
-    }
-    match stages {
-        [op] if !forced_device(op) && first_e2e(op).as_deref() == Some(crate::ops::CPU) => {
-            Some("tuning measured the CPU path faster end to end")
-        }
-        _ => None,
-    }
 }
 
 /// Runs the stages (see [`run_outcomes`]), returning the final image, every

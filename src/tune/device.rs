@@ -8,7 +8,7 @@ mod measure;
 #[path = "run.rs"]
 mod run;
 #[cfg(feature = "opencl")]
-pub use run::tune;
+pub use run::{tune, tune_requests};
 
 /// Tuning needs an OpenCL device, which a build without the `opencl`
 /// feature cannot open: always an error there.
@@ -18,7 +18,23 @@ pub fn tune(
     _cfg: &super::TuneConfig,
     _progress: &mut dyn FnMut(&super::Progress<'_>),
 ) -> crate::Result<super::TuneReport> {
-    Err(crate::Error::arg(
-        "tuning needs an OpenCL device; this build has no OpenCL support",
-    ))
+    Err(no_opencl())
+}
+
+/// Tuning needs an OpenCL device, which a build without the `opencl`
+/// feature cannot open: always an error there.
+#[cfg(not(feature = "opencl"))]
+pub fn tune_requests(
+    _engine: &crate::Engine,
+    _requests: &[super::Asked],
+    _budget: std::time::Duration,
+    _force: bool,
+    _progress: &mut dyn FnMut(&super::Progress<'_>),
+) -> crate::Result<super::TuneReport> {
+    Err(no_opencl())
+}
+
+#[cfg(not(feature = "opencl"))]
+fn no_opencl() -> crate::Error {
+    crate::Error::arg("tuning needs an OpenCL device; this build has no OpenCL support")
 }

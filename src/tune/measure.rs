@@ -9,7 +9,6 @@ use crate::backend::opencl::ClDevice;
 use crate::bench;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::image::SampleType;
 use crate::ops::tuning::{Case, Expected, Runner};
 use crate::ops::{VariantSpec, CPU};
 use crate::tune::key::TuneKey;
@@ -66,8 +65,6 @@ pub(super) struct Measure<'a, 'b> {
     pub dev: &'a ClDevice,
     pub key: &'a TuneKey,
     pub job: &'a Job,
-    pub sample: SampleType,
-    pub channels: usize,
     pub deadline: Instant,
     pub step: &'b mut dyn FnMut(&str),
 }
@@ -100,8 +97,8 @@ impl Measure<'_, '_> {
     /// the end-to-end winner.
     pub fn entry(&mut self, checksum: &str) -> Result<(TuneEntry, Option<DispatchCheck>)> {
         let (engine, dev, job) = (self.engine, self.dev, self.job);
-        let size = (job.width, job.height, self.channels);
-        let case = job.tunable.case(self.sample, size, job.params.clone())?;
+        let size = (job.width, job.height, job.channels);
+        let case = job.tunable.case(job.sample, size, job.params.clone())?;
         let case = &*case;
         let want = case.reference()?;
         let mut names: Vec<&'static str> = engine.variants(job.op).iter().map(|v| v.name).collect();
@@ -110,7 +107,7 @@ impl Measure<'_, '_> {
         let passed: Vec<usize> = (0..cands.len())
             .filter(|&i| cands[i].status == Status::Ok)
             .collect();
-        let (sample, channels) = (self.sample.size(), self.channels);
+        let (sample, channels) = (job.sample.size(), job.channels);
         let scale = Scale {
             pixels: (job.width * job.height) as f64,
             bytes: job.tunable.bytes_per_pixel(sample, channels) as f64,

@@ -21,9 +21,13 @@ use serde::Serialize;
 
 pub use crate::dispatch::key::{self, TuneKey};
 pub use crate::dispatch::store::{self, Candidate, Mode, Status, Timing, TuneEntry};
+pub use crate::dispatch::Asked;
 pub use crate::dispatch::Tuning;
-pub use device::tune;
+pub use device::{tune, tune_requests};
 
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::pipeline::{Input, Op};
 use crate::SampleType;
 
 /// What to tune.
@@ -33,10 +37,8 @@ pub struct TuneConfig {
     pub ops: Vec<String>,
     /// Image sizes (width, height).
     pub sizes: Vec<(usize, usize)>,
-    /// Sample type.
-    pub sample: SampleType,
-    /// Channels per pixel.
-    pub channels: usize,
+    /// The pixel formats, one key each per operation that reads them.
+    pub formats: Formats,
     /// Gaussian sigmas (both axes, replicate border), one key each.
     pub sigmas: Vec<f32>,
     /// Time to spend, spread evenly over the keys still to measure. It is
@@ -44,6 +46,58 @@ pub struct TuneConfig {
     pub budget: Duration,
     /// Measure keys that already have a valid entry again.
     pub force: bool,
+}
+
+/// Which pixel formats a tuning run measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Formats {
+    /// The formats that `apply`, `stream` and `view` look up for common
+    /// inputs: [`COMMON_FORMATS`], each operation on those it reads (so
+    /// demosaic on u8 and u16 frames, into RGB and RGBA), formats that
+    /// give an operation the same key measured once.
+    Common,
+    /// One sample type and channel count; an operation that does not read
+    /// the type is tuned on the first of u8, u16, f32 that it reads.
+    Only(SampleType, usize),
+}
+
+/// Gray, RGB and RGBA of u8, u16 and f32: the host calls' keys of common
+/// images (8- and 16-bit PNG and TIFF, f32 TIFF; 8-, 12- and 16-bit raw
+/// frames decode to u8 or u16 gray), and the f32 gray and RGBA working
+/// images that device-resident stages look up in kernel mode.
+pub const COMMON_FORMATS: [(SampleType, usize); 9] = [
+    (SampleType::U8, 1),
+    (SampleType::U8, 3),
+    (SampleType::U8, 4),
+    (SampleType::U16, 1),
+    (SampleType::U16, 3),
+    (SampleType::U16, 4),
+    (SampleType::F32, 1),
+    (SampleType::F32, 3),
+    (SampleType::F32, 4),
+];
+
+/// The requests a pipeline looks up when it runs on `input`: every
+/// operation and shape whose tuned order its stages ask for, in order and
+/// each once, on the device (a device-resident chain's working and logical
+/// shapes, in kernel mode) and on the host (each stage as a host call, end
+/// to end). The pipeline runs both ways once to learn them: what `filterctl
+/// tune --for IN -f SPEC` measures with [`tune_requests`].
+pub fn requests_for(engine: &Engine, ops: &[Op], input: Input<'_>) -> Result<Vec<Asked>> {
+    let (ran, asked) =
+        crate::dispatch::recording(|| crate::pipeline::run_both_ways(engine, ops, input));
+    ran?;
+    let mut kept: Vec<Asked> = Vec::new();
+    for a in asked {
+        let key = TuneKey::new("", a.op.name, &a.shape);
+        if !kept
+            .iter()
+            .any(|k| TuneKey::new("", k.op.name, &k.shape) == key)
+        {
+            kept.push(a);
+        }
+    }
+    Ok(kept)
 }
 
 /// One key's outcome.

@@ -3,7 +3,7 @@
 //! the best few interleaved, and record the entry. Operations come from
 //! the registry ([`crate::ops::tuning`]); the measuring is in `measure`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::measure::Measure;
 use crate::backend::opencl::ClDevice;
@@ -15,7 +15,7 @@ use crate::ops::tuning::{self, Ask, Tunable};
 use crate::ops::{OpParams, OpSpec};
 use crate::tune::key::{fingerprint, TuneKey};
 use crate::tune::store::TuneEntry;
-use crate::tune::{KeyResult, Progress, TuneConfig, TuneReport};
+use crate::tune::{Asked, Formats, KeyResult, Progress, TuneConfig, TuneReport, COMMON_FORMATS};
 
 /// One key to measure.
 pub(super) struct Job {
@@ -27,10 +27,11 @@ pub(super) struct Job {
     pub width: usize,
     /// Image height.
     pub height: usize,
+    /// Channels per pixel, as the operation's case reads them.
+    pub channels: usize,
     /// What the job's shape carries (as the operation's entry made them).
     pub params: OpParams,
-    /// The sample type measured: `--type`, or the first the operation reads
-    /// when it does not read that one.
+    /// The sample type measured.
     pub sample: SampleType,
 }
 
@@ -45,76 +46,135 @@ fn device(engine: &Engine) -> Result<std::sync::Arc<ClDevice>> {
     }
 }
 
-/// The operations `cfg` asks for, each with the sample type it is tuned
-/// on: `cfg.sample`, or, for an operation that does not read it (deband
-/// reads u8 and u16; demosaic no f32), the first of u8, u16, f32 that it
-/// reads, so that a mixed `--ops` list tunes every operation.
-fn readable(cfg: &TuneConfig) -> Result<Vec<(&'static dyn Tunable, SampleType)>> {
-    let mut kept = Vec::new();
-    for t in tuning::selected(&cfg.ops)? {
-        let why = match t.reads(cfg.sample) {
-            Ok(()) => {
-                kept.push((t, cfg.sample));
-                continue;
-            }
-            Err(why) => why,
-        };
-        let other = [SampleType::U8, SampleType::U16, SampleType::F32]
+/// The formats to tune `t` on: for [`Formats::Only`], its type, or, for an
+/// operation that does not read it (deband reads u8 and u16; demosaic no
+/// f32), the first of u8, u16, f32 that it reads, so that a mixed `--ops`
+/// list tunes every operation; for [`Formats::Common`], those of
+/// [`COMMON_FORMATS`] whose type it reads.
+fn formats(t: &dyn Tunable, formats: Formats) -> Result<Vec<(SampleType, usize)>> {
+    match formats {
+        Formats::Common => Ok(COMMON_FORMATS
             .into_iter()
-            .find(|&s| t.reads(s).is_ok());
-        match other {
-            Some(s) => {
-                log::warn!("{} is tuned on {s}: {why}", t.spec().name);
-                kept.push((t, s));
-            }
-            None => return Err(Error::arg(why)),
+            .filter(|&(s, _)| t.reads(s).is_ok())
+            .collect()),
+        Formats::Only(sample, channels) => {
+            let why = match t.reads(sample) {
+                Ok(()) => return Ok(vec![(sample, channels)]),
+                Err(why) => why,
+            };
+            let other = [SampleType::U8, SampleType::U16, SampleType::F32]
+                .into_iter()
+                .find(|&s| t.reads(s).is_ok())
+                .ok_or_else(|| Error::arg(why.clone()))?;
+            log::warn!("{} is tuned on {other}: {why}", t.spec().name);
+            Ok(vec![(other, channels)])
         }
     }
-    Ok(kept)
 }
 
-/// One job per operation, size and parameter set, validated before
-/// anything runs; sizes whose key another job has are measured once.
+/// Adds `job` under `key` unless another job has that key (logged).
+fn push_job(jobs: &mut Vec<(TuneKey, Job)>, key: TuneKey, job: Job) {
+    if let Some((_, j)) = jobs.iter().find(|(k, _)| *k == key) {
+        log::info!(
+            "{} {}x{}x{} {}: same key as {}x{}x{} {} ({key}); measured once",
+            job.op.name,
+            job.width,
+            job.height,
+            job.channels,
+            job.sample,
+            j.width,
+            j.height,
+            j.channels,
+            j.sample
+        );
+        return;
+    }
+    jobs.push((key, job));
+}
+
+/// One job per operation, format, size and parameter set, validated
+/// before anything runs; jobs with the key of an earlier one are measured
+/// once. A format an operation cannot take is an error when asked for
+/// alone, and left out of the common formats (logged).
 fn plan(cfg: &TuneConfig, fp: &str) -> Result<Vec<(TuneKey, Job)>> {
     let sigmas = if cfg.sigmas.is_empty() {
         vec![2.0]
     } else {
         cfg.sigmas.clone()
     };
-    let ask = Ask {
-        sigmas: &sigmas,
-        channels: cfg.channels,
-        method: None,
-    };
     let mut jobs: Vec<(TuneKey, Job)> = Vec::new();
-    for (tunable, sample) in readable(cfg)? {
+    for tunable in tuning::selected(&cfg.ops)? {
         let op = tunable.spec();
-        for &(width, height) in &cfg.sizes {
-            for params in tunable.params(&ask)? {
-                // Validates the size, channels and parameters.
-                let size = (width, height, cfg.channels);
-                let shape = tunable.job_shape(sample, size, params.clone())?;
-                let key = TuneKey::new(fp, op.name, &shape);
-                if let Some((_, j)) = jobs.iter().find(|(k, _)| *k == key) {
-                    log::info!(
-                        "{} {width}x{height}: same key as {}x{} ({key}); measured once",
-                        op.name,
-                        j.width,
-                        j.height
-                    );
-                    continue;
+        for (sample, channels) in formats(tunable, cfg.formats)? {
+            let ask = Ask {
+                sigmas: &sigmas,
+                channels,
+                method: None,
+            };
+            for &(width, height) in &cfg.sizes {
+                for params in tunable.params(&ask)? {
+                    // Validates the size, channels and parameters.
+                    let size = (width, height, channels);
+                    let shape = match tunable.job_shape(sample, size, params.clone()) {
+                        Ok(shape) => shape,
+                        Err(e) if cfg.formats == Formats::Common => {
+                            log::info!("{} is not tuned on {sample}x{channels}: {e}", op.name);
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    let key = TuneKey::new(fp, op.name, &shape);
+                    let job = Job {
+                        op,
+                        tunable,
+                        width,
+                        height,
+                        channels,
+                        params,
+                        sample,
+                    };
+                    push_job(&mut jobs, key, job);
                 }
-                let job = Job {
-                    op,
-                    tunable,
-                    width,
-                    height,
-                    params,
-                    sample,
-                };
-                jobs.push((key, job));
             }
         }
+    }
+    Ok(jobs)
+}
+
+/// One job per request, with the request's own parameters; a request
+/// whose key the operation's tuning entry cannot reproduce is left out
+/// with a warning.
+fn plan_requests(requests: &[Asked], fp: &str) -> Result<Vec<(TuneKey, Job)>> {
+    let mut jobs: Vec<(TuneKey, Job)> = Vec::new();
+    for a in requests {
+        let tunable = tuning::tunable(a.op)?;
+        let s = &a.shape;
+        let key = TuneKey::new(fp, a.op.name, s);
+        let size = (s.width, s.height, s.channels);
+        let same = tunable
+            .job_shape(s.sample, size, s.params.clone())
+            .map(|shape| TuneKey::new(fp, a.op.name, &shape) == key);
+        match same {
+            Ok(true) => {}
+            Ok(false) => {
+                log::warn!("{key}: the tuner cannot measure this request's key; left out");
+                continue;
+            }
+            Err(e) => {
+                log::warn!("{key}: left out: {e}");
+                continue;
+            }
+        }
+        let job = Job {
+            op: a.op,
+            tunable,
+            width: s.width,
+            height: s.height,
+            channels: s.channels,
+            params: s.params.clone(),
+            sample: s.sample,
+        };
+        push_job(&mut jobs, key, job);
     }
     Ok(jobs)
 }
@@ -145,6 +205,34 @@ pub fn tune(
     }
     let fp = fingerprint(dev.info());
     let jobs = plan(cfg, &fp)?;
+    run_jobs(engine, dev, fp, &jobs, cfg.budget, cfg.force, progress)
+}
+
+/// [`tune`] for exactly these requests (as [`crate::tune::requests_for`] finds
+/// them), each with its own shape and parameters, within `budget`.
+pub fn tune_requests(
+    engine: &Engine,
+    requests: &[Asked],
+    budget: Duration,
+    force: bool,
+    progress: &mut dyn FnMut(&Progress<'_>),
+) -> Result<TuneReport> {
+    let dev = device(engine)?;
+    let fp = fingerprint(dev.info());
+    let jobs = plan_requests(requests, &fp)?;
+    run_jobs(engine, dev, fp, &jobs, budget, force, progress)
+}
+
+/// Measures the jobs in order (see [`tune`]).
+fn run_jobs(
+    engine: &Engine,
+    dev: std::sync::Arc<ClDevice>,
+    fp: String,
+    jobs: &[(TuneKey, Job)],
+    budget: Duration,
+    force: bool,
+    progress: &mut dyn FnMut(&Progress<'_>),
+) -> Result<TuneReport> {
     let tuning = engine.tuning();
     // Per candidate: gate, kernel mode, end to end; per mode: the re-timing.
     let steps = |op: &OpSpec| 3 * (engine.variants(op).len() + 1) + 2;
@@ -154,7 +242,7 @@ pub fn tune(
     let mut keys = Vec::new();
     let cached: Vec<Option<TuneEntry>> = jobs
         .iter()
-        .map(|(k, _)| if cfg.force { None } else { tuning.exact(k) })
+        .map(|(k, _)| if force { None } else { tuning.exact(k) })
         .collect();
     let mut left = cached.iter().filter(|c| c.is_none()).count();
     for ((key, job), cached) in jobs.iter().zip(cached) {
@@ -172,7 +260,7 @@ pub fn tune(
             });
             continue;
         }
-        let share = cfg.budget.saturating_sub(start.elapsed()) / left.max(1) as u32;
+        let share = budget.saturating_sub(start.elapsed()) / left.max(1) as u32;
         left = left.saturating_sub(1);
         let mut step = |message: &str| {
             done += 1;
@@ -188,8 +276,6 @@ pub fn tune(
             dev: &dev,
             key,
             job,
-            sample: job.sample,
-            channels: cfg.channels,
             deadline: Instant::now() + share,
             step: &mut step,
         };

@@ -140,6 +140,8 @@ pub struct Global {
     pub device: DeviceSelector,
     /// `--variant`.
     pub variant: Option<String>,
+    /// `-v` given this many times.
+    pub verbose: u8,
 }
 
 impl Global {
@@ -209,6 +211,7 @@ fn main() -> ExitCode {
     let global = Global {
         device: cli.device.unwrap_or_default(),
         variant: cli.variant,
+        verbose: cli.verbose,
     };
     let result = match cli.command {
         Command::Devices(a) => devices::run(&global, a),

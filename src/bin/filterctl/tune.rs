@@ -2,15 +2,23 @@
 //! (see `clfilter::tune` and docs/TUNING.md); `--show` prints the cache,
 //! `--clear` deletes it.
 
+use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::time::Duration;
 
-use clfilter::tune::{store, DispatchCheck, KeyResult, Mode, Status, TuneConfig, TuneEntry};
-use clfilter::{CacheDir, SampleType};
+use clfilter::image::DecodeLimits;
+use clfilter::pipeline::{self, Op};
+use clfilter::tune::{
+    store, DispatchCheck, Formats, KeyResult, Mode, Progress, Status, TuneConfig, TuneEntry,
+    TuneReport,
+};
+use clfilter::{CacheDir, DynImage, Engine, RawFormat, SampleType};
 use serde::Serialize;
 
 use crate::bench::parse_channels;
 use crate::error::CliError;
-use crate::util::{parse_sample, parse_size};
+use crate::frames::{check_image_format, read_frame, FrameSpec};
+use crate::util::{parse_format, parse_sample, parse_size};
 use crate::Global;
 
 /// Options of `filterctl tune`.
@@ -31,13 +39,16 @@ pub struct Args {
     )]
     sizes: Vec<(usize, usize)>,
 
-    /// Sample type.
-    #[arg(long = "type", value_name = "u8|u16|f32", default_value = "f32", value_parser = parse_sample)]
-    sample: SampleType,
+    /// Sample type (with --channels, default 1): tune this format alone.
+    /// Without both, every operation is tuned on gray, RGB and RGBA of u8,
+    /// u16 and f32 (each on those it reads): the keys apply, stream and
+    /// view look up for common inputs.
+    #[arg(long = "type", value_name = "u8|u16|f32", value_parser = parse_sample)]
+    sample: Option<SampleType>,
 
-    /// Channels per pixel.
-    #[arg(long, value_name = "1|3|4", default_value_t = 1, value_parser = parse_channels)]
-    channels: usize,
+    /// Channels per pixel (with --type, default f32): tune this format alone.
+    #[arg(long, value_name = "1|3|4", value_parser = parse_channels)]
+    channels: Option<usize>,
 
     /// Gaussian sigmas (both axes), comma-separated; one key each.
     #[arg(long, value_name = "S,...", value_delimiter = ',', default_value = "2")]
@@ -47,11 +58,41 @@ pub struct Args {
     #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = parse_budget)]
     budget: f64,
 
+    /// Tune exactly what `filterctl apply -f SPEC IN` runs: the input's
+    /// size, type and channels, each stage's operation and parameters, as
+    /// a device-resident chain and as host calls.
+    #[arg(
+        long = "for",
+        value_name = "IN",
+        requires = "spec",
+        conflicts_with_all = ["ops", "sizes", "sample", "channels", "sigma", "show", "clear"]
+    )]
+    for_input: Option<PathBuf>,
+
+    /// The pipeline of --for, as `apply -f` takes it.
+    #[arg(
+        short = 'f',
+        long = "filter",
+        value_name = "SPEC",
+        requires = "for_input"
+    )]
+    spec: Option<String>,
+
+    /// With --for and --format: IN is one headerless raw frame of WxH
+    /// pixels, as `apply --size` reads it.
+    #[arg(long, value_name = "WxH", value_parser = parse_size, requires_all = ["format", "for_input"])]
+    size: Option<(usize, usize)>,
+
+    /// With --for: the camera format, as `apply --format` takes it.
+    #[arg(long, value_name = "FMT", value_parser = parse_format, requires = "for_input")]
+    format: Option<RawFormat>,
+
     /// Measure again keys that the cache already holds.
     #[arg(long, conflicts_with_all = ["show", "clear"])]
     force: bool,
 
-    /// Print JSON on stdout instead of tables.
+    /// Print JSON on stdout instead of the summary (every candidate's
+    /// figures; -v prints them as tables).
     #[arg(long, conflicts_with = "clear")]
     json: bool,
 
@@ -274,6 +315,217 @@ fn clear() -> Result<(), CliError> {
     }
 }
 
+/// The input of `--for`: an image file, or a raw frame with `--size`.
+enum ForInput {
+    Image(DynImage),
+    Frame(clfilter::image::raw::RawImage),
+}
+
+/// Loads `--for IN` and parses `-f SPEC` for it, as `apply` does.
+fn load_for(args: &Args, path: &std::path::Path) -> Result<(ForInput, Vec<Op>), CliError> {
+    let spec = args.spec.as_deref().unwrap_or_default();
+    let in_file = |e: CliError| e.context(path.display().to_string());
+    if let (Some((width, height)), Some(format)) = (args.size, args.format) {
+        let f = FrameSpec {
+            width,
+            height,
+            format,
+            bytes: format.frame_bytes(width, height)?,
+        };
+        let frame = read_frame(path, &f).map_err(in_file)?;
+        let ops = pipeline::parse_with_format(spec, Some(&format))?;
+        return Ok((ForInput::Frame(frame), ops));
+    }
+    let img = clfilter::image::load_with(path, &DecodeLimits::default()).map_err(CliError::from)?;
+    let format = match args.format {
+        Some(fmt) => Some(check_image_format(path, &img, fmt).map_err(in_file)?),
+        None => None,
+    };
+    let ops = pipeline::parse_with_format(spec, format.as_ref())?;
+    Ok((ForInput::Image(img), ops))
+}
+
+/// The progress bar on stderr: the bar fills the terminal's width, with
+/// the count and the ETA, and the step under it. Hidden when stderr is not
+/// a terminal (indicatif draws nothing there), so logs and pipes get no
+/// bar lines.
+fn progress_bar() -> indicatif::ProgressBar {
+    let pb =
+        indicatif::ProgressBar::with_draw_target(Some(0), indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{wide_bar}] {pos}/{len} ETA {eta}\n  {wide_msg}",
+    ) {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb
+}
+
+/// Runs the tuner with the progress bar.
+fn with_progress(
+    run: impl FnOnce(&mut dyn FnMut(&Progress<'_>)) -> clfilter::Result<TuneReport>,
+) -> Result<TuneReport, CliError> {
+    let pb = progress_bar();
+    let report = run(&mut |p| {
+        pb.set_length(p.total as u64);
+        pb.set_position(p.done as u64);
+        pb.set_message(p.message.to_string());
+    });
+    pb.finish_and_clear();
+    Ok(report?)
+}
+
+/// The tuner's run: exactly the requests of `--for`, else the keys of the
+/// options.
+fn measure(engine: &Engine, args: &Args) -> Result<TuneReport, CliError> {
+    let budget = Duration::from_secs_f64(args.budget);
+    if let Some(path) = &args.for_input {
+        let (input, ops) = load_for(args, path)?;
+        let input = match &input {
+            ForInput::Image(i) => pipeline::Input::Image(i),
+            ForInput::Frame(f) => pipeline::Input::Frame(f),
+        };
+        let requests = clfilter::tune::requests_for(engine, &ops, input).map_err(|e| {
+            CliError::from(e).context(format!("pipeline '{}'", pipeline::to_spec(&ops)))
+        })?;
+        log::info!(
+            "--for {}: {} requests to tune: {}",
+            path.display(),
+            requests.len(),
+            requests
+                .iter()
+                .map(|r| format!("{} {}x{}", r.op.name, r.shape.sample, r.shape.channels))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return with_progress(|p| {
+            clfilter::tune::tune_requests(engine, &requests, budget, args.force, p)
+        });
+    }
+    let formats = match (args.sample, args.channels) {
+        (None, None) => Formats::Common,
+        (s, c) => Formats::Only(s.unwrap_or(SampleType::F32), c.unwrap_or(1)),
+    };
+    let cfg = TuneConfig {
+        ops: args
+            .ops
+            .iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        sizes: args.sizes.clone(),
+        formats,
+        sigmas: args.sigma.clone(),
+        budget,
+        force: args.force,
+    };
+    with_progress(|p| clfilter::tune::tune(engine, &cfg, p))
+}
+
+/// The figure of `variant` in `mode`, ms.
+fn median_of(e: &TuneEntry, variant: &str, mode: Mode) -> Option<f64> {
+    e.candidates
+        .iter()
+        .find(|c| c.variant == variant)
+        .and_then(|c| c.timing(mode))
+        .map(|t| t.median_ms)
+}
+
+/// The summary's cells of one mode: winner, its median, how much slower
+/// the second-best is, and (end to end) how much slower the CPU path is.
+fn winner_cells(e: &TuneEntry, mode: Mode) -> [String; 4] {
+    let Some(w) = e.winner(mode) else {
+        return ["-".into(), "-".into(), "-".into(), "-".into()];
+    };
+    let ms = median_of(e, w, mode).unwrap_or(f64::NAN);
+    let mut others: Vec<f64> = e
+        .candidates
+        .iter()
+        .filter(|c| c.variant != w)
+        .filter_map(|c| c.timing(mode).map(|t| t.median_ms))
+        .collect();
+    others.sort_by(f64::total_cmp);
+    let ratio = |o: f64| format!("{:.2}x", o / ms);
+    let second = others.first().map_or("-".into(), |&o| ratio(o));
+    let cpu = match median_of(e, clfilter::ops::CPU, mode) {
+        Some(c) if w != clfilter::ops::CPU => ratio(c),
+        _ => "-".into(),
+    };
+    [w.to_string(), num(ms, 3), second, cpu]
+}
+
+/// One line per key: the end-to-end winner (what host calls run) with its
+/// median, the second-best's and the CPU path's time as multiples of it,
+/// and the kernel-mode winner (what device-resident stages run).
+fn summary(keys: &[KeyResult]) -> Result<(), CliError> {
+    let rows: Vec<[String; 9]> = keys
+        .iter()
+        .map(|k| {
+            let e = &k.entry;
+            let [w, ms, second, cpu] = winner_cells(e, Mode::E2e);
+            let [kw, kms, _, _] = winner_cells(e, Mode::Kernel);
+            [
+                e.key.op.clone(),
+                format!("{} 2^{} {}", e.key.format, e.key.size_bucket, e.key.params),
+                w,
+                ms,
+                second,
+                cpu,
+                kw,
+                kms,
+                if k.cached { "cached" } else { "" }.into(),
+            ]
+        })
+        .collect();
+    let head = [
+        "op",
+        "key",
+        "e2e winner",
+        "ms",
+        "vs 2nd",
+        "vs cpu",
+        "kernel winner",
+        "ms",
+        "",
+    ];
+    let width = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].len())
+            .chain([head[i].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let w: Vec<usize> = (0..head.len()).map(width).collect();
+    let line = |r: [&str; 9]| {
+        format!(
+            "{:w0$}  {:w1$}  {:w2$}  {:>w3$}  {:>w4$}  {:>w5$}  {:w6$}  {:>w7$}  {}",
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            r[6],
+            r[7],
+            r[8],
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3],
+            w4 = w[4],
+            w5 = w[5],
+            w6 = w[6],
+            w7 = w[7],
+        )
+        .trim_end()
+        .to_string()
+    };
+    out!("{}", line(head))?;
+    for r in &rows {
+        out!("{}", line(std::array::from_fn(|i| r[i].as_str())))?;
+    }
+    Ok(())
+}
+
 /// Runs `filterctl tune`.
 pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     if args.clear {
@@ -282,35 +534,14 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     if args.show {
         return show(global, args.json);
     }
-    let cfg = TuneConfig {
-        ops: args
-            .ops
-            .iter()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect(),
-        sizes: args.sizes,
-        sample: args.sample,
-        channels: args.channels,
-        sigmas: args.sigma,
-        budget: Duration::from_secs_f64(args.budget),
-        force: args.force,
-    };
     let engine = global.measuring_engine()?;
-    let pb = indicatif::ProgressBar::new(0);
-    pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{elapsed_precise} [{bar:30}] {pos}/{len} {wide_msg}",
-    ) {
-        pb.set_style(style.progress_chars("=> "));
+    if !std::io::stderr().is_terminal() {
+        log::info!(
+            "tuning on {} (no progress bar: stderr is not a terminal)",
+            engine.backend().describe()
+        );
     }
-    let report = clfilter::tune::tune(&engine, &cfg, &mut |p| {
-        pb.set_length(p.total as u64);
-        pb.set_position(p.done as u64);
-        pb.set_message(p.message.to_string());
-    });
-    pb.finish_and_clear();
-    let report = report?;
+    let report = measure(&engine, &args)?;
     if args.json {
         out!("{}", serde_json::to_string_pretty(&report)?)?;
         return Ok(());
@@ -326,24 +557,31 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
                 .to_string())
     )?;
     out!("")?;
-    for KeyResult {
-        cached,
-        entry,
-        dispatch,
-    } in &report.keys
-    {
-        entry_table(
+    if global.verbose > 0 {
+        for KeyResult {
+            cached,
             entry,
-            if *cached { "cached" } else { "measured" },
-            dispatch.as_ref(),
-        )?;
+            dispatch,
+        } in &report.keys
+        {
+            entry_table(
+                entry,
+                if *cached { "cached" } else { "measured" },
+                dispatch.as_ref(),
+            )?;
+        }
     }
+    summary(&report.keys)?;
     let cached = report.keys.iter().filter(|k| k.cached).count();
+    out!("")?;
     if cached > 0 {
         out!(
             "{cached} of {} keys came from the cache; --force measures them again",
             report.keys.len()
         )?;
+    }
+    if global.verbose == 0 {
+        out!("every candidate's figures: -v (tables) or --json")?;
     }
     Ok(())
 }

@@ -105,6 +105,10 @@ fn build(a: &dyn StageArgs) -> Result<BilateralParams> {
 }
 
 impl StageOp for BilateralParams {
+    fn op_params(&self) -> crate::ops::OpParams {
+        crate::ops::OpParams::new(*self)
+    }
+
     fn def(&self) -> &'static StageDef {
         &BILATERAL
     }

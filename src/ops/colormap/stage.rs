@@ -53,6 +53,10 @@ fn build(a: &dyn StageArgs) -> Result<ColormapParams> {
 }
 
 impl StageOp for ColormapParams {
+    fn op_params(&self) -> crate::ops::OpParams {
+        crate::ops::OpParams::new(*self)
+    }
+
     fn def(&self) -> &'static StageDef {
         &COLORMAP
     }

@@ -94,6 +94,10 @@ fn build(a: &dyn StageArgs) -> Result<Box<dyn StageOp>> {
 }
 
 impl StageOp for DebandParams {
+    fn op_params(&self) -> crate::ops::OpParams {
+        crate::ops::OpParams::new(*self)
+    }
+
     fn def(&self) -> &'static StageDef {
         &DEBAND
     }

@@ -141,6 +141,10 @@ fn demosaic_to(
 }
 
 impl StageOp for DemosaicStage {
+    fn op_params(&self) -> crate::ops::OpParams {
+        crate::ops::OpParams::new(self.params)
+    }
+
     fn def(&self) -> &'static StageDef {
         &DEMOSAIC
     }

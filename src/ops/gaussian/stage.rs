@@ -72,6 +72,10 @@ fn build(a: &dyn StageArgs) -> Result<GaussianParams> {
 }
 
 impl StageOp for GaussianParams {
+    fn op_params(&self) -> crate::ops::OpParams {
+        crate::ops::OpParams::new(*self)
+    }
+
     fn def(&self) -> &'static StageDef {
         &GAUSSIAN
     }

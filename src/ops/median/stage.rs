@@ -46,6 +46,10 @@ pub struct MedianStage {
 }
 
 impl StageOp for MedianStage {
+    fn op_params(&self) -> crate::ops::OpParams {
+        crate::ops::OpParams::new(self.params)
+    }
+
     fn def(&self) -> &'static StageDef {
         &MEDIAN
     }

@@ -48,6 +48,10 @@ pub struct ReduceStage {
 }
 
 impl StageOp for ReduceStage {
+    fn op_params(&self) -> crate::ops::OpParams {
+        crate::ops::OpParams::new(self.params)
+    }
+
     fn def(&self) -> &'static StageDef {
         &REDUCE
     }
