@@ -352,7 +352,7 @@ fn planted_links_are_not_followed() {
     std::fs::create_dir_all(s.cache()).unwrap();
     let created = s.path().join("created-through-a-link");
     std::os::unix::fs::symlink(&created, s.cache().join("tuning.json.lock")).unwrap();
-    let tune = "tune --ops transpose --sizes 16x16 --budget 0.1";
+    let tune = "tune --ops transpose --sizes 16x16 --type f32 --channels 1 --budget 0.1";
     let tune: Vec<&str> = tune.split(' ').collect();
     let out = run(s.filterctl("pocl", &tune), true, "tune");
     assert_has(&stderr(&out), "is a symbolic link");
