@@ -160,13 +160,12 @@ impl<K: Native, const L: usize, const N: usize> WithSimd for NativeRow<'_, K, L,
                     }
                 }
             } else {
-                for l in 0..L {
-                    let i = (s0 + l).min(len - 1);
-                    let (x, ch) = (i / c, i % c);
-                    for (dy, row) in rows.iter().enumerate() {
-                        for dx in 0..d {
-                            let xx = (x + dx).saturating_sub(r).min(w - 1);
-                            v[dy * d + dx][l] = row[xx * c + ch];
+                for (dy, row) in rows.iter().enumerate() {
+                    for dx in 0..d {
+                        for (l, k) in v[dy * d + dx].iter_mut().enumerate() {
+                            let i = (s0 + l).min(len - 1);
+                            let xx = (i / c + dx).saturating_sub(r).min(w - 1);
+                            *k = row[xx * c + i % c];
                         }
                     }
                 }
