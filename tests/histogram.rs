@@ -1,6 +1,7 @@
 //! `histogram`: exact counts against counts written here for every variant
 //! and the CPU path (every u8 and u16 level in its own bin, the hi edge,
-//! values outside the range and NaN left out), typed errors for bad
+//! values outside the range and NaN left out; u8 images over narrower
+//! ranges and finer bins), typed errors for bad
 //! parameters, and `filterctl histogram`'s JSON and PNG outputs.
 
 use clfilter::ops::histogram::{self, HistogramExt, HistogramParams};
@@ -105,6 +106,38 @@ fn f32_counts_are_exact_with_the_edges_and_nan_rules() {
                 assert_eq!(got.counts, want, "{name} {w}x{h}x{c} bins {bins}");
                 let excluded: u64 = got.excluded.iter().sum();
                 assert_eq!(excluded + counted, n as u64, "{name}: excluded");
+            }
+        }
+    }
+}
+
+/// u8 images (the CPU path's level table and private tables): ranges that
+/// leave levels out at both ends, bins finer and coarser than the levels,
+/// widths that end inside a group of pixels.
+#[test]
+fn u8_counts_follow_the_rule_for_any_range() {
+    let mut rng = Rng::new(12);
+    for (w, h, c) in [(1, 1, 1), (5, 3, 3), (263, 7, 4), (131, 67, 1), (17, 13, 3)] {
+        let img: Image<u8> = common::random_image(&mut rng, w, h, c);
+        let data: Vec<f32> = img
+            .rows()
+            .flat_map(|r| r.iter().map(|&v| v as f32))
+            .collect();
+        for (bins, lo, hi) in [
+            (256, 0.0, 255.0),
+            (7, 10.0, 200.0),
+            (4096, 0.0, 255.0),
+            (1, 100.0, 101.0),
+        ] {
+            let p = HistogramParams { bins, lo, hi };
+            let want = count(&data, c, bins, lo as f64, hi as f64);
+            for (name, e) in engines() {
+                let got = match e.histogram(&img, &p) {
+                    Ok(g) => g,
+                    Err(Error::Unsupported { .. }) => continue,
+                    Err(err) => panic!("{name}: {err}"),
+                };
+                assert_eq!(got.counts, want, "{name} {w}x{h}x{c} bins {bins} {lo}:{hi}");
             }
         }
     }
