@@ -2,7 +2,7 @@
 //! counts, added at the end (the CPU form of privatised histograms).
 //!
 //! u8 images look their bins up in a table of the 256 levels and count
-//! into [`TABLES`] private tables per band (see [`bytes`]); other samples
+//! into `TABLES` private tables per band (see `bytes`); other samples
 //! bin each value with [`Binning::bin`].
 
 use rayon::prelude::*;

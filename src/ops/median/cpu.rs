@@ -4,7 +4,7 @@
 //! runs through [`simd::dispatch`] so that they are the CPU's widest).
 //!
 //! u8 and u16 samples are selected in their own type, 32 bytes of samples
-//! at a time, straight from the interleaved rows (see [`median_native`]).
+//! at a time, straight from the interleaved rows (see `median_native`).
 //! f32 samples are first mapped to order-preserving u32 words
 //! (`median::word`) in per-channel planes padded by the radius on both
 //! sides (the replicate border), so the inner loops neither clamp nor

@@ -2,7 +2,7 @@
 //! (within u * sum(|x|) of the exact sum, inside every variant's bound);
 //! min/max compare-and-select, so NaN is ignored as on every path.
 //!
-//! Axis x: rows in parallel, one line each, walked [`STEP`] samples at a
+//! Axis x: rows in parallel, one line each, walked `STEP` samples at a
 //! time into as many independent lanes (lane `l` holds channel `l % ch`),
 //! which the compiler vectorises (through [`simd::dispatch`], so with the
 //! CPU's widest vectors); the lanes fold per channel at the row's end.
