@@ -133,9 +133,21 @@ fn plumbing(
     extra: &str,
     name: &str,
 ) -> Result<Kernel> {
+    plumbing_from(d.programs(), dev, t, ch, extra, name)
+}
+
+/// [`plumbing`] from a program cache alone (kernel-only timing has no
+/// dispatcher).
+fn plumbing_from(
+    progs: &crate::ops::Programs,
+    dev: &Dev,
+    t: SampleType,
+    ch: usize,
+    extra: &str,
+    name: &str,
+) -> Result<Kernel> {
     let shape = Shape::new(1, 1, ch, t);
-    d.programs()
-        .kernel(dev, "pipeline", &PLUMBING, &shape, extra, name)
+    progs.kernel(dev, "pipeline", &PLUMBING, &shape, extra, name)
 }
 
 impl Work {
@@ -282,14 +294,7 @@ pub(crate) fn load<T: Sample>(
 ) -> Result<(Work, Duration)> {
     let ch = src.channels();
     let img = DeviceImage::<f32>::new(dev, src.width(), src.height(), if ch == 1 { 1 } else { 4 })?;
-    let k = plumbing(d, dev, T::TYPE, ch, "", "pipeline_load")?;
-    let n = src.pixel_count();
-    let ev = dev.launch(
-        &k,
-        &[n],
-        &[PLUMBING.local[0]],
-        &[Arg::img(src), Arg::img(&img), Arg::int(n)?],
-    )?;
+    let t = load_into(d.programs(), dev, src, &img)?;
     let work = Work {
         img,
         channels: ch,
@@ -297,7 +302,27 @@ pub(crate) fn load<T: Sample>(
         scale: 1.0,
         unsaturated: false,
     };
-    Ok((work, time(ev)?))
+    Ok((work, t))
+}
+
+/// Converts a typed device image into the working pixels `img` (f32, 1
+/// channel for gray, 4 for colour, of `src`'s size): `pipeline_load`.
+pub(crate) fn load_into<T: Sample>(
+    progs: &crate::ops::Programs,
+    dev: &Dev,
+    src: &DeviceImage<T>,
+    img: &DeviceImage<f32>,
+) -> Result<Duration> {
+    let ch = src.channels();
+    let k = plumbing_from(progs, dev, T::TYPE, ch, "", "pipeline_load")?;
+    let n = src.pixel_count();
+    let ev = dev.launch(
+        &k,
+        &[n],
+        &[PLUMBING.local[0]],
+        &[Arg::img(src), Arg::img(img), Arg::int(n)?],
+    )?;
+    time(ev)
 }
 
 /// Loads a mono raw frame (8-bit, 16-bit containers, or packed 12-bit,
@@ -347,7 +372,7 @@ pub(crate) fn load_raw(d: &dyn Dispatch, dev: &Dev, raw: &DeviceRaw) -> Result<(
 /// Stores working pixels as a typed image of the logical channels into `out`
 /// (rounded and saturated for integer types).
 pub(crate) fn store_into<U: Sample>(
-    d: &dyn Dispatch,
+    progs: &crate::ops::Programs,
     dev: &Dev,
     w: &Work,
     out: &DeviceImage<U>,
@@ -368,14 +393,14 @@ pub(crate) fn store_into<U: Sample>(
         U::TYPE.cl_name(),
         (U::TYPE == SampleType::F32) as u8
     );
-    from_work(d, dev, w, out, &extra, "pipeline_store", &[])
+    from_work(progs, dev, w, out, &extra, "pipeline_store", &[])
 }
 
 /// Launches plumbing kernel `name` (built with `extra`) from `w` into
 /// `out`, one work-item a pixel, with the arguments (in, out, n, scale,
 /// `more`...).
 fn from_work<U: Sample>(
-    d: &dyn Dispatch,
+    progs: &crate::ops::Programs,
     dev: &Dev,
     w: &Work,
     out: &DeviceImage<U>,
@@ -384,7 +409,7 @@ fn from_work<U: Sample>(
     more: &[f32],
 ) -> Result<Duration> {
     // The working layout follows CH: 1 -> float, 3 or 4 -> float4.
-    let k = plumbing(d, dev, SampleType::F32, w.channels, extra, name)?;
+    let k = plumbing_from(progs, dev, SampleType::F32, w.channels, extra, name)?;
     let n = w.img.pixel_count();
     let mut args = vec![
         Arg::img(&w.img),
@@ -430,7 +455,7 @@ pub(crate) fn display_into<U: Sample>(
     );
     let (hi, mul, opaque) = format.factors(w.ty);
     from_work(
-        d,
+        d.programs(),
         dev,
         w,
         out,

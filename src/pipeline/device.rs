@@ -209,7 +209,7 @@ mod cl {
         fn fetch<U: Sample>(engine: &Engine, dev: &Dev, work: &Work) -> Result<Image<U>> {
             let out =
                 DeviceImage::<U>::new(dev, work.img.width(), work.img.height(), work.channels)?;
-            store_into(engine, dev, work, &out)?;
+            store_into(engine.programs(), dev, work, &out)?;
             out.download(dev)
         }
         Ok(match work.ty {

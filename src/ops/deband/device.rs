@@ -250,7 +250,7 @@ fn chain_typed<T: Sample>(
     Levels::new(p, T::TYPE, w.channels)?;
     let (width, height, ch) = (w.width(), w.height(), w.channels);
     let typed = DeviceImage::<T>::new(cx.dev, width, height, ch)?;
-    let st = store_into(cx.d, cx.dev, &w, &typed)?;
+    let st = store_into(cx.d.programs(), cx.dev, &w, &typed)?;
     let params = OpParams::new(*p);
     let logical = w.logical_shape(params.clone());
     let working = Shape::new(width, height, ch, T::TYPE).with_params(params);

@@ -496,9 +496,9 @@ mod cl {
             let chain = || -> Result<_> {
                 let (work, outcomes) = run_chain(engine, dev, ops, ChainStart::Raw(&slot.input))?;
                 match &slot.output {
-                    DevOut::U8(o) => store_into(engine, dev, &work, o)?,
-                    DevOut::U16(o) => store_into(engine, dev, &work, o)?,
-                    DevOut::F32(o) => store_into(engine, dev, &work, o)?,
+                    DevOut::U8(o) => store_into(engine.programs(), dev, &work, o)?,
+                    DevOut::U16(o) => store_into(engine.programs(), dev, &work, o)?,
+                    DevOut::F32(o) => store_into(engine.programs(), dev, &work, o)?,
                 };
                 Ok(outcomes)
             };

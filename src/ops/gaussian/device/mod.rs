@@ -73,6 +73,12 @@ pub(crate) fn run_stage(
 
 /// A kernel-only runner of `spec` on the case's input, uploaded once
 /// ([`crate::ops::tuning::Case::kernel_runner`]).
+///
+/// f32 gray and RGBA images are the working image itself, so only the blur
+/// is timed. Other inputs (u8, u16, RGB) time what a pipeline runs on the
+/// device: the conversion into the f32 working image (`pipeline_load`), the
+/// blur, and the rounding store back to the input's type
+/// (`pipeline_store`); the transfers are not counted.
 #[cfg(feature = "opencl")]
 pub(super) fn kernel_runner<'a, T: crate::image::Sample>(
     case: &'a super::tune::GaussianCase<T>,
@@ -80,26 +86,35 @@ pub(super) fn kernel_runner<'a, T: crate::image::Sample>(
     dev: &'a crate::backend::Dev,
     spec: &'static crate::ops::VariantSpec,
 ) -> crate::error::Result<crate::ops::tuning::Runner<'a>> {
+    use crate::backend::opencl::DeviceImage;
     use crate::ops::tuning::Case;
-        use crate::backend::opencl::DeviceImage;
-        crate::ops::tuning::check_variant(&super::SPEC, spec, &case.shape(), dev.info().local_mem)?;
-        let unsupported = || crate::error::Error::Unsupported {
-            op: super::SPEC.name.into(),
-            variant: spec.name.into(),
-            reason: "kernel-only timing runs on f32 gray or RGBA images".into(),
-        };
-        if T::TYPE != crate::image::SampleType::F32 || case.img.channels() == 3 {
-            return Err(unsupported());
+    use crate::ops::work::{load_into, store_into, Work};
+    crate::ops::tuning::check_variant(&super::SPEC, spec, &case.shape(), dev.info().local_mem)?;
+    let input = case.on_device.image(dev, &case.img)?;
+    let gp = case.gauss;
+    if let Some(work) = (input as &dyn std::any::Any).downcast_ref::<DeviceImage<f32>>() {
+        if work.channels() != 3 {
+            return Ok(Box::new(move || {
+                super::device::blur_w(progs, dev, spec, work, &gp).map(|r| r.1)
+            }));
         }
-        let input = case.on_device.image(dev, &case.img)?;
-        let work = (input as &dyn std::any::Any)
-            .downcast_ref::<DeviceImage<f32>>()
-            .ok_or_else(unsupported)?;
-        let gp = case.gauss;
-        Ok(Box::new(move || {
-            super::device::blur_w(progs, dev, spec, work, &gp).map(|r| r.1)
-        }))
     }
+    let (w, h, ch) = (input.width(), input.height(), input.channels());
+    let work = Work {
+        img: DeviceImage::<f32>::new(dev, w, h, if ch == 1 { 1 } else { 4 })?,
+        channels: ch,
+        ty: T::TYPE,
+        scale: 1.0,
+        unsaturated: false,
+    };
+    let out = DeviceImage::<T>::new(dev, w, h, ch)?;
+    Ok(Box::new(move || {
+        let load = load_into(progs, dev, input, &work.img)?;
+        let (blurred, blur) = super::device::blur_w(progs, dev, spec, &work.img, &gp)?;
+        let store = store_into(progs, dev, &work.with(blurred), &out)?;
+        Ok(load + blur + store)
+    }))
+}
 
 /// No device exists in a build without OpenCL.
 #[cfg(not(feature = "opencl"))]
