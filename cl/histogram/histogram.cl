@@ -54,6 +54,9 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 // LWS * PER_ITEM consecutive pixels (strided by LWS, so loads coalesce),
 // then added to `counts` with one global atomic per non-empty bin.
 #ifdef HIST_LEN
+#if PER_ITEM % UNROLL != 0
+#error "PER_ITEM must be a multiple of UNROLL"
+#endif
 __kernel void histogram_local_private(__global const T* in, int n, float lo, float hi,
                                       float scale, int bins, __global uint* counts)
 {
@@ -64,13 +67,21 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
     barrier(CLK_LOCAL_MEM_FENCE);
     // The group's tile from its global position: chunked launches agree.
     size_t first = (get_global_id(0) - lid) * PER_ITEM;
-    for (int r = 0; r < PER_ITEM; r++) {
-        size_t i = first + (size_t)r * LWS + lid;
-        if (i < (size_t)n) {
-            FLOATN p = TO_FLOATN(LOADP(in, i));
-            for (int k = 0; k < CH; k++) {
-                int b = bin_of(SAMPLE(p, k), lo, hi, scale, bins);
-                if (b >= 0) atomic_inc(&hist[k * bins + b]);
+    // Loads go out UNROLL at a time, before the atomics that the compiler
+    // would not move them across: more bytes in flight per work-item.
+    for (int r0 = 0; r0 < PER_ITEM; r0 += UNROLL) {
+        FLOATN p[UNROLL];
+        for (int u = 0; u < UNROLL; u++) {
+            size_t i = first + (size_t)(r0 + u) * LWS + lid;
+            if (i < (size_t)n) p[u] = TO_FLOATN(LOADP(in, i));
+        }
+        for (int u = 0; u < UNROLL; u++) {
+            size_t i = first + (size_t)(r0 + u) * LWS + lid;
+            if (i < (size_t)n) {
+                for (int k = 0; k < CH; k++) {
+                    int b = bin_of(SAMPLE(p[u], k), lo, hi, scale, bins);
+                    if (b >= 0) atomic_inc(&hist[k * bins + b]);
+                }
             }
         }
     }

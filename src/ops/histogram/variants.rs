@@ -6,7 +6,7 @@ use crate::ops::{no_local, Shape, VariantSpec};
 /// Work-group size of both variants.
 pub const LWS: usize = 256;
 /// Pixels per work-item of `local_private`.
-pub const PER_ITEM: usize = 16;
+pub const PER_ITEM: usize = 32;
 /// The largest private histogram, in counts (`channels * bins`): 32 KiB of
 /// local memory, so a GPU keeps more than one group per compute unit.
 pub const MAX_LOCAL_COUNTS: usize = 8192;
@@ -38,7 +38,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         name: "local_private",
         summary: "a private histogram per work-group in local memory, merged with global atomics",
         files: &["histogram/histogram.cl"],
-        options: "-DLWS=256 -DPER_ITEM=16",
+        options: "-DLWS=256 -DPER_ITEM=32 -DUNROLL=4",
         local: [LWS, 1],
         local_bytes: private_bytes,
         supports: private_fits,
@@ -49,7 +49,7 @@ pub static VARIANTS: &[VariantSpec] = &[
         name: "global_atomics",
         summary: "one pixel per work-item, one global atomic per counted sample",
         files: &["histogram/histogram.cl"],
-        options: "-DLWS=256 -DPER_ITEM=16",
+        options: "-DLWS=256 -DPER_ITEM=32 -DUNROLL=4",
         local: [LWS, 1],
         local_bytes: no_local,
         supports: crate::ops::any_shape,
