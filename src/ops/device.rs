@@ -21,7 +21,7 @@ impl Programs {
         extra: &str,
         kernel: &str,
     ) -> Result<Kernel> {
-        let source = self.source(spec.files)?;
+        let source = self.hashed_source(spec.files)?;
         let options = format!(
             "-cl-std=CL1.2 -DT={} -DCH={} {} {}",
             shape.sample.cl_name(),
@@ -29,7 +29,12 @@ impl Programs {
             spec.options,
             extra
         );
-        let program = dev.program(program_id(op, spec.name), &source, options.trim())?;
+        let program = dev.program_hashed(
+            program_id(op, spec.name),
+            &source.text,
+            source.hash,
+            options.trim(),
+        )?;
         dev.kernel(&program, kernel)
     }
 }

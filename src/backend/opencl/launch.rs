@@ -1,6 +1,8 @@
 //! Kernels, checked launches and profiling events.
 
+use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use opencl3::event::Event;
@@ -48,16 +50,58 @@ impl<'a> Arg<'a> {
 }
 
 /// A kernel created from a built program, with the limits the device reports for it.
+///
+/// Dropped, it goes back to its device's [`KernelPool`] for the next
+/// launch of the same kernel: one holder at a time sets its arguments.
 pub struct Kernel {
-    kernel: opencl3::kernel::Kernel,
+    /// Always present; taken only by `drop`.
+    kernel: Option<opencl3::kernel::Kernel>,
     /// The program's handle, which tells builds with other options apart.
     program: usize,
     name: String,
     max_work_group: usize,
     num_args: u32,
+    pool: Arc<KernelPool>,
+}
+
+/// Kernels created before and not in use, by program handle and kernel
+/// name. Creating a kernel (clCreateKernel and two queries) cost as much
+/// host time as a launch of a small frame's kernel; a stream launches the
+/// same few kernels every frame. A pooled kernel keeps its program alive,
+/// so a handle in the key cannot be reused by another program meanwhile.
+#[derive(Default)]
+pub(crate) struct KernelPool(Mutex<HashMap<(usize, String), Vec<Pooled>>>);
+
+/// A kernel in the pool, with what the device reported for it.
+struct Pooled {
+    kernel: opencl3::kernel::Kernel,
+    max_work_group: usize,
+    num_args: u32,
+}
+
+impl Drop for Kernel {
+    fn drop(&mut self) {
+        if let Some(kernel) = self.kernel.take() {
+            let pooled = Pooled {
+                kernel,
+                max_work_group: self.max_work_group,
+                num_args: self.num_args,
+            };
+            if let Ok(mut map) = self.pool.0.lock() {
+                map.entry((self.program, std::mem::take(&mut self.name)))
+                    .or_default()
+                    .push(pooled);
+            }
+        }
+    }
 }
 
 impl Kernel {
+    /// The OpenCL kernel.
+    fn cl(&self) -> &opencl3::kernel::Kernel {
+        self.kernel.as_ref().expect("a kernel is only taken when dropped")
+    }
+
     /// The kernel function's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -155,22 +199,40 @@ fn event_time(e: &Event) -> Result<Duration> {
 }
 
 impl ClDevice {
-    /// Creates kernel `name` from a built program.
+    /// Kernel `name` of a built program: one from the device's pool, or a
+    /// new one.
     pub(crate) fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
-        let kernel = opencl3::kernel::Kernel::create(program, name)
-            .map_err(|e| cl_err(format!("clCreateKernel({name})"), e))?;
-        let max_work_group = kernel
-            .get_work_group_size(self.device.id())
-            .map_err(|e| cl_err("clGetKernelWorkGroupInfo", e))?;
-        let num_args = kernel
-            .num_args()
-            .map_err(|e| cl_err("clGetKernelInfo", e))?;
-        Ok(Kernel {
+        let key = (program.get() as usize, name.to_string());
+        let reused = self.kernels.0.lock().ok().and_then(|mut m| m.get_mut(&key)?.pop());
+        let Pooled {
             kernel,
-            program: program.get() as usize,
-            name: name.to_string(),
             max_work_group,
             num_args,
+        } = match reused {
+            Some(p) => p,
+            None => {
+                let kernel = opencl3::kernel::Kernel::create(program, name)
+                    .map_err(|e| cl_err(format!("clCreateKernel({name})"), e))?;
+                let max_work_group = kernel
+                    .get_work_group_size(self.device.id())
+                    .map_err(|e| cl_err("clGetKernelWorkGroupInfo", e))?;
+                let num_args = kernel
+                    .num_args()
+                    .map_err(|e| cl_err("clGetKernelInfo", e))?;
+                Pooled {
+                    kernel,
+                    max_work_group,
+                    num_args,
+                }
+            }
+        };
+        Ok(Kernel {
+            kernel: Some(kernel),
+            program: key.0,
+            name: key.1,
+            max_work_group,
+            num_args,
+            pool: self.kernels.clone(),
         })
     }
 
@@ -274,10 +336,10 @@ impl ClDevice {
             // Buffer handles are alive: `Arg::buf`/`Arg::img` borrow their owners.
             let r = unsafe {
                 match a {
-                    Arg::Mem(m, _) => kernel.kernel.set_arg(i, m),
-                    Arg::I32(v) => kernel.kernel.set_arg(i, v),
-                    Arg::F32x4(v) => kernel.kernel.set_arg(i, v),
-                    Arg::F32(v) => kernel.kernel.set_arg(i, v),
+                    Arg::Mem(m, _) => kernel.cl().set_arg(i, m),
+                    Arg::I32(v) => kernel.cl().set_arg(i, v),
+                    Arg::F32x4(v) => kernel.cl().set_arg(i, v),
+                    Arg::F32(v) => kernel.cl().set_arg(i, v),
                 }
             };
             r.map_err(|e| cl_err(format!("clSetKernelArg({}, {i})", kernel.name), e))?;
@@ -307,7 +369,7 @@ impl ClDevice {
         // against get_global_id (offset included).
         let ev = unsafe {
             self.queue.enqueue_nd_range_kernel(
-                kernel.kernel.get(),
+                kernel.cl().get(),
                 size.len() as u32,
                 offset.as_ptr(),
                 size.as_ptr(),

@@ -14,6 +14,7 @@ mod binfile;
 mod buffer;
 mod caller;
 pub mod gl;
+mod constants;
 mod launch;
 mod loading;
 mod program;
@@ -178,6 +179,10 @@ pub struct ClDevice {
     origin: QueueOrigin,
     /// The dispatch limit and the launches' measured rates.
     watchdog: watchdog::Watchdog,
+    /// Created kernels not in use (see `KernelPool`).
+    kernels: std::sync::Arc<launch::KernelPool>,
+    /// Read-only tables kept by content (see the `constants` module).
+    constants: constants::Constants,
 }
 
 impl std::fmt::Debug for ClDevice {
@@ -258,6 +263,8 @@ impl ClDevice {
             pool,
             origin,
             watchdog: watchdog::Watchdog::new(display),
+            kernels: Default::default(),
+            constants: Default::default(),
         }
     }
 

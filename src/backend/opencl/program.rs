@@ -143,15 +143,16 @@ fn remove_stale_drivers(root: &Path, prefix: &str, keep: &Path) {
 impl ClDevice {
     /// Returns the program for `source` built with `options`, from memory,
     /// from the disk cache, or by compiling it. A compile failure is
-    /// [`Error::Build`] with the full build log.
-    pub(crate) fn program(
+    /// [`Error::Build`] with the full build log. `src_hash` is
+    /// [`cache::fnv1a`] of `source` (callers keep it with the text).
+    pub(crate) fn program_hashed(
         &self,
         id: ProgramId<'_>,
         source: &str,
+        src_hash: u64,
         options: &str,
     ) -> Result<Arc<Program>> {
         let cache = &self.programs;
-        let src_hash = cache::fnv1a(source.as_bytes());
         let key = (src_hash, options.to_string());
         let build_error = |log: String| Error::Build {
             op: id.op.to_string(),

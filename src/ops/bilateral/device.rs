@@ -44,7 +44,7 @@ pub(super) fn run<T: Sample>(
 mod cl {
     use super::variants::{is_fast, LOCAL_RMAX, TILE};
     use super::*;
-    use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage};
+    use crate::backend::opencl::{Arg, ClEvent, DeviceImage};
     use crate::image::SampleType;
 
     /// Runs `spec` from `input` into `out` (same shape): samples in units
@@ -102,7 +102,7 @@ mod cl {
                 .iter()
                 .map(|t| [t.dx as f32, t.dy as f32, (t.log_weight as f64).exp() as f32, 0.0])
                 .collect();
-            taps = DeviceBuffer::from_slice(dev, &table)?;
+            taps = dev.constants(&table)?;
             args.push(Arg::buf(&taps));
             args.push(Arg::int(table.len())?);
         } else {

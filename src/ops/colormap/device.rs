@@ -34,7 +34,7 @@ mod cl {
     use std::time::Duration;
 
     use super::super::{ColormapParams, Mapping, SPEC};
-    use crate::backend::opencl::{Arg, DeviceBuffer, DeviceImage};
+    use crate::backend::opencl::{Arg, DeviceImage};
     use crate::backend::Dev;
     use crate::error::{Error, Result};
     use crate::image::{Image, Sample, SampleType};
@@ -89,7 +89,7 @@ mod cl {
             &extra,
             &spec.kernel_name(SPEC.name),
         )?;
-        let table = DeviceBuffer::from_slice(dev, p.map.table())?;
+        let table = dev.constants(p.map.table())?;
         let n = input.pixel_count();
         let ev = dev.launch(
             &k,

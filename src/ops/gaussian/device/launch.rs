@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::super::geometry::{is_float, CONVERT_WG, FIR_LX, FIR_TX, FIR_TY};
 use super::super::passes::{Axis, Kernel, Line, Shared, Step};
 use super::super::{coeffs::Deriche, geometry, reference, variants, Border, GaussianParams, SPEC};
-use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage, Kernel as ClKernel};
+use crate::backend::opencl::{Arg, ClEvent, DeviceImage, Kernel as ClKernel};
 use crate::backend::Dev;
 use crate::ops::Programs;
 use crate::error::{Error, Result};
@@ -105,7 +105,7 @@ impl Ctx<'_> {
         let sum: f64 = taps.iter().map(|&t| t as f64).sum();
         let taps: Vec<f32> = taps.iter().map(|&t| (t as f64 / sum) as f32).collect();
         let r = taps.len() / 2;
-        let taps = DeviceBuffer::from_slice(self.dev, &taps)?;
+        let taps = self.dev.constants(&taps)?;
         let args = [
             Arg::img(src),
             Arg::img(&out),

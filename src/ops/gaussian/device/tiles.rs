@@ -47,7 +47,7 @@ struct Bufs {
     /// The result.
     out: DeviceImage<f32>,
     /// [`fix_tables`].
-    tables: DeviceBuffer<f32>,
+    tables: std::sync::Arc<DeviceBuffer<f32>>,
 }
 
 impl Ctx<'_> {
@@ -86,7 +86,7 @@ impl Ctx<'_> {
             edges: DeviceImage::<f32>::new(dev, 3, h, 1)?,
             exact: DeviceImage::<f32>::new(dev, 2, h, 1)?,
             out: DeviceImage::<f32>::new(dev, w, h, 1)?,
-            tables: DeviceBuffer::from_slice(dev, &fix_tables(&dc, &dr))?,
+            tables: dev.constants(&fix_tables(&dc, &dr))?,
         };
         let dims = [Arg::int(w)?, Arg::int(h)?, Arg::int(ntx)?, Arg::int(nty)?];
         // The three tile passes take (in, colsums, rowsums, their own
