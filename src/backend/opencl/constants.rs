@@ -21,9 +21,12 @@ use crate::error::Result;
 /// otherwise grow without bound).
 const MAX_TABLES: usize = 256;
 
+/// A kept table: a `DeviceBuffer<T>` of the key's element type.
+type Kept = Arc<dyn Any + Send + Sync>;
+
 /// The device's kept tables, by element type and bytes.
 #[derive(Default)]
-pub(crate) struct Constants(Mutex<HashMap<(TypeId, Vec<u8>), Arc<dyn Any + Send + Sync>>>);
+pub(crate) struct Constants(Mutex<HashMap<(TypeId, Vec<u8>), Kept>>);
 
 /// The bytes of `data`.
 fn bytes_of<T: Plain>(data: &[T]) -> &[u8] {
