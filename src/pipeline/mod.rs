@@ -53,6 +53,7 @@ pub mod spec;
 pub mod stream;
 #[cfg(test)]
 mod tests;
+mod view;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -65,6 +66,7 @@ pub use input::Input;
 use paths::host_preferred;
 pub(crate) use paths::run_both_ways;
 pub use spec::{parse_stages, Stage};
+pub use view::run_into;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -476,6 +478,7 @@ pub(crate) fn run_on_host(
     match input {
         Input::Image(i) => run_stages(engine, stages, i.clone()),
         Input::Frame(f) => run_frame_on_host(engine, stages, f.clone()),
+        Input::View(v) => run_stages(engine, stages, v.to_dyn_image()),
     }
 }
 
