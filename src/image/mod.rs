@@ -6,6 +6,22 @@
 //! textures ([`display`]), and borrowed views over caller memory
 //! ([`view`]: [`ImageView`], [`ImageViewMut`]). Files are written through
 //! [`output::OutputFile`], so a failed write leaves the old file or nothing.
+//!
+//! Loading and saving (the formats are [`load`]'s and [`save`]'s):
+//!
+//! ```
+//! use clfilter::image::{load, save};
+//! use clfilter::{DynImage, Image};
+//!
+//! let dir = std::env::temp_dir().join(format!("clfilter-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let path = dir.join("ramp.png");
+//! let img = Image::<u16>::from_fn(5, 3, 3, |x, y, c| (x * 1000 + y * 100 + c) as u16)?;
+//! save(&DynImage::from(img.clone()), &path)?;
+//! assert_eq!(load(&path)?, DynImage::U16(img)); // 16-bit PNG, exact
+//! std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod bayer;
 pub(crate) mod decode;

@@ -215,6 +215,18 @@ impl Pipeline {
     }
 
     /// Runs on one decoded raw frame (see [`run_frame`]).
+    ///
+    /// ```
+    /// use clfilter::image::raw::RawImage;
+    /// use clfilter::{Engine, Image, Pipeline, SampleType};
+    /// // A 12-bit RGGB frame in 16-bit containers.
+    /// let frame = RawImage::U16(Image::from_fn(16, 8, 1, |x, y, _| ((x + y) * 200) as u16)?);
+    /// let p: Pipeline = "demosaic=bits=12,convert=u8".parse()?;
+    /// let (rgb, stages) = p.run_frame(&Engine::cpu(), frame)?;
+    /// assert_eq!((rgb.shape(), rgb.sample_type()), ((16, 8, 3), SampleType::U8));
+    /// assert_eq!(stages.len(), 2);
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     pub fn run_frame(
         &self,
         engine: &Engine,
@@ -523,6 +535,17 @@ pub(crate) fn try_device<R>(
 /// Runs the stages (see [`run_outcomes`]), returning the final image, every
 /// engine call's report in order, and the text lines to show the user (for
 /// example a `minmax` stage's result).
+///
+/// ```
+/// use clfilter::{pipeline, Engine, Image};
+/// let ops = pipeline::parse("transpose,minmax")?;
+/// let img = Image::<u8>::from_fn(3, 2, 1, |x, y, _| (x + 3 * y) as u8)?;
+/// let (out, reports, lines) = pipeline::run(&Engine::cpu(), &ops, img.into())?;
+/// assert_eq!(out.shape(), (2, 3, 1));
+/// assert_eq!(reports.len(), 2); // one engine call per stage
+/// assert!(lines[0].contains("min"), "{lines:?}"); // minmax's result
+/// # Ok::<(), clfilter::Error>(())
+/// ```
 pub fn run(
     engine: &Engine,
     stages: &[Op],
