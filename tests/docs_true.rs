@@ -89,7 +89,7 @@ fn cli_md_demo_transcript_lists_the_demos_steps() {
     assert!(ran.len() > 1, "no step lines in the demo's output");
     let cli = read("docs/CLI.md");
     let start = cli
-        .find("$ filterctl demo\n")
+        .find("$ filterctl --device opencl demo\n")
         .expect("docs/CLI.md has a demo transcript");
     let end = start + cli[start..].find("```").unwrap();
     assert_eq!(
