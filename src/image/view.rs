@@ -30,6 +30,10 @@
 //! assert!(matches!(short, Error::View(ViewError::TooShort { len: 6, need: 7 })));
 //! ```
 //!
+//! One operation on views is a one-stage pipeline:
+//! `Pipeline::builder().stage(GaussianParams::new(2.0)).build().run_into(..)`
+//! (the operations' own entry points, `engine.gaussian(..)`, take images).
+//!
 //! An input and an output view cannot overlap: the output holds the only
 //! (`&mut`) borrow of its samples, so an output that is also an input does
 //! not compile; that is the type error for it.

@@ -1,20 +1,4 @@
-//! Pipelines over borrowed views: [`run_into`] (and [`Pipeline::run_into`])
-//! read an [`Input`] (an image, a raw frame or a view over caller memory)
-//! and write the result into the caller's [`DynViewMut`].
-//!
-//! What moves where:
-//! - on an OpenCL device, a view input is uploaded straight from its rows
-//!   and the result is read straight into the output view's rows: one
-//!   `clEnqueueWriteBufferRect` / `clEnqueueReadBufferRect` each when the
-//!   rows are padded, a plain write / read when they are packed; no host
-//!   copy is made (except for a first stage that reads raw frames, which
-//!   reads a packed copy of a view);
-//! - on the host path (the CPU backend, or after a device chain failed)
-//!   the stages work on owned images, so a view input is copied once into
-//!   an [`crate::Image`], and the result's rows are copied once into the
-//!   output view.
-//!
-//! Either way the output's padding is never written.
+//! Pipelines over borrowed views: [`run_into`] and [`Pipeline::run_into`].
 
 use super::{device, output_type, run_on_host, try_device, Input, Op, Pipeline, StageOutcome};
 use crate::engine::Engine;
@@ -28,8 +12,19 @@ use crate::image::DynViewMut;
 /// `output` is then left as it was. Returns what each stage did.
 ///
 /// As [`super::run_outcomes`], the stages chain on the device when the
-/// engine has one, else run on the host path; see the [module docs](self)
-/// for the copies each path makes.
+/// engine has one, else run on the host path. What moves where:
+/// - on an OpenCL device, a view input is uploaded straight from its rows
+///   and the result is read straight into the output view's rows: one
+///   `clEnqueueWriteBufferRect` / `clEnqueueReadBufferRect` each when the
+///   rows are padded, a plain write / read when they are packed; no host
+///   copy is made (except for a first stage that reads raw frames, which
+///   reads a packed copy of a view);
+/// - on the host path (the CPU backend, or after a device chain failed)
+///   the stages work on owned images, so a view input is copied once into
+///   an [`crate::Image`], and the result's rows are copied once into the
+///   output view.
+///
+/// Either way the output's padding is never written.
 pub fn run_into(
     engine: &Engine,
     stages: &[Op],
