@@ -489,7 +489,7 @@ impl DynViewMut<'_> {
     }
 
     /// [`ViewError::Mismatch`] unless this view is a `shape` image of `ty`.
-    pub fn expect(&self, shape: (usize, usize, usize), ty: SampleType) -> Result<()> {
+    pub fn check(&self, shape: (usize, usize, usize), ty: SampleType) -> Result<()> {
         if (shape, ty) == (self.shape(), self.sample_type()) {
             return Ok(());
         }
@@ -503,12 +503,12 @@ impl DynViewMut<'_> {
     /// Copies `img` in ([`ViewError::Mismatch`] unless its type and shape
     /// are this view's); the padding is left as it was.
     pub fn copy_from(&mut self, img: &DynImage) -> Result<()> {
-        self.expect(img.shape(), img.sample_type())?;
+        self.check(img.shape(), img.sample_type())?;
         match (self, img) {
             (DynViewMut::U8(v), DynImage::U8(i)) => v.copy_from(i),
             (DynViewMut::U16(v), DynImage::U16(i)) => v.copy_from(i),
             (DynViewMut::F32(v), DynImage::F32(i)) => v.copy_from(i),
-            _ => unreachable!("expect() compared the sample types"),
+            _ => unreachable!("check() compared the sample types"),
         }
     }
 }

@@ -269,7 +269,7 @@ mod cl {
             store_into(engine, dev, work, &img)?;
             img.read_into_view(dev, out)
         }
-        out.expect((work.width(), work.height(), work.channels), work.ty)?;
+        out.check((work.width(), work.height(), work.channels), work.ty)?;
         match out {
             DynViewMut::U8(v) => fetch(engine, dev, work, v),
             DynViewMut::U16(v) => fetch(engine, dev, work, v),

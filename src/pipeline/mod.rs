@@ -236,6 +236,27 @@ impl Pipeline {
     }
 
     /// Runs over a stream of raw frames (see [`stream::run_source`]).
+    ///
+    /// ```
+    /// use clfilter::pipeline::stream::{FrameSink, OutFrame, Source, StreamOptions};
+    /// use clfilter::{Engine, Pipeline, RawFormat};
+    ///
+    /// struct Count(usize);
+    /// impl FrameSink for Count {
+    ///     fn frame(&mut self, f: &OutFrame<'_>) -> clfilter::Result<()> {
+    ///         assert_eq!((f.index, f.width, f.height, f.channels), (self.0, 8, 4, 3));
+    ///         self.0 += 1;
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let format: RawFormat = "bayer_rggb8".parse()?;
+    /// let p = Pipeline::parse_for("demosaic,convert=u8", &format)?;
+    /// let bytes = vec![100u8; 8 * 4 * 3]; // three 8x4 frames
+    /// let (opts, mut sink) = (StreamOptions::new(8, 4, format), Count(0));
+    /// let totals = p.stream(&Engine::cpu(), &opts, Source::Reader(&bytes[..]), &mut sink)?;
+    /// assert_eq!((totals.frames, sink.0), (3, 3));
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     pub fn stream<R: std::io::Read + Send>(
         &self,
         engine: &Engine,
