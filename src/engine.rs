@@ -35,6 +35,13 @@ impl EngineOptions {
     /// Options from `FILTERCTL_DEVICE`, `FILTERCTL_CL_DIR`, `FILTERCTL_VARIANT`
     /// and `FILTERCTL_MAX_DISPATCH_MS` (the cache folder follows
     /// `FILTERCTL_CACHE_DIR` through [`CacheDir::Default`]).
+    ///
+    /// ```
+    /// // FILTERCTL_DEVICE=cpu|gpu|opencl|auto|P:D|NAME, FILTERCTL_VARIANT, ...
+    /// let engine = clfilter::Engine::from_env()?;
+    /// println!("running on {}", engine.backend().describe());
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     pub fn from_env() -> Result<Self> {
         let non_empty = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         Ok(EngineOptions {
@@ -144,6 +151,14 @@ impl Engine {
     /// tuning cache measured the device faster end to end for some request;
     /// when it stays, requests the tuning did not measure still run the
     /// rayon path first (see [`DeviceSelector::Auto`]).
+    ///
+    /// ```
+    /// use clfilter::{DeviceSelector, Engine, EngineOptions};
+    /// let opts = EngineOptions { device: DeviceSelector::Cpu, ..Default::default() };
+    /// let engine = Engine::new(opts)?;
+    /// assert!(engine.backend().device().is_none()); // the rayon path
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     pub fn new(opts: EngineOptions) -> Result<Self> {
         let backend = backend::select(&opts.device, &opts.cache)?;
         let auto = opts.device == DeviceSelector::Auto;
@@ -171,6 +186,15 @@ impl Engine {
     /// application's OpenCL context and queue (`backend::adopt`).
     /// `opts.device` is not used; the other options apply as in
     /// [`Engine::new`], and the tuning cache is keyed by the backend's device.
+    ///
+    /// ```
+    /// use clfilter::{Backend, Engine, EngineOptions};
+    /// // An application's OpenCL context comes in through `backend::adopt`; any
+    /// // opened backend works the same way.
+    /// let engine = Engine::on_backend(Backend::Cpu, EngineOptions::default())?;
+    /// assert_eq!(engine.backend().describe(), Backend::Cpu.describe());
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     pub fn on_backend(backend: Backend, opts: EngineOptions) -> Result<Self> {
         let forced = match &opts.variant {
             Some(v) => parse_forced(v)?,
@@ -288,6 +312,14 @@ impl Engine {
     }
 
     /// An engine on the rayon CPU backend.
+    ///
+    /// ```
+    /// use clfilter::prelude::*;
+    /// let img = clfilter::Image::<f32>::new(4, 3, 1)?;
+    /// let t = clfilter::Engine::cpu().transpose(&img)?;
+    /// assert_eq!((t.width(), t.height()), (3, 4));
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     pub fn cpu() -> Self {
         Engine {
             backend: Backend::Cpu,
@@ -308,6 +340,16 @@ impl Engine {
 
     /// A copy of this engine that forces `variant` for `op` (or for every
     /// operation when `op` is `None`).
+    ///
+    /// ```
+    /// use clfilter::prelude::*;
+    /// use clfilter::ops::gaussian::GaussianParams;
+    /// let engine = clfilter::Engine::cpu().with_variant(Some("gaussian"), "cpu");
+    /// let img = clfilter::Image::<u8>::new(8, 8, 1)?;
+    /// let (_, report) = engine.gaussian_report(&img, &GaussianParams::new(1.0))?;
+    /// assert_eq!(report.variant, "cpu");
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     pub fn with_variant(&self, op: Option<&str>, variant: &str) -> Self {
         let mut e = self.clone();
         e.forced.push((op.map(str::to_string), variant.to_string()));
@@ -323,6 +365,17 @@ impl Engine {
     }
 
     /// A copy of this engine with [`Engine::set_nonfinite`] `policy`.
+    ///
+    /// ```
+    /// use clfilter::prelude::*;
+    /// use clfilter::{ops::gaussian::GaussianParams, Engine, Image, NonFinite};
+    /// let img = Image::<f32>::from_fn(5, 5, 1, |x, y, _| if x == y { f32::NAN } else { 1.0 })?;
+    /// let p = GaussianParams::new(1.0);
+    /// assert!(Engine::cpu().gaussian(&img, &p).is_err()); // Error::NonFinite
+    /// let out = Engine::cpu().with_nonfinite(NonFinite::Zero).gaussian(&img, &p)?;
+    /// assert!(out.rows().flatten().all(|v| v.is_finite()));
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     pub fn with_nonfinite(&self, policy: NonFinite) -> Self {
         let mut e = self.clone();
         e.nonfinite = policy;

@@ -138,6 +138,12 @@ pub enum Error {
         /// The bytes a whole frame has.
         want: usize,
     },
+
+    /// A borrowed view's layout or type does not fit
+    /// ([`crate::image::view`]: slice too short, stride shorter than a
+    /// row, an output view of the wrong type or shape).
+    #[error("image view: {0}")]
+    View(crate::image::ViewError),
 }
 
 /// The message of [`Error::TruncatedFrame`].

@@ -20,7 +20,9 @@ pub use backend::{Backend, CacheDir, DeviceInfo, DeviceKind, DeviceSelector};
 pub use engine::{Engine, EngineOptions};
 pub use error::{Error, Result};
 pub use image::raw::RawFormat;
-pub use image::{DynImage, Image, NonFinite, Sample, SampleType};
+pub use image::{
+    DynImage, DynView, DynViewMut, Image, ImageView, ImageViewMut, NonFinite, Sample, SampleType,
+};
 pub use ops::colormap::{ColorMap, ColormapParams};
 pub use ops::minmax::MinMax;
 pub use ops::normalize::NormalizeParams;

@@ -61,19 +61,40 @@ fn default_dir(
         Some(v) if !v.is_empty() => return Ok(Some(PathBuf::from(v))),
         _ => {}
     }
-    // `directories` would fall back to the password database's home (and
-    // takes a relative `$HOME` as it is), so check `$HOME` first.
-    if cfg!(unix) {
-        match home {
-            None => return Err("$HOME is unset"),
-            Some(h) if h.is_empty() => return Err("$HOME is empty"),
-            Some(h) if !Path::new(&h).is_absolute() => return Err("$HOME is not an absolute path"),
-            Some(_) => {}
-        }
+    // The platform's cache folder, as the `directories` crate names it
+    // (written out here: that crate and its two dependencies were three of
+    // the library's crates, README "Dependencies"). `$HOME` must be an
+    // absolute path; the password database is not consulted.
+    if cfg!(windows) {
+        return match std::env::var_os("LOCALAPPDATA") {
+            Some(d) if Path::new(&d).is_absolute() => {
+                Ok(Some(Path::new(&d).join("clfilter").join("cache")))
+            }
+            _ => Err("%LOCALAPPDATA% is not an absolute path"),
+        };
     }
-    directories::ProjectDirs::from("", "", "clfilter")
-        .map(|d| Some(d.cache_dir().to_path_buf()))
-        .ok_or("no home folder was found")
+    let home = match home {
+        None => return Err("$HOME is unset"),
+        Some(h) if h.is_empty() => return Err("$HOME is empty"),
+        Some(h) if !Path::new(&h).is_absolute() => return Err("$HOME is not an absolute path"),
+        Some(h) => PathBuf::from(h),
+    };
+    Ok(Some(unix_cache_dir(
+        &home,
+        std::env::var_os("XDG_CACHE_HOME"),
+    )))
+}
+
+/// `~/Library/Caches/clfilter` on macOS; elsewhere `$XDG_CACHE_HOME/clfilter`
+/// when that is absolute (the XDG rule), else `~/.cache/clfilter`.
+fn unix_cache_dir(home: &Path, xdg: Option<OsString>) -> PathBuf {
+    if cfg!(target_os = "macos") {
+        return home.join("Library/Caches/clfilter");
+    }
+    match xdg {
+        Some(x) if Path::new(&x).is_absolute() => PathBuf::from(x).join("clfilter"),
+        _ => home.join(".cache/clfilter"),
+    }
 }
 
 /// 64-bit FNV-1a: a stable hash for cache keys and file checksums. It is not
@@ -315,6 +336,16 @@ mod tests {
                 Err("$HOME is not an absolute path")
             );
         }
+    }
+
+    #[cfg(all(unix, not(target_os = "macos")))]
+    #[test]
+    fn unix_cache_dir_follows_xdg() {
+        let home = Path::new("/home/u");
+        let at = |x: Option<&str>| unix_cache_dir(home, x.map(OsString::from));
+        assert_eq!(at(None), PathBuf::from("/home/u/.cache/clfilter"));
+        assert_eq!(at(Some("/xdg")), PathBuf::from("/xdg/clfilter"));
+        assert_eq!(at(Some("rel")), PathBuf::from("/home/u/.cache/clfilter"));
     }
 
     /// Links planted at the next temporary names point to a victim: the

@@ -2,9 +2,26 @@
 //! [`DynImage`] for files whose sample type is known only at run time,
 //! loading ([`load`], with integrity checks and a memory limit,
 //! [`DecodeLimits`]) and saving, headerless raw camera frames ([`raw`]), and
-//! the NaN and infinity policy ([`finite`]), and display pixels for GL
-//! textures ([`display`]). Files are written through
+//! the NaN and infinity policy ([`finite`]), display pixels for GL
+//! textures ([`display`]), and borrowed views over caller memory
+//! ([`view`]: [`ImageView`], [`ImageViewMut`]). Files are written through
 //! [`output::OutputFile`], so a failed write leaves the old file or nothing.
+//!
+//! Loading and saving (the formats are [`load`]'s and [`save`]'s):
+//!
+//! ```
+//! use clfilter::image::{load, save};
+//! use clfilter::{DynImage, Image};
+//!
+//! let dir = std::env::temp_dir().join(format!("clfilter-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let path = dir.join("ramp.png");
+//! let img = Image::<u16>::from_fn(5, 3, 3, |x, y, c| (x * 1000 + y * 100 + c) as u16)?;
+//! save(&DynImage::from(img.clone()), &path)?;
+//! assert_eq!(load(&path)?, DynImage::U16(img)); // 16-bit PNG, exact
+//! std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod bayer;
 pub(crate) mod decode;
@@ -14,11 +31,13 @@ mod io;
 pub mod output;
 mod pixel;
 pub mod raw;
+pub mod view;
 
 pub use decode::{load, load_with, DecodeLimits};
 pub use finite::NonFinite;
 pub use io::save;
 pub use pixel::{Sample, SampleType};
+pub use view::{DynView, DynViewMut, ImageView, ImageViewMut, ViewError};
 
 use crate::error::{Error, Result};
 
@@ -103,23 +122,8 @@ impl<T: Sample> Image<T> {
         stride: usize,
         data: Vec<T>,
     ) -> Result<Self> {
-        check_shape(width, height, channels)?;
-        let row = width * channels; // cannot overflow: check_shape bounded it
-        if stride < row {
-            return Err(Error::arg(format!(
-                "stride {stride} is shorter than a row of {width} pixels x {channels} channels"
-            )));
-        }
-        let need = stride
-            .checked_mul(height - 1)
-            .and_then(|s| s.checked_add(row))
-            .ok_or_else(|| Error::arg("stride * height overflows"))?;
-        if data.len() < need {
-            return Err(Error::arg(format!(
-                "buffer holds {} samples, a {width}x{height}x{channels} image with stride {stride} needs {need}",
-                data.len()
-            )));
-        }
+        view::check_layout(data.len(), width, height, channels, stride)
+            .map_err(|e| Error::arg(e.to_string()))?;
         Ok(Image {
             width,
             height,

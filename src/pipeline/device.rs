@@ -15,7 +15,7 @@
 //! whole pipeline on the host path instead.
 
 #[cfg(feature = "opencl")]
-pub(crate) use cl::{display, download, run_chain, run_with, ChainStart};
+pub(crate) use cl::{display, download, download_into, run_chain, run_with, ChainStart};
 #[cfg(feature = "gl")]
 pub(crate) use cl::{display_on_device, DeviceDisplay};
 
@@ -36,7 +36,21 @@ pub(super) fn run_with<R>(
         super::Input::Frame(f) => {
             let _ = f;
         }
+        super::Input::View(v) => {
+            let _ = v;
+        }
     }
+    match *dev {}
+}
+
+/// No device exists in a build without OpenCL.
+#[cfg(not(feature = "opencl"))]
+pub(super) fn download_into(
+    _: &crate::engine::Engine,
+    dev: &crate::backend::Dev,
+    _: &crate::ops::work::Work,
+    _: &mut crate::image::DynViewMut<'_>,
+) -> crate::error::Result<()> {
     match *dev {}
 }
 
@@ -71,7 +85,7 @@ mod cl {
     use crate::engine::Engine;
     use crate::error::Result;
     use crate::image::display::{DisplayFormat, DisplayFrame};
-    use crate::image::{DynImage, Image, Sample, SampleType};
+    use crate::image::{DynImage, DynView, DynViewMut, Image, ImageViewMut, Sample, SampleType};
     use crate::ops::stage::StageRecord;
     use crate::ops::work::{
         display_into, load, load_raw, store_into, upload_frame, upload_image_frame, Chain,
@@ -192,6 +206,22 @@ mod cl {
                     DynImage::F32(i) => load(engine, dev, &DeviceImage::upload(dev, i)?)?.0,
                 }),
             },
+            // A first stage that reads raw frames reads an image copy.
+            Input::View(v) => match if raw_first {
+                upload_image_frame(dev, &v.to_dyn_image())?
+            } else {
+                None
+            } {
+                Some(frame) => {
+                    raw = frame;
+                    ChainStart::Raw(&raw)
+                }
+                None => ChainStart::Work(match v {
+                    DynView::U8(v) => load(engine, dev, &DeviceImage::upload_view(dev, &v)?)?.0,
+                    DynView::U16(v) => load(engine, dev, &DeviceImage::upload_view(dev, &v)?)?.0,
+                    DynView::F32(v) => load(engine, dev, &DeviceImage::upload_view(dev, &v)?)?.0,
+                }),
+            },
         };
         let (work, outcomes) = run_chain(engine, dev, stages, chain_input)?;
         let out = sink(&work)?;
@@ -217,6 +247,34 @@ mod cl {
             SampleType::U16 => fetch::<u16>(engine, dev, work)?.into(),
             SampleType::F32 => fetch::<f32>(engine, dev, work)?.into(),
         })
+    }
+
+    /// The working image stored as `out`'s type and read straight into
+    /// its rows (`clEnqueueReadBufferRect` when they are padded), or
+    /// [`crate::image::ViewError::Mismatch`] when `out` is not of the
+    /// result's type and shape.
+    pub(crate) fn download_into(
+        engine: &Engine,
+        dev: &Dev,
+        work: &Work,
+        out: &mut DynViewMut<'_>,
+    ) -> Result<()> {
+        fn fetch<U: Sample>(
+            engine: &Engine,
+            dev: &Dev,
+            work: &Work,
+            out: &mut ImageViewMut<'_, U>,
+        ) -> Result<()> {
+            let img = DeviceImage::<U>::new(dev, out.width(), out.height(), out.channels())?;
+            store_into(engine, dev, work, &img)?;
+            img.read_into_view(dev, out)
+        }
+        out.check((work.width(), work.height(), work.channels), work.ty)?;
+        match out {
+            DynViewMut::U8(v) => fetch(engine, dev, work, v),
+            DynViewMut::U16(v) => fetch(engine, dev, work, v),
+            DynViewMut::F32(v) => fetch(engine, dev, work, v),
+        }
     }
 
     /// Display pixels on the device.

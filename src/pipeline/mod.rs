@@ -53,6 +53,7 @@ pub mod spec;
 pub mod stream;
 #[cfg(test)]
 mod tests;
+mod view;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -65,6 +66,7 @@ pub use input::Input;
 use paths::host_preferred;
 pub(crate) use paths::run_both_ways;
 pub use spec::{parse_stages, Stage};
+pub use view::run_into;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -213,6 +215,18 @@ impl Pipeline {
     }
 
     /// Runs on one decoded raw frame (see [`run_frame`]).
+    ///
+    /// ```
+    /// use clfilter::image::raw::RawImage;
+    /// use clfilter::{Engine, Image, Pipeline, SampleType};
+    /// // A 12-bit RGGB frame in 16-bit containers.
+    /// let frame = RawImage::U16(Image::from_fn(16, 8, 1, |x, y, _| ((x + y) * 200) as u16)?);
+    /// let p: Pipeline = "demosaic=bits=12,convert=u8".parse()?;
+    /// let (rgb, stages) = p.run_frame(&Engine::cpu(), frame)?;
+    /// assert_eq!((rgb.shape(), rgb.sample_type()), ((16, 8, 3), SampleType::U8));
+    /// assert_eq!(stages.len(), 2);
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     pub fn run_frame(
         &self,
         engine: &Engine,
@@ -222,6 +236,27 @@ impl Pipeline {
     }
 
     /// Runs over a stream of raw frames (see [`stream::run_source`]).
+    ///
+    /// ```
+    /// use clfilter::pipeline::stream::{FrameSink, OutFrame, Source, StreamOptions};
+    /// use clfilter::{Engine, Pipeline, RawFormat};
+    ///
+    /// struct Count(usize);
+    /// impl FrameSink for Count {
+    ///     fn frame(&mut self, f: &OutFrame<'_>) -> clfilter::Result<()> {
+    ///         assert_eq!((f.index, f.width, f.height, f.channels), (self.0, 8, 4, 3));
+    ///         self.0 += 1;
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let format: RawFormat = "bayer_rggb8".parse()?;
+    /// let p = Pipeline::parse_for("demosaic,convert=u8", &format)?;
+    /// let bytes = vec![100u8; 8 * 4 * 3]; // three 8x4 frames
+    /// let (opts, mut sink) = (StreamOptions::new(8, 4, format), Count(0));
+    /// let totals = p.stream(&Engine::cpu(), &opts, Source::Reader(&bytes[..]), &mut sink)?;
+    /// assert_eq!((totals.frames, sink.0), (3, 3));
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     pub fn stream<R: std::io::Read + Send>(
         &self,
         engine: &Engine,
@@ -476,6 +511,7 @@ pub(crate) fn run_on_host(
     match input {
         Input::Image(i) => run_stages(engine, stages, i.clone()),
         Input::Frame(f) => run_frame_on_host(engine, stages, f.clone()),
+        Input::View(v) => run_stages(engine, stages, v.to_dyn_image()),
     }
 }
 
@@ -520,6 +556,17 @@ pub(crate) fn try_device<R>(
 /// Runs the stages (see [`run_outcomes`]), returning the final image, every
 /// engine call's report in order, and the text lines to show the user (for
 /// example a `minmax` stage's result).
+///
+/// ```
+/// use clfilter::{pipeline, Engine, Image};
+/// let ops = pipeline::parse("transpose,minmax")?;
+/// let img = Image::<u8>::from_fn(3, 2, 1, |x, y, _| (x + 3 * y) as u8)?;
+/// let (out, reports, lines) = pipeline::run(&Engine::cpu(), &ops, img.into())?;
+/// assert_eq!(out.shape(), (2, 3, 1));
+/// assert_eq!(reports.len(), 2); // one engine call per stage
+/// assert!(lines[0].contains("min"), "{lines:?}"); // minmax's result
+/// # Ok::<(), clfilter::Error>(())
+/// ```
 pub fn run(
     engine: &Engine,
     stages: &[Op],

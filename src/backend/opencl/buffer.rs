@@ -10,7 +10,7 @@ use opencl3::types::{cl_mem, CL_BLOCKING};
 
 use super::{cl_err, ClDevice, ClEvent};
 use crate::error::{Error, Result};
-use crate::image::{Image, Sample};
+use crate::image::{Image, ImageView, ImageViewMut, Sample};
 
 mod sealed {
     pub trait Sealed {}
@@ -290,6 +290,79 @@ impl<T: Sample> DeviceImage<T> {
                 Ok(ClEvent::none())
             }
         }
+    }
+
+    /// Uploads a borrowed view: a packed one in one write, a strided one
+    /// with one `clEnqueueWriteBufferRect` straight from its rows (no host
+    /// copy either way).
+    pub fn upload_view(dev: &ClDevice, v: &ImageView<'_, T>) -> Result<Self> {
+        let mut d = Self::new(dev, v.width(), v.height(), v.channels())?;
+        let row = v.width() * v.channels();
+        if v.stride() == row {
+            d.buf.write(dev, &v.data()[..row * v.height()])?;
+            return Ok(d);
+        }
+        let size = std::mem::size_of::<T>();
+        let region = [row * size, v.height(), 1];
+        let zero = [0usize; 3];
+        // SAFETY: the transfer is blocking, so the view's slice outlives it.
+        // The host region read is `height` rows of `row * size` bytes at
+        // `stride * size` apart, which the view's layout check bounds by
+        // its slice (`stride * (height - 1) + row <= len`); the device side
+        // is the packed buffer of exactly `row * height` samples.
+        unsafe {
+            dev.queue.enqueue_write_buffer_rect(
+                d.buf.cl_mut(),
+                CL_BLOCKING,
+                zero.as_ptr(),
+                zero.as_ptr(),
+                region.as_ptr(),
+                row * size,
+                0,
+                v.stride() * size,
+                0,
+                v.data().as_ptr() as *mut std::ffi::c_void,
+                &[],
+            )
+        }
+        .map_err(|e| cl_err("clEnqueueWriteBufferRect", e))?;
+        Ok(d)
+    }
+
+    /// Downloads into a borrowed view of the same shape: a packed one in
+    /// one read, a strided one with one `clEnqueueReadBufferRect` straight
+    /// into its rows; the padding is not written.
+    pub fn read_into_view(&self, dev: &ClDevice, v: &mut ImageViewMut<'_, T>) -> Result<()> {
+        self.check_shape(v.width(), v.height(), v.channels())?;
+        let (row, height, stride) = (v.width() * v.channels(), v.height(), v.stride());
+        let data = v.data_mut();
+        if stride == row {
+            self.buf.read(dev, &mut data[..row * height])?;
+            return Ok(());
+        }
+        let size = std::mem::size_of::<T>();
+        let region = [row * size, height, 1];
+        let zero = [0usize; 3];
+        // SAFETY: blocking read; the host region written is `height` rows
+        // of `row * size` bytes at `stride * size` apart, inside the view's
+        // slice by its layout check, and `T: Plain` accepts any bytes.
+        unsafe {
+            dev.queue.enqueue_read_buffer_rect(
+                self.buf.cl(),
+                CL_BLOCKING,
+                zero.as_ptr(),
+                zero.as_ptr(),
+                region.as_ptr(),
+                row * size,
+                0,
+                stride * size,
+                0,
+                data.as_mut_ptr() as *mut std::ffi::c_void,
+                &[],
+            )
+        }
+        .map_err(|e| cl_err("clEnqueueReadBufferRect", e))?;
+        Ok(())
     }
 
     /// Width in pixels.

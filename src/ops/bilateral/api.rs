@@ -12,6 +12,17 @@ pub trait BilateralExt: Dispatch {
     /// A NaN or infinity reaches every output within the radius, so an f32
     /// `img` that holds some is refused with [`Error::NonFinite`], or
     /// repaired first, as the engine's [`Dispatch::nonfinite`] policy says.
+    ///
+    /// ```
+    /// use clfilter::prelude::*;
+    /// use clfilter::{Engine, Image};
+    /// use clfilter::ops::bilateral::BilateralParams;
+    /// // A step edge: the bilateral filter keeps it where a blur would not.
+    /// let img = Image::<u16>::from_fn(12, 5, 1, |x, _, _| if x < 6 { 1000 } else { 60000 })?;
+    /// let out = Engine::cpu().bilateral(&img, &BilateralParams::new(2.0, 0.05))?;
+    /// assert_eq!((out.get(5, 2, 0), out.get(6, 2, 0)), (1000, 60000));
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     fn bilateral<T: Sample>(&self, img: &Image<T>, p: &BilateralParams) -> Result<Image<T>> {
         self.bilateral_report(img, p).map(|(i, _)| i)
     }

@@ -8,6 +8,17 @@ use crate::ops::Dispatch;
 pub trait ColormapExt: Dispatch {
     /// Maps the 1-channel `img` to an RGB or RGBA image of type `U` through
     /// `p.map` (see the module docs for the mapping and its edge cases).
+    ///
+    /// ```
+    /// use clfilter::prelude::*;
+    /// use clfilter::{Engine, Image};
+    /// use clfilter::{ColorMap, ColormapParams};
+    /// let ramp = Image::<f32>::from_fn(16, 1, 1, |x, _, _| x as f32)?;
+    /// let rgb: Image<u8> = Engine::cpu().colormap(&ramp, &ColormapParams::new(ColorMap::Gray))?;
+    /// assert_eq!(rgb.channels(), 3);
+    /// assert_eq!((rgb.get(0, 0, 0), rgb.get(15, 0, 0)), (0, 255)); // min..max of the data
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     fn colormap<T: Sample, U: Sample>(
         &self,
         img: &Image<T>,

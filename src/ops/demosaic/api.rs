@@ -7,6 +7,17 @@ use crate::ops::Dispatch;
 pub trait DemosaicExt: Dispatch {
     /// Demosaics `raw` into an RGB or RGBA image of sample type `U` (see
     /// the module docs for the levelling and the rounding).
+    ///
+    /// ```
+    /// use clfilter::prelude::*;
+    /// use clfilter::{Engine, Image};
+    /// use clfilter::ops::demosaic::{DemosaicParams, Raw};
+    /// let bayer = Image::<u8>::from_fn(8, 6, 1, |_, _, _| 128)?;
+    /// let rgb: Image<u8> = Engine::cpu().demosaic(&Raw::U8(&bayer), &DemosaicParams::default())?;
+    /// assert_eq!((rgb.width(), rgb.height(), rgb.channels()), (8, 6, 3));
+    /// assert!(rgb.rows().flatten().all(|&v| v == 128)); // flat gray stays gray
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     fn demosaic<U: Sample>(&self, raw: &Raw<'_>, p: &DemosaicParams) -> Result<Image<U>> {
         self.demosaic_report(raw, p).map(|(i, _)| i)
     }

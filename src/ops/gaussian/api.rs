@@ -12,6 +12,18 @@ pub trait GaussianExt: Dispatch {
     /// is refused with [`Error::NonFinite`], or repaired first, as the
     /// engine's [`Dispatch::nonfinite`] policy says (a copy is exact and
     /// keeps them).
+    ///
+    /// ```
+    /// use clfilter::prelude::*;
+    /// use clfilter::{Engine, Image};
+    /// use clfilter::ops::gaussian::GaussianParams;
+    /// let img = Image::<f32>::from_fn(9, 7, 3, |x, _, _| x as f32)?;
+    /// let out = Engine::cpu().gaussian(&img, &GaussianParams::new(1.5))?;
+    /// assert_eq!((out.width(), out.height(), out.channels()), (9, 7, 3));
+    /// assert!(out.get(0, 3, 0) > 0.0 && out.get(8, 3, 0) < 8.0); // edges pulled in
+    /// assert!((out.get(4, 3, 1) - 4.0).abs() < 1e-4); // a ramp's middle stays
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     fn gaussian<T: Sample>(&self, img: &Image<T>, p: &GaussianParams) -> Result<Image<T>> {
         self.gaussian_report(img, p).map(|(i, _)| i)
     }
@@ -46,6 +58,21 @@ pub trait GaussianExt: Dispatch {
     /// that keeps `dst` from frame to frame saves an allocation per call and
     /// the clearing of its fresh pages. A device result is downloaded and
     /// copied in. Returns what ran.
+    ///
+    /// ```
+    /// use clfilter::prelude::*;
+    /// use clfilter::{Engine, Image};
+    /// use clfilter::ops::gaussian::GaussianParams;
+    /// let engine = Engine::cpu();
+    /// let p = GaussianParams::new(2.0);
+    /// let mut dst = Image::<u8>::new(16, 12, 1)?; // kept from frame to frame
+    /// for frame in 0..3u8 {
+    ///     let img = Image::<u8>::from_fn(16, 12, 1, |_, _, _| 40 * frame)?;
+    ///     engine.gaussian_into(&img, &p, &mut dst)?;
+    ///     assert!(dst.rows().flatten().all(|&v| v == 40 * frame));
+    /// }
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     fn gaussian_into<T: Sample>(
         &self,
         img: &Image<T>,

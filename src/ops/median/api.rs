@@ -6,6 +6,16 @@ use crate::ops::{Dispatch, OpParams};
 /// `median` on an engine: `engine.median(..)` (in [`crate::prelude`]).
 pub trait MedianExt: Dispatch {
     /// The median of each pixel's window (see [`crate::ops::median`]).
+    ///
+    /// ```
+    /// use clfilter::prelude::*;
+    /// use clfilter::{Engine, Image};
+    /// use clfilter::ops::median::MedianParams;
+    /// let img = Image::<u8>::from_fn(5, 5, 1, |x, y, _| if (x, y) == (2, 2) { 255 } else { 10 })?;
+    /// let out = Engine::cpu().median(&img, &MedianParams::new(1)?)?;
+    /// assert_eq!(out.get(2, 2, 0), 10); // the outlier is gone
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     fn median<T: Sample>(&self, img: &Image<T>, params: &MedianParams) -> Result<Image<T>> {
         self.median_report(img, params).map(|(i, _)| i)
     }

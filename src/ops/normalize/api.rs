@@ -9,6 +9,16 @@ use crate::ops::Dispatch;
 /// `normalize` on an engine: `engine.normalize(..)` (in [`crate::prelude`]).
 pub trait NormalizeExt: Dispatch {
     /// Normalizes `img` into a `U` image (see the module docs for the rules).
+    ///
+    /// ```
+    /// use clfilter::prelude::*;
+    /// use clfilter::{Engine, Image};
+    /// use clfilter::NormalizeParams;
+    /// let img = Image::<u16>::from_fn(4, 1, 1, |x, _, _| 1000 + 1000 * x as u16)?;
+    /// let out: Image<u8> = Engine::cpu().normalize(&img, &NormalizeParams::default())?;
+    /// assert_eq!(out.row(0), &[0, 85, 170, 255]);
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     fn normalize<T: Sample, U: Sample>(
         &self,
         img: &Image<T>,

@@ -8,6 +8,15 @@ use crate::ops::Dispatch;
 /// [`crate::prelude`]).
 pub trait SortExt: Dispatch {
     /// `keys` in ascending order (f32 by `totalOrder`, see [`crate::ops::sort`]).
+    ///
+    /// ```
+    /// use clfilter::prelude::*;
+    /// use clfilter::{Engine, Image};
+    /// assert_eq!(Engine::cpu().sort(&[5u32, 1, 3])?, [1, 3, 5]);
+    /// let (keys, idx) = Engine::cpu().sort_pairs(&[3.0f32, -1.0, 2.0], &[0, 1, 2])?;
+    /// assert_eq!((keys, idx), (vec![-1.0, 2.0, 3.0], vec![1, 2, 0]));
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     fn sort<K: SortKey>(&self, keys: &[K]) -> Result<Vec<K>> {
         self.sort_report(keys).map(|(k, _)| k)
     }

@@ -7,6 +7,16 @@ use crate::ops::Dispatch;
 /// `wb` on an engine: `engine.wb(..)` (in [`crate::prelude`]).
 pub trait WbExt: Dispatch {
     /// White-balances an RGB(A) image (see the module docs for the rules).
+    ///
+    /// ```
+    /// use clfilter::prelude::*;
+    /// use clfilter::{Engine, Image};
+    /// use clfilter::ops::wb::WbParams;
+    /// let img = Image::<u8>::from_fn(2, 1, 3, |_, _, c| [100, 50, 25][c])?;
+    /// let out = Engine::cpu().wb(&img, &WbParams::Gains([1.0, 2.0, 4.0]))?;
+    /// assert_eq!(out.row(0), &[100; 6]);
+    /// # Ok::<(), clfilter::Error>(())
+    /// ```
     fn wb<T: Sample>(&self, img: &Image<T>, p: &WbParams) -> Result<Image<T>> {
         self.wb_report(img, p).map(|(i, _)| i)
     }
