@@ -266,7 +266,7 @@ mod cl {
             out: &mut ImageViewMut<'_, U>,
         ) -> Result<()> {
             let img = DeviceImage::<U>::new(dev, out.width(), out.height(), out.channels())?;
-            store_into(engine, dev, work, &img)?;
+            store_into(engine.programs(), dev, work, &img)?;
             img.read_into_view(dev, out)
         }
         out.check((work.width(), work.height(), work.channels), work.ty)?;
