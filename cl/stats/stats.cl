@@ -26,9 +26,6 @@
 #ifndef PER_ITEM
 #error "PER_ITEM must be defined"
 #endif
-#if PER_ITEM % 4 != 0
-#error "PER_ITEM must be a multiple of 4"
-#endif
 
 // Adds v to the compensated sum (s, c) of type `ty`; the sum is s - c.
 #define KAHAN_ADD(ty, s, c, v)                                          \
@@ -84,24 +81,15 @@ __kernel void stats_tree(__global const T* in, int n, __global float4* partial)
     FLOATN s = (FLOATN)(0.0f), cs = (FLOATN)(0.0f);
     FLOATN q = (FLOATN)(0.0f), cq = (FLOATN)(0.0f);
     FLOATN mn = (FLOATN)(INFINITY), mx = (FLOATN)(-INFINITY);
-    // Four loads go out before their sums (in the same order as one at a
-    // time, so the same result): more bytes in flight per work-item.
-    for (int r0 = 0; r0 < PER_ITEM; r0 += 4) {
-        FLOATN p[4];
-        for (int u = 0; u < 4; u++) {
-            size_t i = first + (size_t)(r0 + u) * LWS + lid;
-            if (i < (size_t)n) p[u] = TO_FLOATN(LOADP(in, i));
-        }
-        for (int u = 0; u < 4; u++) {
-            size_t i = first + (size_t)(r0 + u) * LWS + lid;
-            if (i < (size_t)n) {
-                FLOATN v = p[u];
-                FLOATN d = v - k;
-                KAHAN_ADD(FLOATN, s, cs, v)
-                KAHAN_ADD(FLOATN, q, cq, d * d)
-                mn = fmin(mn, v);
-                mx = fmax(mx, v);
-            }
+    for (int r = 0; r < PER_ITEM; r++) {
+        size_t i = first + (size_t)r * LWS + lid;
+        if (i < (size_t)n) {
+            FLOATN v = TO_FLOATN(LOADP(in, i));
+            FLOATN d = v - k;
+            KAHAN_ADD(FLOATN, s, cs, v)
+            KAHAN_ADD(FLOATN, q, cq, d * d)
+            mn = fmin(mn, v);
+            mx = fmax(mx, v);
         }
     }
     ls[lid] = SETTLE(FLOATN, s, cs);
