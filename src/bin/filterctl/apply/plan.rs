@@ -25,18 +25,7 @@ pub(super) struct Job {
 /// output that is an input.
 pub(super) fn plan(args: &Args, ops: &[Op]) -> Result<Vec<Job>, CliError> {
     let (inputs, folder_input) = batch::expand_folders(&args.inputs)?;
-    if inputs.iter().any(|i| is_stdio(i)) {
-        if inputs.len() > 1 {
-            return Err(CliError::usage(
-                "`-` (stdin) must be the only input: stdin holds one image",
-            ));
-        }
-        if args.size.is_some() {
-            return Err(CliError::usage(
-                "raw frames from stdin: use `filterctl stream`, which reads a stream of them",
-            ));
-        }
-    }
+    check_stdin(args, &inputs)?;
     let ends_with_minmax = ops
         .last()
         .is_some_and(|o| o.params::<MinMaxStage>().is_some());
@@ -76,6 +65,30 @@ pub(super) fn plan(args: &Args, ops: &[Op]) -> Result<Vec<Job>, CliError> {
             output: Some(out.clone()),
         }]);
     }
+    folder_jobs(args, out, &inputs)
+}
+
+/// `-` (stdin) is the only input, and holds an image, not raw frames.
+fn check_stdin(args: &Args, inputs: &[PathBuf]) -> Result<(), CliError> {
+    if inputs.iter().any(|i| is_stdio(i)) {
+        if inputs.len() > 1 {
+            return Err(CliError::usage(
+                "`-` (stdin) must be the only input: stdin holds one image",
+            ));
+        }
+        if args.size.is_some() {
+            return Err(CliError::usage(
+                "raw frames from stdin: use `filterctl stream`, which reads a stream of them",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One job per input into the folder `out`, each named as its input (with
+/// `--ext`'s or `--out-format`'s extension); two inputs on one name are an
+/// error.
+fn folder_jobs(args: &Args, out: &Path, inputs: &[PathBuf]) -> Result<Vec<Job>, CliError> {
     if out.exists() && !out.is_dir() {
         return Err(CliError::usage(format!(
             "-o {}: with {} inputs the output must be a folder, and this is a file",
@@ -96,7 +109,7 @@ pub(super) fn plan(args: &Args, ops: &[Op]) -> Result<Vec<Job>, CliError> {
         .or(args.out_format.map(OutputFormat::extension));
     let mut jobs = Vec::new();
     let mut seen: HashMap<PathBuf, &Path> = HashMap::new();
-    for input in &inputs {
+    for input in inputs {
         let Some(name) = input.file_name() else {
             return Err(CliError::usage(format!(
                 "input {} has no file name",
