@@ -310,3 +310,41 @@ fn formats_parse_from_names_and_paths() {
         .to_string()
         .contains(".pgm"));
 }
+
+/// A TIFF with an Orientation tag, through the `tiff` crate: RGB (decoded
+/// by `image`) and gray f32 (decoded by `tiff` itself).
+#[test]
+fn tiff_orientation_is_applied_for_every_sample_type() {
+    use tiff::encoder::{colortype, TiffEncoder};
+    use tiff::tags::Tag;
+    let (w, h) = (5u32, 3u32);
+    let rgb: Vec<u8> = (0..w * h * 3).map(|i| (i * 5) as u8).collect();
+    let gray: Vec<f32> = (0..w * h).map(|i| i as f32 / 16.0).collect();
+    let mut rgb_file = std::io::Cursor::new(Vec::new());
+    let mut enc = TiffEncoder::new(&mut rgb_file).unwrap();
+    let mut img = enc.new_image::<colortype::RGB8>(w, h).unwrap();
+    img.encoder().write_tag(Tag::Orientation, 8u16).unwrap();
+    img.write_data(&rgb).unwrap();
+    let mut gray_file = std::io::Cursor::new(Vec::new());
+    let mut enc = TiffEncoder::new(&mut gray_file).unwrap();
+    let mut img = enc.new_image::<colortype::Gray32Float>(w, h).unwrap();
+    img.encoder().write_tag(Tag::Orientation, 8u16).unwrap();
+    img.write_data(&gray).unwrap();
+
+    let limits = DecodeLimits::default();
+    let (got, meta) = read_from(rgb_file.get_ref().as_slice(), "rgb.tif", &limits).unwrap();
+    assert_eq!(meta.orientation, Some(Orientation::Rotate270));
+    let mut want = image::DynamicImage::ImageRgb8(image::RgbImage::from_raw(w, h, rgb).unwrap());
+    want.apply_orientation(Orientation::Rotate270);
+    assert_eq!(got, DynImage::try_from(want).unwrap());
+
+    let (got, meta) = read_from(gray_file.get_ref().as_slice(), "gray.tif", &limits).unwrap();
+    assert_eq!(meta.orientation, Some(Orientation::Rotate270));
+    let src = Image::from_vec(w as usize, h as usize, 1, gray).unwrap();
+    // Rotate270: the result's (x, y) is the source's (w - 1 - y, x).
+    let want = Image::from_fn(h as usize, w as usize, 1, |x, y, _| {
+        src.get(w as usize - 1 - y, x, 0)
+    })
+    .unwrap();
+    assert_eq!(got, DynImage::F32(want));
+}
