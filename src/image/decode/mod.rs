@@ -115,8 +115,9 @@ pub fn load_with_metadata(
 
 /// Reads an image from `reader` (stdin, a socket) to its end, then decodes
 /// it as [`load_with_metadata`] does a file; `name` is what errors call
-/// it (`<stdin>`). The bytes read count against the limit: a stream longer
-/// than the limit is an [`Error::DecodeLimit`] as soon as it passes it.
+/// it (`<stdin>`). The bytes read count against the limit, with what
+/// decoding them takes: a stream longer than the limit is an
+/// [`Error::DecodeLimit`] as soon as it passes it.
 ///
 /// ```
 /// use clfilter::image::{read_from, DecodeLimits, DynImage, Image};
@@ -151,7 +152,8 @@ pub fn read_from(
     let budget = Budget {
         path,
         source: Source::Bytes(&bytes),
-        limit: limits.max_bytes,
+        // The bytes stay in memory while they are decoded.
+        limit: limits.max_bytes.map(|l| l - bytes.len() as u64),
         file_len: bytes.len() as u64,
     };
     decode(&mut Cursor::new(&bytes[..]), &budget)
