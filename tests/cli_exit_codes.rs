@@ -58,7 +58,21 @@ fn table() -> Vec<(Vec<&'static str>, i32)> {
             2,
         ),
         (v(&["apply", "-f", "transpose", "a.png"]), 2),
-        (v(&["apply", "-f", "transpose", "a.png", "-o", "t.jpg"]), 2),
+        (v(&["apply", "-f", "transpose", "a.png", "-o", "t.gif"]), 2),
+        (v(&["apply", "-f", "transpose", "a.png", "-o", "-"]), 2),
+        (
+            v(&[
+                "apply",
+                "-f",
+                "transpose",
+                "a.png",
+                "-o",
+                "t.jpg",
+                "--quality",
+                "0",
+            ]),
+            2,
+        ),
         (
             v(&["apply", "-f", "transpose", "missing.png", "-o", "t.png"]),
             1,

@@ -285,8 +285,9 @@ fn unsupported_saves_are_errors() {
         }
     }
     let rgb8: DynImage = random_image::<u8>(&mut rng, 5, 4, 3).into();
-    for name in ["x.jpg", "x.jpeg"] {
-        expect_format_error(save(&rgb8, p(name)), "JPEG", name);
+    let rgb16: DynImage = random_image::<u16>(&mut rng, 5, 4, 3).into();
+    for name in ["x.jpg", "x.jpeg", "x.webp"] {
+        expect_format_error(save(&rgb16, p(name)), "8-bit", name);
         assert!(!p(name).exists());
     }
     for name in ["x.xyz", "noextension"] {

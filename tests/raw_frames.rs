@@ -1178,7 +1178,7 @@ fn apply_errors_on_raw_frames() {
         ],
         2,
     );
-    assert!(e.contains("PGM (P5) holds 1 channel"), "{e}");
+    assert!(e.contains("PGM (.pgm, P5) holds 1 channel"), "{e}");
 
     // --format without --size on a raw file: a hint.
     let e = fails(

@@ -24,18 +24,22 @@
 //! ```
 
 pub mod bayer;
+mod convert;
 pub(crate) mod decode;
 pub mod display;
 pub mod finite;
+mod format;
 mod io;
+mod orient;
 pub mod output;
 mod pixel;
 pub mod raw;
 pub mod view;
 
-pub use decode::{load, load_with, DecodeLimits};
+pub use decode::{load, load_with, load_with_metadata, read_from, DecodeLimits, Metadata};
 pub use finite::NonFinite;
-pub use io::save;
+pub use format::OutputFormat;
+pub use io::{save, save_with, write_to, SaveOptions};
 pub use pixel::{Sample, SampleType};
 pub use view::{DynView, DynViewMut, ImageView, ImageViewMut, ViewError};
 

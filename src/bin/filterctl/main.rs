@@ -32,6 +32,7 @@ macro_rules! out {
 
 // The subcommands come after the macros, which they use.
 mod apply;
+mod batch;
 mod bench;
 mod demo;
 mod devices;

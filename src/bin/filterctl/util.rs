@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use clfilter::image::OutputFormat;
 use clfilter::{DynImage, Image, RawFormat, RunReport, Sample, SampleType};
 
 use crate::error::CliError;
@@ -141,39 +142,35 @@ pub fn describe(img: &DynImage) -> String {
     format!("{w}x{h} {layout} {}", img.sample_type())
 }
 
-/// The extensions `clfilter::image::save` writes. `.pbm` (1-bit) and JPEG
-/// are read but not written.
-const WRITABLE: &[&str] = &["png", "tif", "tiff", "pgm", "ppm", "pnm", "pam"];
-
-/// The channel counts an extension holds (`clfilter::image::save`'s rules):
-/// `.pgm` (P5) 1, `.ppm` (P6) 3, `.pnm` 1 (P5) or 3 (P6), everything else
-/// (`.pam` P7, PNG, TIFF) 1, 3 or 4.
-fn holds_channels(ext: &str, channels: usize) -> bool {
-    match ext {
-        "pgm" => channels == 1,
-        "ppm" => channels == 3,
-        "pnm" => channels == 1 || channels == 3,
-        _ => true,
+/// The format `path` is written in: `forced` (`--out-format`) when given,
+/// else the one its extension names (`clfilter::image::OutputFormat`).
+/// `into_dir`: the name comes from an input, so the error suggests `--ext`.
+pub fn output_format(
+    path: &Path,
+    forced: Option<OutputFormat>,
+    into_dir: bool,
+) -> Result<OutputFormat, CliError> {
+    if let Some(f) = forced {
+        return Ok(f);
     }
-}
-
-/// Checks only the extension of `path`: one that `clfilter::image::save`
-/// writes (not JPEG, not `.pbm`). Returns it in lowercase.
-pub fn check_extension(path: &Path, into_dir: bool) -> Result<String, CliError> {
     let ext = path
         .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase())
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    if WRITABLE.contains(&ext.as_str()) {
-        return Ok(ext);
+    if let Some(f) = OutputFormat::from_extension(&ext) {
+        return Ok(f);
     }
-    const USE: &str = "use .png, .tif/.tiff, .pgm, .ppm, .pnm or .pam";
-    let (what, suggest) = if ext.is_empty() {
-        (format!("has no extension; {USE}"), "png")
-    } else if ext == "jpg" || ext == "jpeg" {
+    const USE: &str = "use .png, .tif/.tiff, .jpg/.jpeg, .webp, .pgm, .ppm, .pnm or .pam";
+    let (what, suggest) = if path == Path::new("-") {
         (
-            format!("is JPEG, which is read-only here (lossy); {USE}"),
+            "is stdout, which has no extension; pass --out-format \
+             png|tif|jpg|webp|pgm|ppm|pnm|pam"
+                .to_string(),
+            "",
+        )
+    } else if ext.is_empty() {
+        (
+            format!("has no extension; {USE}, or pass --out-format"),
             "png",
         )
     } else if ext == "pbm" {
@@ -199,7 +196,7 @@ pub fn check_extension(path: &Path, into_dir: bool) -> Result<String, CliError> 
 /// `, or pass --ext EXT` when the output is a folder (the name comes from
 /// the input).
 fn ext_hint(into_dir: bool, ext: &str) -> String {
-    if into_dir {
+    if into_dir && !ext.is_empty() {
         format!(", or pass --ext {ext}")
     } else {
         String::new()
@@ -207,42 +204,48 @@ fn ext_hint(into_dir: bool, ext: &str) -> String {
 }
 
 /// Checks, before any work, that `path` can hold an image of this sample
-/// type and channel count (the rules of `clfilter::image::save`): a known
-/// extension (not JPEG or `.pbm`), f32 only as TIFF, 1 channel for `.pgm`,
-/// 3 for `.ppm`, 1 or 3 for `.pnm`.
+/// type and channel count, in the format its extension names.
 pub fn check_output(
     path: &Path,
     sample: SampleType,
     channels: usize,
     into_dir: bool,
 ) -> Result<(), CliError> {
-    let ext = check_extension(path, into_dir)?;
-    if sample == SampleType::F32 && ext != "tif" && ext != "tiff" {
-        return Err(CliError::usage(format!(
-            "output {}: the pipeline produces f32 samples, which only TIFF holds; \
-             write to .tif{}, or end the spec with normalize=out=u8 (or out=u16)",
-            path.display(),
-            ext_hint(into_dir, "tif")
-        )));
-    }
-    if !holds_channels(&ext, channels) {
-        let (format, holds) = match ext.as_str() {
-            "pgm" => ("PGM (P5)", "1 channel (gray)"),
-            "ppm" => ("PPM (P6)", "3 channels (RGB)"),
-            _ => ("PNM (P5/P6)", "1 channel (gray) or 3 (RGB)"),
-        };
-        let (fits, hint) = match channels {
-            1 => (".pgm (or .pnm, .pam, .png, .tif)", "pgm"),
-            3 => (".ppm (or .pnm, .pam, .png, .tif)", "ppm"),
-            _ => (".pam, .png or .tif", "png"),
-        };
-        return Err(CliError::usage(format!(
-            "output {}: {format} holds {holds}, but the image has {channels}; write to {fits}{}",
-            path.display(),
-            ext_hint(into_dir, hint)
-        )));
-    }
-    Ok(())
+    check_output_as(path, None, sample, channels, into_dir).map(|_| ())
+}
+
+/// [`check_output`] in `forced` format (`--out-format`) when given (the
+/// rules of `OutputFormat::check`: f32 only as TIFF, 8-bit only for JPEG
+/// and WebP, the channels each holds). Returns the format.
+pub fn check_output_as(
+    path: &Path,
+    forced: Option<OutputFormat>,
+    sample: SampleType,
+    channels: usize,
+    into_dir: bool,
+) -> Result<OutputFormat, CliError> {
+    let format = output_format(path, forced, into_dir)?;
+    let Err(why) = format.check(sample, channels) else {
+        return Ok(format);
+    };
+    let fix = match sample {
+        SampleType::F32 => ", or end the spec with normalize=out=u8 (or out=u16)",
+        SampleType::U16 if matches!(format, OutputFormat::Jpeg | OutputFormat::WebP) => {
+            ", or end the spec with normalize=out=u8"
+        }
+        _ => "",
+    };
+    let suggest = match (sample, channels) {
+        (SampleType::F32, _) => "tif",
+        (_, 1) if format != OutputFormat::Jpeg => "pgm",
+        (_, 3) if format != OutputFormat::Jpeg => "ppm",
+        _ => "png",
+    };
+    Err(CliError::usage(format!(
+        "output {}: {why}{}{fix}",
+        path.display(),
+        ext_hint(forced.is_none() && into_dir, suggest)
+    )))
 }
 
 /// Checks, before any work, that the folder `path` would be written into
@@ -355,7 +358,11 @@ mod tests {
         assert!(ok("a.PNG", SampleType::U16, 4));
         assert!(ok("a.tif", SampleType::F32, 1));
         assert!(!ok("a.png", SampleType::F32, 1));
-        assert!(!ok("a.jpg", SampleType::U8, 3));
+        assert!(ok("a.jpg", SampleType::U8, 3));
+        assert!(!ok("a.jpg", SampleType::U16, 3));
+        assert!(!ok("a.jpeg", SampleType::U8, 4));
+        assert!(ok("a.webp", SampleType::U8, 4));
+        assert!(!ok("a.webp", SampleType::F32, 3));
         assert!(!ok("a", SampleType::U8, 3));
         assert!(!ok("a.ppm", SampleType::U8, 4));
         // PNM: .pgm 1 channel, .ppm 3, .pnm 1 or 3, .pam 1, 3 or 4; no .pbm.
@@ -380,24 +387,35 @@ mod tests {
                 .to_string()
         };
         assert!(
-            msg("a.pgm", 3).contains("write to .ppm"),
+            msg("a.pgm", 3).contains("save it as .ppm"),
             "{}",
             msg("a.pgm", 3)
         );
         assert!(
-            msg("a.ppm", 1).contains("write to .pgm"),
+            msg("a.ppm", 1).contains("save it as .pgm"),
             "{}",
             msg("a.ppm", 1)
         );
         assert!(
-            msg("a.pnm", 4).contains("write to .pam"),
+            msg("a.pnm", 4).contains("save it as .pam"),
             "{}",
             msg("a.pnm", 4)
         );
         assert!(msg("a.pbm", 1).contains("use .pgm"), "{}", msg("a.pbm", 1));
         // The extension alone.
-        assert!(check_extension(Path::new("a.PPM"), false).is_ok());
-        assert!(check_extension(Path::new("a.pbm"), true)
+        assert_eq!(
+            output_format(Path::new("a.PPM"), None, false).unwrap(),
+            OutputFormat::Ppm
+        );
+        assert_eq!(
+            output_format(Path::new("-"), Some(OutputFormat::WebP), false).unwrap(),
+            OutputFormat::WebP
+        );
+        assert!(output_format(Path::new("-"), None, false)
+            .unwrap_err()
+            .to_string()
+            .contains("--out-format"));
+        assert!(output_format(Path::new("a.pbm"), None, true)
             .unwrap_err()
             .to_string()
             .contains("--ext pgm"));

@@ -1,23 +1,20 @@
 //! JPEG through `zune-jpeg` in strict mode: the `image` crate runs it
 //! lenient, which fills a truncated scan with gray and returns the image.
 
-use std::fs::File;
-use std::io::{BufReader, Read};
-
 use zune_jpeg::errors::DecodeErrors;
 use zune_jpeg::zune_core::bytestream::ZCursor;
 use zune_jpeg::zune_core::colorspace::ColorSpace;
 use zune_jpeg::zune_core::options::DecoderOptions;
 use zune_jpeg::JpegDecoder;
 
-use super::{bytes_of, describe, Budget};
+use super::{bytes_of, describe, Budget, Input, Metadata};
 use crate::error::{Error, Result};
 use crate::image::{DynImage, Image};
 
 /// Decodes the JPEG `input` (read whole first: the decoder wants a slice)
 /// to 8-bit gray (gray files) or RGB (every other colour space: YCbCr,
 /// CMYK, YCCK).
-pub(super) fn decode(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage> {
+pub(super) fn decode(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metadata)> {
     b.take(b.file_len, || "the JPEG file, read whole".to_string())?;
     let mut data = Vec::with_capacity(b.file_len as usize);
     input.read_to_end(&mut data).map_err(|e| b.io(e))?;
@@ -62,14 +59,21 @@ pub(super) fn decode(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage
         .saturating_add(rows)
         .saturating_add(coefficients);
     b.take(need, || describe(w, h, channels, 8))?;
+    let meta = Metadata {
+        icc_profile: dec.icc_profile(),
+        orientation: dec
+            .exif()
+            .and_then(|e| ::image::metadata::Orientation::from_exif_chunk(e)),
+    };
     let mut pixels = vec![0u8; frame as usize];
     dec.decode_into(&mut pixels).map_err(|e| jpeg_err(b, e))?;
-    Image::from_vec(w as usize, h as usize, channels, pixels)
+    let img = Image::from_vec(w as usize, h as usize, channels, pixels)
         .map(DynImage::U8)
         .map_err(|e| match e {
             Error::InvalidArgument(m) => b.format(m),
             other => other,
-        })
+        })?;
+    Ok((img, meta))
 }
 
 /// Maps a `zune-jpeg` error; running out of data is truncation (reading

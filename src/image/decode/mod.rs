@@ -7,15 +7,16 @@ mod other;
 mod png;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, ErrorKind, Seek};
+use std::io::{BufRead, BufReader, Cursor, ErrorKind, Read, Seek};
 use std::path::Path;
 
+use ::image::metadata::Orientation;
 use ::image::{DynamicImage, ImageFormat};
 
 pub use limits::DecodeLimits;
 pub(crate) use limits::{human_bytes, suggested_limit};
 
-use super::{check_shape, DynImage, Image};
+use super::{check_shape, DynImage};
 use crate::error::{Error, Result};
 
 /// Loads an image file with the limit `FILTERCTL_DECODE_LIMIT` sets
@@ -23,8 +24,15 @@ use crate::error::{Error, Result};
 ///
 /// The format comes from the file's contents, never its name: PNG (8/16-bit,
 /// any colour type; palettes and low bit depths expand to 8-bit), TIFF
-/// (8/16-bit and f32), PNM (P1-P7) and JPEG (8-bit gray or RGB). Gray+alpha
-/// files load as RGBA, so every image has 1, 3 or 4 channels.
+/// (8/16-bit and f32), PNM (P1-P7), JPEG (8-bit gray or RGB) and WebP
+/// (lossy or lossless, 8-bit RGB or RGBA; the first frame of an
+/// animation). Gray+alpha files load as RGBA, so every image has 1, 3 or 4
+/// channels.
+///
+/// An EXIF orientation (PNG `eXIf`, JPEG `APP1`, the TIFF tag, WebP
+/// `EXIF`) is applied: the pixels come out upright, as a viewer shows
+/// them. [`load_with_metadata`] tells which orientation it was, and
+/// returns the ICC profile.
 ///
 /// A file is an error ([`Error::Format`] naming it), never a silently wrong
 /// or padded image, when
@@ -49,7 +57,9 @@ use crate::error::{Error, Result};
 /// bit in uncompressed (or LZW, PackBits, JPEG-coded) pixel data cannot be
 /// told from a real pixel; Deflate-compressed TIFF strips are checked
 /// like PNG data. Bytes after the image in a PNM file are allowed (a PNM
-/// stream may hold several images).
+/// stream may hold several images). WebP files are checked as far as the
+/// `image` crate's decoder checks them (lossless data carries no
+/// checksum).
 ///
 /// A folder is an [`Error::Io`] naming it, of kind
 /// [`std::io::ErrorKind::IsADirectory`].
@@ -72,37 +82,134 @@ pub fn load(path: impl AsRef<Path>) -> Result<DynImage> {
 /// # Ok::<(), clfilter::Error>(())
 /// ```
 pub fn load_with(path: impl AsRef<Path>, limits: &DecodeLimits) -> Result<DynImage> {
+    load_with_metadata(path, limits).map(|(img, _)| img)
+}
+
+/// [`load_with`], and what the file says besides its pixels: its ICC
+/// profile and the EXIF orientation that was applied ([`Metadata`]).
+///
+/// ```no_run
+/// use clfilter::image::{load_with_metadata, save_with, DecodeLimits, SaveOptions};
+///
+/// let (photo, meta) = load_with_metadata("photo.jpg", &DecodeLimits::default())?;
+/// // The pixels are upright; the profile goes on to the output.
+/// let options = SaveOptions { icc_profile: meta.icc_profile, ..SaveOptions::default() };
+/// save_with(&photo, "photo.png", &options)?;
+/// # Ok::<(), clfilter::Error>(())
+/// ```
+pub fn load_with_metadata(
+    path: impl AsRef<Path>,
+    limits: &DecodeLimits,
+) -> Result<(DynImage, Metadata)> {
     let path = path.as_ref();
     let file = open(path)?;
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    let mut input = BufReader::new(file);
-    let head = input.fill_buf().map_err(|e| Error::io(path, e))?;
-    if head.is_empty() {
-        return Err(Error::format(path, "the file is empty"));
-    }
     let budget = Budget {
         path,
+        source: Source::File(path),
         limit: limits.max_bytes,
         file_len: len,
     };
-    match ::image::guess_format(head) {
-        Ok(ImageFormat::Png) => png::decode(&mut input, &budget),
-        Ok(ImageFormat::Jpeg) => jpeg::decode(&mut input, &budget),
-        Ok(ImageFormat::Tiff) => other::tiff(&mut input, &budget),
-        Ok(ImageFormat::Pnm) => other::pnm(&mut input, &budget),
-        Ok(other) => Err(Error::format(
-            path,
-            format!("{other:?} files are not supported; use {READABLE}"),
-        )),
-        Err(_) => Err(Error::format(
-            path,
-            format!("not an image file this engine reads ({READABLE})"),
-        )),
+    decode(&mut BufReader::new(file), &budget)
+}
+
+/// Reads an image from `reader` (stdin, a socket) to its end, then decodes
+/// it as [`load_with_metadata`] does a file; `name` is what errors call
+/// it (`<stdin>`). The bytes read count against the limit, with what
+/// decoding them takes: a stream longer than the limit is an
+/// [`Error::DecodeLimit`] as soon as it passes it.
+///
+/// ```
+/// use clfilter::image::{read_from, DecodeLimits, DynImage, Image};
+///
+/// let mut png = Vec::new();
+/// let img = DynImage::U8(Image::from_vec(2, 1, 1, vec![7, 9])?);
+/// clfilter::image::write_to(&img, &mut png, clfilter::image::OutputFormat::Png, &Default::default())?;
+/// let (back, _) = read_from(&png[..], "<memory>", &DecodeLimits::default())?;
+/// assert_eq!(back, img);
+/// # Ok::<(), clfilter::Error>(())
+/// ```
+pub fn read_from(
+    reader: impl Read,
+    name: impl AsRef<Path>,
+    limits: &DecodeLimits,
+) -> Result<(DynImage, Metadata)> {
+    let path = name.as_ref();
+    let cap = limits.max_bytes.unwrap_or(u64::MAX);
+    let mut bytes = Vec::new();
+    reader
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if let Some(limit) = limits.max_bytes.filter(|&l| bytes.len() as u64 > l) {
+        return Err(Error::DecodeLimit {
+            path: path.to_path_buf(),
+            what: "the input stream".to_string(),
+            need: None,
+            limit,
+        });
     }
+    let budget = Budget {
+        path,
+        source: Source::Bytes(&bytes),
+        // The bytes stay in memory while they are decoded.
+        limit: limits.max_bytes.map(|l| l - bytes.len() as u64),
+        file_len: bytes.len() as u64,
+    };
+    decode(&mut Cursor::new(&bytes[..]), &budget)
+}
+
+/// What a file says about its pixels besides the pixels, as
+/// [`load_with_metadata`] and [`read_from`] return it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Metadata {
+    /// The embedded ICC colour profile, as stored (PNG `iCCP`, JPEG `APP2`,
+    /// TIFF tag 34675, WebP `ICCP`).
+    pub icc_profile: Option<Vec<u8>>,
+    /// The EXIF orientation the file declared (PNG `eXIf`, JPEG `APP1`,
+    /// the TIFF tag, WebP `EXIF`), already applied: the loaded pixels are
+    /// upright. `None` when the file declares none.
+    pub orientation: Option<Orientation>,
+}
+
+/// Decodes `input`, at its start, by the format its first bytes show, and
+/// turns the pixels upright.
+fn decode(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metadata)> {
+    let head = input.fill_buf().map_err(|e| Error::io(b.path, e))?;
+    if head.is_empty() {
+        return Err(b.format("the file is empty"));
+    }
+    let (img, meta) = match ::image::guess_format(head) {
+        Ok(ImageFormat::Png) => png::decode(input, b),
+        Ok(ImageFormat::Jpeg) => jpeg::decode(input, b),
+        Ok(ImageFormat::Tiff) => other::tiff(input, b),
+        Ok(ImageFormat::Pnm) => other::pnm(input, b),
+        Ok(ImageFormat::WebP) => other::webp(input, b),
+        Ok(other) => Err(b.format(format!("{other:?} files are not supported; use {READABLE}"))),
+        Err(_) => Err(b.format(format!("not an image file this engine reads ({READABLE})"))),
+    }?;
+    let mut meta = meta;
+    meta.orientation = meta.orientation.filter(|&o| o != Orientation::NoTransforms);
+    let img = match meta.orientation {
+        Some(o) => super::orient::apply(img, o),
+        None => img,
+    };
+    Ok((img, meta))
 }
 
 /// The formats [`load`] reads, for error messages.
-const READABLE: &str = "PNG, TIFF, PNM or JPEG";
+const READABLE: &str = "PNG, TIFF, PNM, JPEG or WebP";
+
+/// What the decoders read: a buffered file, or bytes read from a stream.
+pub(super) trait Input: BufRead + Seek + Send {}
+impl<T: BufRead + Seek + Send> Input for T {}
+
+/// Where the bytes being decoded live, for a second, independent reader.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    File(&'a Path),
+    Bytes(&'a [u8]),
+}
 
 /// Opens `path` for reading; a folder is an [`ErrorKind::IsADirectory`]
 /// error that says so (some systems open folders, and fail only on read).
@@ -124,7 +231,10 @@ fn open(path: &Path) -> Result<File> {
 
 /// A file being loaded, and what it may allocate.
 struct Budget<'a> {
+    /// The name errors give.
     path: &'a Path,
+    /// The bytes, for [`Budget::reopen`].
+    source: Source<'a>,
     /// [`DecodeLimits::max_bytes`].
     limit: Option<u64>,
     /// The file's size in bytes.
@@ -132,6 +242,14 @@ struct Budget<'a> {
 }
 
 impl Budget<'_> {
+    /// A second reader over the same bytes, at their start.
+    fn reopen(&self) -> Result<Box<dyn Input + '_>> {
+        Ok(match self.source {
+            Source::File(p) => Box::new(BufReader::new(File::open(p).map_err(|e| self.io(e))?)),
+            Source::Bytes(b) => Box::new(Cursor::new(b)),
+        })
+    }
+
     /// Checks that `need` bytes (for `what`, described lazily) fit the
     /// limit; returns the bytes left for the decoder's own buffers
     /// (`u64::MAX` without a limit).
@@ -227,7 +345,7 @@ fn bytes_of(width: u64, height: u64, channels: usize, bytes_per_sample: u64) -> 
 }
 
 /// Rewinds the input to the file's start (for a second pass over the headers).
-fn rewind(input: &mut BufReader<File>, b: &Budget) -> Result<()> {
+fn rewind(input: &mut dyn Input, b: &Budget) -> Result<()> {
     input.rewind().map_err(|e| b.io(e))
 }
 
@@ -244,25 +362,8 @@ fn expansion_bytes(color: ::image::ColorType, width: u64, height: u64) -> u64 {
 
 /// An `image` crate image as a [`DynImage`] (gray+alpha becomes RGBA).
 fn from_dynamic(b: &Budget, d: DynamicImage) -> Result<DynImage> {
-    let (w, h) = (d.width() as usize, d.height() as usize);
-    let img = match d {
-        DynamicImage::ImageLuma8(i) => DynImage::U8(Image::from_vec(w, h, 1, i.into_raw())?),
-        DynamicImage::ImageRgb8(i) => DynImage::U8(Image::from_vec(w, h, 3, i.into_raw())?),
-        DynamicImage::ImageRgba8(i) => DynImage::U8(Image::from_vec(w, h, 4, i.into_raw())?),
-        DynamicImage::ImageLumaA8(_) => {
-            DynImage::U8(Image::from_vec(w, h, 4, d.into_rgba8().into_raw())?)
-        }
-        DynamicImage::ImageLuma16(i) => DynImage::U16(Image::from_vec(w, h, 1, i.into_raw())?),
-        DynamicImage::ImageRgb16(i) => DynImage::U16(Image::from_vec(w, h, 3, i.into_raw())?),
-        DynamicImage::ImageRgba16(i) => DynImage::U16(Image::from_vec(w, h, 4, i.into_raw())?),
-        DynamicImage::ImageLumaA16(_) => {
-            DynImage::U16(Image::from_vec(w, h, 4, d.into_rgba16().into_raw())?)
-        }
-        DynamicImage::ImageRgb32F(i) => DynImage::F32(Image::from_vec(w, h, 3, i.into_raw())?),
-        DynamicImage::ImageRgba32F(i) => DynImage::F32(Image::from_vec(w, h, 4, i.into_raw())?),
-        other => {
-            return Err(b.format(format!("unsupported pixel layout {:?}", other.color())));
-        }
-    };
-    Ok(img)
+    DynImage::try_from(d).map_err(|e| match e {
+        Error::InvalidArgument(m) => b.format(m),
+        other => other,
+    })
 }

@@ -1,21 +1,23 @@
-//! TIFF and PNM through the `image` crate's decoders, and single-channel
-//! f32 TIFF (which `image` cannot represent) through the `tiff` crate.
+//! TIFF, PNM and WebP through the `image` crate's decoders, and
+//! single-channel f32 TIFF (which `image` cannot represent) through the
+//! `tiff` crate.
 
-use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::SeekFrom;
 
 use ::image::codecs::pnm::PnmDecoder;
 use ::image::codecs::tiff::TiffDecoder;
+use ::image::codecs::webp::WebPDecoder;
+use ::image::metadata::Orientation;
 use ::image::{DynamicImage, ImageDecoder, Limits};
 
-use super::{bytes_of, describe, expansion_bytes, from_dynamic, rewind, Budget};
+use super::{bytes_of, describe, expansion_bytes, from_dynamic, rewind, Budget, Input, Metadata};
 use crate::error::{Error, Result};
 use crate::image::{DynImage, Image};
 
 /// Decodes the TIFF `input`: gray f32 here, everything else through
 /// `image`, whose TIFF decoder fills a buffer of its own and then copies it
 /// into the image (two copies).
-pub(super) fn tiff(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage> {
+pub(super) fn tiff(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metadata)> {
     let tags = first_directory_bytes(input).map_err(|e| b.io(e))?;
     b.take(tags, || {
         "the tags of the TIFF's first directory".to_string()
@@ -30,15 +32,22 @@ pub(super) fn tiff(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage> 
 }
 
 /// Decodes the PNM `input` (P1-P7; the decoder reads straight into the image).
-pub(super) fn pnm(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage> {
+pub(super) fn pnm(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metadata)> {
     let dec = PnmDecoder::new(&mut *input).map_err(|e| b.image(e))?;
+    via_image(dec, b, 1)
+}
+
+/// Decodes the WebP `input`, lossy or lossless, to 8-bit RGB or RGBA (the
+/// first frame of an animation).
+pub(super) fn webp(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metadata)> {
+    let dec = WebPDecoder::new(&mut *input).map_err(|e| b.image(e))?;
     via_image(dec, b, 1)
 }
 
 /// Decodes through an `image` decoder whose headers are read: checks the
 /// shape and the limit (`copies` of the image, plus the RGBA copy of
 /// gray+alpha), then hands the decoder what is left for its own buffers.
-fn via_image(mut dec: impl ImageDecoder, b: &Budget, copies: u64) -> Result<DynImage> {
+fn via_image(mut dec: impl ImageDecoder, b: &Budget, copies: u64) -> Result<(DynImage, Metadata)> {
     let (w, h) = dec.dimensions();
     let (w, h) = (u64::from(w), u64::from(h));
     let color = dec.color_type();
@@ -58,14 +67,20 @@ fn via_image(mut dec: impl ImageDecoder, b: &Budget, copies: u64) -> Result<DynI
         // the decoder may use the rest (TIFF: its copy and its strips).
         limits.max_alloc = Some(left.saturating_add(image.saturating_mul(copies - 1)));
     }
+    // Before the limits: `image` 0.25's TIFF decoder finds no profile
+    // once it has been given limits.
+    let meta = Metadata {
+        icc_profile: dec.icc_profile().map_err(|e| b.image(e))?,
+        orientation: Some(dec.orientation().map_err(|e| b.image(e))?),
+    };
     dec.set_limits(limits).map_err(|e| b.image(e))?;
     let decoded = DynamicImage::from_decoder(dec).map_err(|e| b.image(e))?;
-    from_dynamic(b, decoded)
+    Ok((from_dynamic(b, decoded)?, meta))
 }
 
 /// Gray f32 TIFF. `Ok(None)`: not that kind of file (or not a TIFF the
 /// `tiff` crate reads, which `image` then reports).
-fn tiff_gray_f32(input: &mut BufReader<File>, b: &Budget) -> Result<Option<DynImage>> {
+fn tiff_gray_f32(input: &mut dyn Input, b: &Budget) -> Result<Option<(DynImage, Metadata)>> {
     let Ok(mut dec) = tiff::decoder::Decoder::new(&mut *input) else {
         return Ok(None);
     };
@@ -77,6 +92,18 @@ fn tiff_gray_f32(input: &mut BufReader<File>, b: &Budget) -> Result<Option<DynIm
     b.shape(w, h, 1)?;
     let frame = bytes_of(w, h, 1, 4);
     let left = b.take(frame, || describe(w, h, 1, 32))?;
+    // Before the limits, which the `tiff` crate applies to reading tag
+    // values too (their bytes are counted in `first_directory_bytes`).
+    let meta = Metadata {
+        icc_profile: dec
+            .find_tag(tiff::tags::Tag::IccProfile)
+            .map_err(|e| tiff_err(b, e))?
+            .and_then(|v| v.into_u8_vec().ok()),
+        orientation: dec
+            .find_tag_unsigned::<u8>(tiff::tags::Tag::Orientation)
+            .map_err(|e| tiff_err(b, e))?
+            .and_then(Orientation::from_exif),
+    };
     let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     let mut limits = tiff::decoder::Limits::default();
     limits.decoding_buffer_size = size(frame);
@@ -85,7 +112,7 @@ fn tiff_gray_f32(input: &mut BufReader<File>, b: &Budget) -> Result<Option<DynIm
     let mut dec = dec.with_limits(limits);
     match dec.read_image() {
         Ok(tiff::decoder::DecodingResult::F32(v)) => Image::from_vec(w as usize, h as usize, 1, v)
-            .map(|i| Some(DynImage::F32(i)))
+            .map(|i| Some((DynImage::F32(i), meta)))
             .map_err(|e| match e {
                 Error::InvalidArgument(m) => b.format(m),
                 other => other,
@@ -102,7 +129,7 @@ fn tiff_gray_f32(input: &mut BufReader<File>, b: &Budget) -> Result<Option<DynIm
 /// as a 32-byte `Value` (`count` of them per entry, as declared), each
 /// entry in a map. Counted from the entries that can be read; what cannot
 /// be read, `tiff` reports.
-fn first_directory_bytes(input: &mut BufReader<File>) -> std::io::Result<u64> {
+fn first_directory_bytes(input: &mut dyn Input) -> std::io::Result<u64> {
     let mut header = [0u8; 16];
     let got = input.read(&mut header)?;
     let le = match &header[..2] {

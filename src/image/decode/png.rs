@@ -1,12 +1,11 @@
 //! PNG through the `png` crate, with every check it offers turned on (the
 //! `image` crate's PNG decoder cannot turn on the Adler-32 check).
 
-use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::SeekFrom;
 
 use png::{BitDepth, ColorType, DecodeOptions, Decoder, Limits, Reader, Transformations};
 
-use super::{bytes_of, describe, rewind, Budget};
+use super::{bytes_of, describe, rewind, Budget, Input, Metadata};
 use crate::error::{Error, Result};
 use crate::image::{DynImage, Image};
 
@@ -25,7 +24,7 @@ struct Layout {
 }
 
 impl Layout {
-    fn of(r: &Reader<&mut BufReader<File>>) -> Option<Layout> {
+    fn of(r: &Reader<&mut dyn Input>) -> Option<Layout> {
         let (color, depth) = r.output_color_type();
         let channels = match color {
             ColorType::Grayscale => 1,
@@ -74,10 +73,10 @@ impl Layout {
 /// The strict decoder options: CRCs of every chunk (a bad ancillary chunk
 /// is an error, not skipped) and the Adler-32 of the image data.
 fn reader<'a>(
-    input: &'a mut BufReader<File>,
+    input: &'a mut dyn Input,
     b: &Budget,
     limit: u64,
-) -> Result<Reader<&'a mut BufReader<File>>> {
+) -> Result<Reader<&'a mut dyn Input>> {
     let mut options = DecodeOptions::default();
     options.set_ignore_adler32(false);
     options.set_ignore_crc(false);
@@ -98,12 +97,21 @@ fn reader<'a>(
 
 /// Decodes the PNG `input`, at its start, to the end of its `IEND` chunk,
 /// which must be the end of the file.
-pub(super) fn decode(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage> {
+pub(super) fn decode(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metadata)> {
     // First pass: the headers only, for the layout the frame will have (a
-    // `tRNS` chunk anywhere before the data adds a channel).
-    let layout = {
+    // `tRNS` chunk anywhere before the data adds a channel), and the
+    // colour profile and EXIF chunks that come before the data.
+    let (layout, meta) = {
         let r = reader(input, b, b.limit.unwrap_or(u64::MAX))?;
-        Layout::of(&r).ok_or_else(|| too_large(b, &r))?
+        let info = r.info();
+        let meta = Metadata {
+            icc_profile: info.icc_profile.as_ref().map(|p| p.to_vec()),
+            orientation: info
+                .exif_metadata
+                .as_ref()
+                .and_then(|e| ::image::metadata::Orientation::from_exif_chunk(e)),
+        };
+        (Layout::of(&r).ok_or_else(|| too_large(b, &r))?, meta)
     };
     b.shape(layout.width, layout.height, layout.loaded_channels())?;
     let left = b.take(layout.need(), || {
@@ -114,28 +122,21 @@ pub(super) fn decode(input: &mut BufReader<File>, b: &Budget) -> Result<DynImage
     // through a handle of its own, on another thread, beside the decoding.
     let (frame, stream) = rayon::join(
         || decode_frame(input, b, &layout, left),
-        || {
-            let file = File::open(b.path).map_err(|e| b.io(e))?;
-            check_stream(&mut BufReader::new(file), b)
-        },
+        || check_stream(&mut *b.reopen()?, b),
     );
     let frame = frame?;
     stream?;
-    to_image(&layout, frame).map_err(|e| match e {
+    let img = to_image(&layout, frame).map_err(|e| match e {
         Error::InvalidArgument(m) => b.format(m),
         other => other,
-    })
+    })?;
+    Ok((img, meta))
 }
 
 /// The second pass: the frame of `layout`, then the chunks after it through
 /// `IEND`, checksums included, and nothing after `IEND`. `left`: the bytes
 /// the decoder may use.
-fn decode_frame(
-    input: &mut BufReader<File>,
-    b: &Budget,
-    layout: &Layout,
-    left: u64,
-) -> Result<Vec<u8>> {
+fn decode_frame(input: &mut dyn Input, b: &Budget, layout: &Layout, left: u64) -> Result<Vec<u8>> {
     let mut r = reader(input, b, left)?;
     if Layout::of(&r).as_ref() != Some(layout) {
         return Err(b.format("the file changed while it was read"));
@@ -196,7 +197,7 @@ const WINDOW: usize = 32 << 10;
 /// garbage) passes with its Adler-32 never read; here the stream must end
 /// with its checksum right, and nothing may follow it in the IDAT chunks.
 /// The `png` crate has checked the chunks' layout and CRCs by now.
-fn check_stream(input: &mut BufReader<File>, b: &Budget) -> Result<()> {
+fn check_stream(input: &mut dyn Input, b: &Budget) -> Result<()> {
     let corrupt = |e: fdeflate::DecompressionError| {
         b.format(format!(
             "corrupt PNG: the compressed image data is corrupt ({e:?})"
@@ -321,7 +322,7 @@ fn slide(out: &mut [u8], pos: usize) -> usize {
 }
 
 /// The error for a header whose frame size overflows.
-fn too_large(b: &Budget, r: &Reader<&mut BufReader<File>>) -> Error {
+fn too_large(b: &Budget, r: &Reader<&mut dyn Input>) -> Error {
     let i = r.info();
     b.format(format!("image size {}x{} is too large", i.width, i.height))
 }

@@ -1,26 +1,26 @@
-//! `filterctl apply -f SPEC IN... [-o OUT]`: runs a pipeline on image files,
-//! or on headerless raw frames (`--size WxH --format FMT`).
+//! `filterctl apply -f SPEC IN... [-o OUT]`: runs a pipeline on image files
+//! (or folders of them, in parallel; or `-`, stdin), or on headerless raw
+//! frames (`--size WxH --format FMT`).
+
+mod plan;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clfilter::image::raw::RawImage;
-use clfilter::image::DecodeLimits;
-use clfilter::ops::minmax::stage::MinMaxStage;
+use clfilter::image::{DecodeLimits, Metadata, OutputFormat, SaveOptions};
 use clfilter::pipeline::{self, Op};
 use clfilter::{DynImage, Engine, RawFormat, RunReport, SampleType};
 use serde::Serialize;
 
+use crate::batch::{self, is_stdio};
 use crate::error::CliError;
 use crate::frames::{check_image_format, read_frame, FrameSpec};
-use crate::guard::{self, Inputs};
-use crate::util::{
-    check_extension, check_output, check_output_folder, describe, ms, parse_format, parse_size,
-    report_line,
-};
+use crate::guard;
+use crate::util::{check_output_as, describe, ms, parse_format, parse_size, report_line};
 use crate::Global;
+use plan::{check_inputs, plan, prepare_outputs, Job};
 
 /// Options of `filterctl apply`.
 #[derive(Debug, clap::Args)]
@@ -29,8 +29,9 @@ pub struct Args {
     #[arg(short = 'f', long = "filter", value_name = "SPEC")]
     spec: String,
 
-    /// Input image files (PNG, TIFF, PNM, JPEG), or with --size headerless
-    /// raw frames, one per file.
+    /// Input image files (PNG, TIFF, PNM, JPEG, WebP), folders of them (the
+    /// image files directly inside, run in parallel), or `-` for one image
+    /// on stdin; with --size headerless raw frames, one per file.
     #[arg(value_name = "IN", required = true)]
     inputs: Vec<PathBuf>,
 
@@ -45,16 +46,37 @@ pub struct Args {
     #[arg(long, value_name = "FMT", value_parser = parse_format)]
     format: Option<RawFormat>,
 
-    /// Output file; with several inputs, or when it is an existing folder,
-    /// the folder that receives one output per input, named as the input.
-    /// Not needed when the spec ends with minmax.
+    /// Output file, or `-` for stdout (with --out-format); with several
+    /// inputs or a folder input, or when it is an existing folder, the
+    /// folder that receives one output per input, named as the input. Not
+    /// needed when the spec ends with minmax.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: Option<PathBuf>,
 
     /// Extension for outputs written into a folder (for example tif for f32
-    /// results, png for JPEG inputs); default: the input's.
+    /// results, png for JPEG inputs); default: --out-format's, else the
+    /// input's.
     #[arg(long, value_name = "EXT")]
     ext: Option<String>,
+
+    /// The output format, whatever the output's name says: png, tif, jpg,
+    /// webp (lossless), pgm, ppm, pnm or pam. Required for `-o -`.
+    #[arg(long, value_name = "FMT", value_parser = parse_out_format)]
+    out_format: Option<OutputFormat>,
+
+    /// JPEG quality, 1 (smallest file) to 100 (best).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = SaveOptions::DEFAULT_JPEG_QUALITY,
+        value_parser = clap::value_parser!(u8).range(1..=100)
+    )]
+    quality: u8,
+
+    /// Inputs run at once with several inputs (default: the cores, at most
+    /// 4); each holds its image in memory.
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
 
     /// The most memory decoding one image file may take: bytes with an
     /// optional K/M/G/T suffix, or `none` (default 512M). Files over it
@@ -120,119 +142,15 @@ struct JsonReport {
     files: Vec<JsonFile>,
 }
 
-/// One input and where its result goes.
-struct Job {
-    input: PathBuf,
-    output: Option<PathBuf>,
-}
-
-/// Where each input's result goes, checked before any work: an output for
-/// every input unless the spec ends with minmax, no two outputs the same, no
-/// output that is an input.
-fn plan(args: &Args, ops: &[Op]) -> Result<Vec<Job>, CliError> {
-    let ends_with_minmax = ops
-        .last()
-        .is_some_and(|o| o.params::<MinMaxStage>().is_some());
-    let Some(out) = &args.output else {
-        if !ends_with_minmax {
-            return Err(CliError::usage(
-                "-o OUT is required: the last stage produces an image \
-                 (only a spec that ends with minmax needs no output)",
-            ));
-        }
-        if args.ext.is_some() {
-            return Err(CliError::usage("--ext needs -o DIR"));
-        }
-        return Ok(args
-            .inputs
-            .iter()
-            .map(|i| Job {
-                input: i.clone(),
-                output: None,
-            })
-            .collect());
-    };
-    let into_dir = args.inputs.len() > 1 || out.is_dir();
-    if !into_dir {
-        if args.ext.is_some() {
-            return Err(CliError::usage(
-                "--ext applies when -o is a folder; give the output file's extension instead",
-            ));
-        }
-        return Ok(vec![Job {
-            input: args.inputs[0].clone(),
-            output: Some(out.clone()),
-        }]);
-    }
-    if out.exists() && !out.is_dir() {
-        return Err(CliError::usage(format!(
-            "-o {}: with {} inputs the output must be a folder, and this is a file",
-            out.display(),
-            args.inputs.len()
-        )));
-    }
-    let ext = args
-        .ext
-        .as_deref()
-        .map(|e| e.trim_start_matches('.'))
-        .filter(|e| !e.is_empty());
-    let mut jobs = Vec::new();
-    let mut seen: HashMap<PathBuf, &Path> = HashMap::new();
-    for input in &args.inputs {
-        let Some(name) = input.file_name() else {
-            return Err(CliError::usage(format!(
-                "input {} has no file name",
-                input.display()
-            )));
-        };
-        let mut target = out.join(name);
-        if let Some(e) = ext {
-            target.set_extension(e);
-        }
-        if let Some(other) = seen.insert(target.clone(), input) {
-            return Err(CliError::usage(format!(
-                "inputs {} and {} would both be written to {}",
-                other.display(),
-                input.display(),
-                target.display()
-            )));
-        }
-        jobs.push(Job {
-            input: input.clone(),
-            output: Some(target),
-        });
-    }
-    Ok(jobs)
-}
-
-/// Refuses a folder as an input, and an output that is one of the inputs
-/// (the same file by device and inode: the same path, a link, `..` forms).
-fn check_inputs(jobs: &[Job]) -> Result<(), CliError> {
-    let mut inputs = Inputs::default();
-    for job in jobs {
-        if job.input.is_dir() {
-            return Err(CliError::usage(format!(
-                "input {} is a folder; give the image files in it (for example {}/*.png)",
-                job.input.display(),
-                job.input.display()
-            )));
-        }
-        inputs.add(&job.input);
-    }
-    for out in jobs.iter().filter_map(|j| j.output.as_deref()) {
-        inputs.check_output(out)?;
-    }
-    Ok(())
-}
-
 /// A loaded input: an image file, or a decoded raw frame.
 enum Input {
     Image(DynImage),
     Raw(RawImage),
 }
 
-/// Runs the pipeline on one input, printing report lines (when asked) and
-/// minmax results. On an OpenCL device the stages are chained there (one
+/// Runs the pipeline on one input, printing report lines (when asked);
+/// returns the result, the stages' JSON and their result lines (minmax),
+/// for the caller to print in the inputs' order. On an OpenCL device the stages are chained there (one
 /// upload, one download); a raw frame is uploaded as it is (packed frames
 /// stay packed), and on the host path a first demosaic reads it directly.
 fn run_one(
@@ -241,7 +159,7 @@ fn run_one(
     input: Input,
     args: &Args,
     prefix: &str,
-) -> Result<(DynImage, Vec<JsonStage>), CliError> {
+) -> Result<(DynImage, Vec<JsonStage>, Vec<String>), CliError> {
     let result = match input {
         Input::Image(img) => pipeline::run_outcomes(engine, ops, img),
         Input::Raw(frame) => pipeline::run_frame(engine, ops, frame),
@@ -249,6 +167,7 @@ fn run_one(
     let (img, outcomes) = result
         .map_err(|e| CliError::from(e).context(format!("pipeline '{}'", pipeline::to_spec(ops))))?;
     let mut stages = Vec::new();
+    let mut lines = Vec::new();
     for (i, outcome) in outcomes.into_iter().enumerate() {
         let op = &outcome.op;
         if args.report && !args.json {
@@ -257,9 +176,7 @@ fn run_one(
             }
         }
         if !args.json {
-            for line in &outcome.lines {
-                out!("{prefix}{line}")?;
-            }
+            lines.extend(outcome.lines.iter().map(|l| format!("{prefix}{l}")));
         }
         stages.push(JsonStage {
             stage: i + 1,
@@ -273,7 +190,7 @@ fn run_one(
             }),
         });
     }
-    Ok((img, stages))
+    Ok((img, stages, lines))
 }
 
 /// The channel count a pipeline produces from `input` channels.
@@ -297,33 +214,6 @@ fn frame_spec(args: &Args) -> Result<Option<FrameSpec>, CliError> {
     })
 }
 
-/// Checks the outputs before any work: each output's extension, and (for a
-/// single output file) that its folder exists; in folder mode, creates the
-/// output folder.
-fn prepare_outputs(args: &Args, jobs: &[Job], dir_mode: bool) -> Result<(), CliError> {
-    // The extension alone is checked now; the sample type once the input is loaded.
-    for job in jobs {
-        if let Some(out) = &job.output {
-            check_extension(out, dir_mode)?;
-        }
-    }
-    if !dir_mode {
-        // A missing output folder is found now, not after the work.
-        if let Some(out) = args.output.as_deref() {
-            check_output_folder(out)?;
-        }
-    }
-    if dir_mode {
-        if let Some(dir) = &args.output {
-            std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
-                path: dir.clone(),
-                source,
-            })?;
-        }
-    }
-    Ok(())
-}
-
 /// What every job of one `filterctl apply` run shares.
 struct Context<'a> {
     engine: &'a Engine,
@@ -342,6 +232,8 @@ struct Context<'a> {
 /// `--report` line.
 struct Loaded<'a> {
     input: Input,
+    /// The image file's ICC profile (orientation is applied already).
+    meta: Metadata,
     ops: Cow<'a, [Op]>,
     described: String,
 }
@@ -359,6 +251,11 @@ impl Input {
     }
 }
 
+/// Parses `--out-format`.
+fn parse_out_format(s: &str) -> Result<OutputFormat, String> {
+    s.parse().map_err(|e: clfilter::Error| e.to_string())
+}
+
 /// Parses `--decode-limit`; an empty value (`FILTERCTL_DECODE_LIMIT=`) is
 /// the default, as the library reads the variable.
 fn parse_decode_limit(s: &str) -> Result<DecodeLimits, String> {
@@ -368,11 +265,14 @@ fn parse_decode_limit(s: &str) -> Result<DecodeLimits, String> {
     s.parse().map_err(|e: clfilter::Error| e.to_string())
 }
 
-/// Loads an image file; a format error when `--format` is given says that a
-/// headerless raw frame needs `--size` as well.
-fn load_image(path: &Path, args: &Args) -> Result<DynImage, CliError> {
+/// Loads an image file (or stdin); a format error when `--format` is given
+/// says that a headerless raw frame needs `--size` as well.
+fn load_image(path: &Path, args: &Args) -> Result<(DynImage, Metadata), CliError> {
     let limits = args.decode_limit.unwrap_or_default();
-    clfilter::image::load_with(path, &limits).map_err(|e| match e {
+    if is_stdio(path) {
+        return batch::read_stdin(&limits);
+    }
+    clfilter::image::load_with_metadata(path, &limits).map_err(|e| match e {
         // A raw frame given without --size.
         clfilter::Error::Format { path, message } if args.format.is_some() => {
             CliError::from(clfilter::Error::Format {
@@ -396,11 +296,12 @@ fn load_job<'a>(ctx: &Context<'a>, job: &Job) -> Result<Loaded<'a>, CliError> {
         let raw = read_frame(&job.input, f).map_err(in_file)?;
         return Ok(Loaded {
             input: Input::Raw(raw),
+            meta: Metadata::default(),
             ops: Cow::Borrowed(ctx.ops),
             described: format!("{}x{} {} frame", f.width, f.height, f.format),
         });
     }
-    let img = load_image(&job.input, ctx.args)?;
+    let (img, meta) = load_image(&job.input, ctx.args)?;
     let mut ops = Cow::Borrowed(ctx.ops);
     if let Some(fmt) = ctx.args.format {
         let used = check_image_format(&job.input, &img, fmt).map_err(in_file)?;
@@ -411,16 +312,33 @@ fn load_job<'a>(ctx: &Context<'a>, job: &Job) -> Result<Loaded<'a>, CliError> {
     let described = describe(&img);
     Ok(Loaded {
         input: Input::Image(img),
+        meta,
         ops,
         described,
     })
 }
 
-/// Saves one result to `out`, printing a report line when asked; returns
-/// the time the save took.
-fn save_result(args: &Args, result: &DynImage, out: &Path) -> Result<Duration, CliError> {
+/// Saves one result to `out` (`-`: stdout) as `format`, with the input's
+/// ICC profile, printing a report line when asked; returns the time the
+/// save took.
+fn save_result(
+    args: &Args,
+    result: &DynImage,
+    out: &Path,
+    format: OutputFormat,
+    meta: Metadata,
+) -> Result<Duration, CliError> {
     let t = Instant::now();
-    clfilter::image::save(result, out)?;
+    let options = SaveOptions {
+        format: Some(format),
+        jpeg_quality: args.quality,
+        icc_profile: meta.icc_profile,
+    };
+    if is_stdio(out) {
+        batch::write_stdout(result, format, &options)?;
+    } else {
+        clfilter::image::save_with(result, out, &options)?;
+    }
     let save_ms = t.elapsed();
     if args.report && !args.json {
         note!(
@@ -435,8 +353,8 @@ fn save_result(args: &Args, result: &DynImage, out: &Path) -> Result<Duration, C
 
 /// Runs one job: loads its input, checks that its output can hold the
 /// result, runs the pipeline and saves the result. Returns the job's part
-/// of the JSON report.
-fn apply_job(ctx: &Context, job: &Job) -> Result<JsonFile, CliError> {
+/// of the JSON report and its result lines.
+fn apply_job(ctx: &Context, job: &Job) -> Result<(JsonFile, Vec<String>), CliError> {
     let args = ctx.args;
     let prefix = if ctx.several {
         format!("{}: ", job.input.display())
@@ -447,16 +365,26 @@ fn apply_job(ctx: &Context, job: &Job) -> Result<JsonFile, CliError> {
     let t = Instant::now();
     let Loaded {
         input,
+        meta,
         ops: file_ops,
         described,
     } = load_job(ctx, job)?;
     let load = t.elapsed();
     let ((w, h), c, sample) = input.shape();
     let out_sample = pipeline::output_type(&file_ops, sample);
-    if let Some(out) = &job.output {
-        check_output(out, out_sample, output_channels(&file_ops, c), ctx.dir_mode)
-            .map_err(in_file)?;
-    }
+    let out_format = match &job.output {
+        Some(out) => Some(
+            check_output_as(
+                out,
+                args.out_format,
+                out_sample,
+                output_channels(&file_ops, c),
+                ctx.dir_mode,
+            )
+            .map_err(in_file)?,
+        ),
+        None => None,
+    };
     if args.report && !args.json {
         note!(
             "loaded {} ({described}) in {}",
@@ -464,12 +392,13 @@ fn apply_job(ctx: &Context, job: &Job) -> Result<JsonFile, CliError> {
             ms(load)
         );
     }
-    let (result, stages) = run_one(ctx.engine, &file_ops, input, args, &prefix).map_err(in_file)?;
-    let save_ms = match &job.output {
-        Some(out) => Some(save_result(args, &result, out)?),
-        None => None,
+    let (result, stages, lines) =
+        run_one(ctx.engine, &file_ops, input, args, &prefix).map_err(in_file)?;
+    let save_ms = match (&job.output, out_format) {
+        (Some(out), Some(format)) => Some(save_result(args, &result, out, format, meta)?),
+        _ => None,
     };
-    Ok(JsonFile {
+    let file = JsonFile {
         input: job.input.clone(),
         output: job.output.clone(),
         format: args.format,
@@ -481,7 +410,8 @@ fn apply_job(ctx: &Context, job: &Job) -> Result<JsonFile, CliError> {
         load_ms: load,
         save_ms,
         stages,
-    })
+    };
+    Ok((file, lines))
 }
 
 /// Runs `filterctl apply`.
@@ -489,8 +419,12 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     let ops = pipeline::parse_with_format(&args.spec, args.format.as_ref())?;
     let frame = frame_spec(&args)?;
     let jobs = plan(&args, &ops)?;
-    check_inputs(&jobs)?;
-    let dir_mode = jobs.len() > 1 || args.output.as_deref().is_some_and(Path::is_dir);
+    check_inputs(&args, &jobs)?;
+    let dir_mode = jobs.len() > 1
+        || args
+            .output
+            .as_deref()
+            .is_some_and(|o| !is_stdio(o) && o.is_dir());
     prepare_outputs(&args, &jobs, dir_mode)?;
     let engine = global.engine()?;
     let ctx = Context {
@@ -501,16 +435,47 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         dir_mode,
         several: jobs.len() > 1,
     };
-    let mut files = Vec::new();
+    // Result lines go to stderr when stdout carries the image.
+    let to_stderr = jobs
+        .iter()
+        .any(|j| j.output.as_deref().is_some_and(is_stdio));
     guard::catch_stop_signals();
-    for (i, job) in jobs.iter().enumerate() {
+    let mut files = Vec::new();
+    if let [job] = &jobs[..] {
+        let (file, lines) = apply_job(&ctx, job)?;
+        print_lines(&lines, to_stderr)?;
+        files.push(file);
+    } else {
+        let jobs_at_once = args.jobs.map_or_else(batch::default_jobs, usize::from);
+        let results = batch::run_parallel(&jobs, jobs_at_once, |job| apply_job(&ctx, job))?;
+        let (mut failed, mut skipped) = (0, 0);
+        for result in results {
+            match result {
+                Some(Ok((file, lines))) => {
+                    print_lines(&lines, to_stderr)?;
+                    files.push(file);
+                }
+                Some(Err(_)) => failed += 1,
+                None => skipped += 1,
+            }
+        }
         if let Some(signal) = guard::stopped() {
             return Err(CliError::Interrupted {
                 signal,
-                done: format!("after {i} of {} inputs, each output whole", jobs.len()),
+                done: format!(
+                    "after {} of {} inputs ({skipped} not started), each output whole",
+                    jobs.len() - skipped,
+                    jobs.len()
+                ),
             });
         }
-        files.push(apply_job(&ctx, job)?);
+        if failed > 0 {
+            return Err(CliError::Failed(format!(
+                "{failed} of {} inputs failed (errors above); the other {} outputs are written",
+                jobs.len(),
+                jobs.len() - failed
+            )));
+        }
     }
     if args.json {
         let report = JsonReport {
@@ -519,6 +484,19 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
             files,
         };
         out!("{}", serde_json::to_string_pretty(&report)?)?;
+    }
+    Ok(())
+}
+
+/// Prints a job's result lines to stdout, or to stderr when stdout
+/// carries the image.
+fn print_lines(lines: &[String], to_stderr: bool) -> Result<(), CliError> {
+    for line in lines {
+        if to_stderr {
+            note!("{line}");
+        } else {
+            out!("{line}")?;
+        }
     }
     Ok(())
 }

@@ -1,0 +1,350 @@
+//! JPEG and WebP round trips, ICC profiles kept on every format that holds
+//! one, EXIF orientation applied on input (PNG `eXIf`, JPEG `APP1`), and
+//! images read from and written to streams. The files with metadata are
+//! built byte by byte here. No OpenCL is needed.
+
+mod common;
+
+use std::path::Path;
+
+use clfilter::image::{
+    load, load_with_metadata, read_from, save, save_with, write_to, DecodeLimits, Metadata,
+    OutputFormat, SaveOptions,
+};
+use clfilter::{DynImage, Error, Image};
+use common::files::{png_chunk, PNG_SIGNATURE};
+use common::{random_image, Rng};
+use image::metadata::Orientation;
+
+fn dir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// A smooth RGB or gray image (JPEG's error on it is small and predictable).
+fn smooth(w: usize, h: usize, c: usize) -> Image<u8> {
+    Image::from_fn(w, h, c, |x, y, k| (x * 5 + y * 3 + k * 40) as u8).unwrap()
+}
+
+/// The largest difference between two same-shaped u8 images.
+fn max_diff(a: &Image<u8>, b: &Image<u8>) -> u8 {
+    assert_eq!(
+        (a.width(), a.height(), a.channels()),
+        (b.width(), b.height(), b.channels())
+    );
+    a.rows()
+        .flatten()
+        .zip(b.rows().flatten())
+        .map(|(x, y)| x.abs_diff(*y))
+        .max()
+        .unwrap()
+}
+
+fn u8_of(img: DynImage) -> Image<u8> {
+    match img {
+        DynImage::U8(i) => i,
+        other => panic!("expected u8, got {:?}", other.sample_type()),
+    }
+}
+
+/// A made-up ICC profile: the bytes go through untouched, whatever they are.
+fn profile() -> Vec<u8> {
+    let mut p: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
+    p[36..40].copy_from_slice(b"acsp");
+    p
+}
+
+#[test]
+fn jpeg_round_trips_within_its_quality() {
+    let d = dir();
+    for (w, h, c) in [(1, 1, 3), (17, 9, 3), (16, 16, 1), (33, 7, 1)] {
+        let src = smooth(w, h, c);
+        let path = d.path().join(format!("a{w}x{h}x{c}.jpg"));
+        save(&DynImage::U8(src.clone()), &path).unwrap();
+        let back = u8_of(load(&path).unwrap());
+        let err = max_diff(&src, &back);
+        assert!(err <= 12, "{w}x{h}x{c}: max error {err} at quality 90");
+    }
+    // Lower quality, smaller file.
+    let src = DynImage::U8(smooth(64, 48, 3));
+    let size = |q: u8| {
+        let mut out = Vec::new();
+        let o = SaveOptions {
+            jpeg_quality: q,
+            ..SaveOptions::default()
+        };
+        write_to(&src, &mut out, OutputFormat::Jpeg, &o).unwrap();
+        out.len()
+    };
+    assert!(size(10) < size(95), "{} vs {}", size(10), size(95));
+    // Quality outside 1..=100 is an argument error, and nothing is written.
+    for q in [0, 101] {
+        let o = SaveOptions {
+            jpeg_quality: q,
+            ..SaveOptions::default()
+        };
+        let p = d.path().join("q.jpg");
+        assert!(matches!(
+            save_with(&src, &p, &o),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(!p.exists());
+    }
+}
+
+#[test]
+fn jpeg_refuses_alpha_and_webp_and_jpeg_refuse_16_bit() {
+    let d = dir();
+    let mut rng = Rng::new(4);
+    let rgba: DynImage = random_image::<u8>(&mut rng, 3, 3, 4).into();
+    let e = save(&rgba, d.path().join("a.jpg")).unwrap_err().to_string();
+    assert!(e.contains("no alpha") && e.contains(".png"), "{e}");
+    let rgb16: DynImage = random_image::<u16>(&mut rng, 3, 3, 3).into();
+    for name in ["a.jpg", "a.webp"] {
+        let e = save(&rgb16, d.path().join(name)).unwrap_err().to_string();
+        assert!(e.contains("8-bit"), "{name}: {e}");
+    }
+}
+
+#[test]
+fn webp_is_lossless_for_every_channel_count() {
+    let d = dir();
+    let mut rng = Rng::new(5);
+    for (w, h) in [(1, 1), (1, 7), (5, 1), (13, 11)] {
+        for c in [1, 3, 4] {
+            let src = random_image::<u8>(&mut rng, w, h, c);
+            let path = d.path().join(format!("x{w}x{h}x{c}.WebP"));
+            save(&DynImage::U8(src.clone()), &path).unwrap();
+            let back = u8_of(load(&path).unwrap());
+            // WebP stores gray as RGB: it loads with three equal channels.
+            let want = if c == 1 {
+                Image::from_fn(w, h, 3, |x, y, _| src.get(x, y, 0)).unwrap()
+            } else {
+                src
+            };
+            assert_eq!(back, want, "{w}x{h}x{c}");
+        }
+    }
+}
+
+#[test]
+fn lossy_webp_from_elsewhere_loads() {
+    // A lossy WebP with alpha (VP8X, ALPH, VP8), which the `image` crate
+    // cannot write: the 16x16 Python logo of CPython's test data.
+    let webp = include_bytes!("data/lossy_alpha.webp");
+    let (img, _) = read_from(&webp[..], "python.webp", &DecodeLimits::default()).unwrap();
+    assert_eq!(img.shape(), (16, 16, 4));
+    let img = u8_of(img);
+    let alphas: Vec<u8> = img.rows().flatten().skip(3).step_by(4).copied().collect();
+    assert!(
+        alphas.contains(&0) && alphas.contains(&255),
+        "transparent corners, opaque logo"
+    );
+}
+
+/// Every format that holds a profile gives it back; PNM drops it.
+#[test]
+fn icc_profiles_survive_a_round_trip() {
+    let d = dir();
+    let icc = profile();
+    let options = SaveOptions {
+        icc_profile: Some(icc.clone()),
+        ..SaveOptions::default()
+    };
+    let rgb = DynImage::U8(smooth(9, 5, 3));
+    let gray16 = DynImage::U16(Image::from_fn(4, 3, 1, |x, y, _| (x * 999 + y) as u16).unwrap());
+    let gray_f32 = DynImage::F32(Image::from_fn(4, 3, 1, |x, y, _| (x + y) as f32).unwrap());
+    for (img, name) in [
+        (&rgb, "a.png"),
+        (&rgb, "a.jpg"),
+        (&rgb, "a.tif"),
+        (&rgb, "a.webp"),
+        (&gray16, "g.png"),
+        (&gray16, "g.tif"),
+        (&gray_f32, "f.tif"),
+    ] {
+        let path = d.path().join(name);
+        save_with(img, &path, &options).unwrap();
+        let (back, meta) = load_with_metadata(&path, &DecodeLimits::default()).unwrap();
+        assert_eq!(meta.icc_profile.as_ref(), Some(&icc), "{name}");
+        assert_eq!(meta.orientation, None, "{name}");
+        assert_eq!(back.shape(), img.shape(), "{name}");
+    }
+    let path = d.path().join("a.ppm");
+    save_with(&rgb, &path, &options).unwrap();
+    let (_, meta) = load_with_metadata(&path, &DecodeLimits::default()).unwrap();
+    assert_eq!(meta, Metadata::default());
+}
+
+/// A big-endian EXIF block (TIFF header, one IFD) with only an orientation.
+fn exif_orientation(value: u16) -> Vec<u8> {
+    let mut e = b"MM\0\x2a\0\0\0\x08".to_vec();
+    e.extend_from_slice(&1u16.to_be_bytes()); // one entry
+    e.extend_from_slice(&0x0112u16.to_be_bytes()); // Orientation
+    e.extend_from_slice(&3u16.to_be_bytes()); // SHORT
+    e.extend_from_slice(&1u32.to_be_bytes()); // one value
+    e.extend_from_slice(&value.to_be_bytes());
+    e.extend_from_slice(&[0, 0]); // the value's padding
+    e.extend_from_slice(&0u32.to_be_bytes()); // no next IFD
+    e
+}
+
+/// `png` with an `eXIf` chunk (and a real CRC) after `IHDR`.
+fn with_exif_chunk(png: &[u8], exif: &[u8]) -> Vec<u8> {
+    let ihdr_end = PNG_SIGNATURE.len() + 8 + 13 + 4;
+    let mut out = png[..ihdr_end].to_vec();
+    out.extend(png_chunk(b"eXIf", exif));
+    out.extend_from_slice(&png[ihdr_end..]);
+    out
+}
+
+/// `jpeg` with an `APP1` Exif segment right after `SOI`.
+fn with_exif_segment(jpeg: &[u8], exif: &[u8]) -> Vec<u8> {
+    let mut seg = vec![0xFF, 0xE1];
+    seg.extend_from_slice(&((exif.len() + 8) as u16).to_be_bytes());
+    seg.extend_from_slice(b"Exif\0\0");
+    seg.extend_from_slice(exif);
+    let mut out = jpeg[..2].to_vec();
+    out.extend(seg);
+    out.extend_from_slice(&jpeg[2..]);
+    out
+}
+
+#[test]
+fn exif_orientation_is_applied_on_input() {
+    let src = Image::<u8>::from_fn(5, 3, 3, |x, y, c| (x * 50 + y * 9 + c) as u8).unwrap();
+    let mut png = Vec::new();
+    write_to(
+        &DynImage::U8(src.clone()),
+        &mut png,
+        OutputFormat::Png,
+        &SaveOptions::default(),
+    )
+    .unwrap();
+    for (value, o) in [
+        (3, Orientation::Rotate180),
+        (6, Orientation::Rotate90),
+        (8, Orientation::Rotate270),
+        (5, Orientation::Rotate90FlipH),
+    ] {
+        let file = with_exif_chunk(&png, &exif_orientation(value));
+        let (img, meta) = read_from(&file[..], "o.png", &DecodeLimits::default()).unwrap();
+        assert_eq!(meta.orientation, Some(o), "EXIF {value}");
+        let mut want = image::DynamicImage::try_from(DynImage::U8(src.clone())).unwrap();
+        want.apply_orientation(o);
+        assert_eq!(img, DynImage::try_from(want).unwrap(), "EXIF {value}");
+    }
+    // 1 is "as stored": nothing to apply, none reported.
+    let file = with_exif_chunk(&png, &exif_orientation(1));
+    let (img, meta) = read_from(&file[..], "o.png", &DecodeLimits::default()).unwrap();
+    assert_eq!((meta.orientation, img), (None, DynImage::U8(src.clone())));
+
+    // JPEG: the 90-degree turn swaps the sides.
+    let mut jpeg = Vec::new();
+    write_to(
+        &DynImage::U8(smooth(16, 8, 3)),
+        &mut jpeg,
+        OutputFormat::Jpeg,
+        &SaveOptions::default(),
+    )
+    .unwrap();
+    let file = with_exif_segment(&jpeg, &exif_orientation(6));
+    let (img, meta) = read_from(&file[..], "o.jpg", &DecodeLimits::default()).unwrap();
+    assert_eq!(meta.orientation, Some(Orientation::Rotate90));
+    assert_eq!(img.shape(), (8, 16, 3));
+}
+
+#[test]
+fn streams_round_trip_every_format() {
+    let mut rng = Rng::new(8);
+    let rgb = DynImage::from(random_image::<u8>(&mut rng, 6, 5, 3));
+    let limits = DecodeLimits::default();
+    for format in [
+        OutputFormat::Png,
+        OutputFormat::Tiff,
+        OutputFormat::WebP,
+        OutputFormat::Ppm,
+        OutputFormat::Pnm,
+        OutputFormat::Pam,
+    ] {
+        let mut bytes = Vec::new();
+        write_to(&rgb, &mut bytes, format, &SaveOptions::default()).unwrap();
+        let (back, _) = read_from(&bytes[..], "<memory>", &limits).unwrap();
+        assert_eq!(back, rgb, "{format}");
+    }
+    // A stream longer than the limit stops at the limit.
+    let mut bytes = Vec::new();
+    write_to(&rgb, &mut bytes, OutputFormat::Ppm, &SaveOptions::default()).unwrap();
+    let small = DecodeLimits::new(10);
+    assert!(matches!(
+        read_from(&bytes[..], "<stdin>", &small),
+        Err(Error::DecodeLimit { .. })
+    ));
+    // Errors name the stream.
+    let e = read_from(&b"not an image"[..], "<stdin>", &limits).unwrap_err();
+    assert!(e.to_string().contains("<stdin>"), "{e}");
+    // A cut PNG from a stream is truncated, as a cut file is.
+    let mut png = Vec::new();
+    write_to(&rgb, &mut png, OutputFormat::Png, &SaveOptions::default()).unwrap();
+    let e = read_from(&png[..png.len() - 20], "<stdin>", &limits).unwrap_err();
+    assert!(matches!(e, Error::Format { .. }), "{e}");
+}
+
+#[test]
+fn formats_parse_from_names_and_paths() {
+    for (name, f) in [
+        ("png", OutputFormat::Png),
+        ("TIFF", OutputFormat::Tiff),
+        (".jpeg", OutputFormat::Jpeg),
+        ("webp", OutputFormat::WebP),
+        ("pam", OutputFormat::Pam),
+    ] {
+        assert_eq!(name.parse::<OutputFormat>().unwrap(), f);
+        assert_eq!(OutputFormat::from_extension(f.extension()), Some(f));
+    }
+    assert!(matches!(
+        "gif".parse::<OutputFormat>(),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(OutputFormat::from_path(Path::new("a.pbm"))
+        .unwrap_err()
+        .to_string()
+        .contains(".pgm"));
+}
+
+/// A TIFF with an Orientation tag, through the `tiff` crate: RGB (decoded
+/// by `image`) and gray f32 (decoded by `tiff` itself).
+#[test]
+fn tiff_orientation_is_applied_for_every_sample_type() {
+    use tiff::encoder::{colortype, TiffEncoder};
+    use tiff::tags::Tag;
+    let (w, h) = (5u32, 3u32);
+    let rgb: Vec<u8> = (0..w * h * 3).map(|i| (i * 5) as u8).collect();
+    let gray: Vec<f32> = (0..w * h).map(|i| i as f32 / 16.0).collect();
+    let mut rgb_file = std::io::Cursor::new(Vec::new());
+    let mut enc = TiffEncoder::new(&mut rgb_file).unwrap();
+    let mut img = enc.new_image::<colortype::RGB8>(w, h).unwrap();
+    img.encoder().write_tag(Tag::Orientation, 8u16).unwrap();
+    img.write_data(&rgb).unwrap();
+    let mut gray_file = std::io::Cursor::new(Vec::new());
+    let mut enc = TiffEncoder::new(&mut gray_file).unwrap();
+    let mut img = enc.new_image::<colortype::Gray32Float>(w, h).unwrap();
+    img.encoder().write_tag(Tag::Orientation, 8u16).unwrap();
+    img.write_data(&gray).unwrap();
+
+    let limits = DecodeLimits::default();
+    let (got, meta) = read_from(rgb_file.get_ref().as_slice(), "rgb.tif", &limits).unwrap();
+    assert_eq!(meta.orientation, Some(Orientation::Rotate270));
+    let mut want = image::DynamicImage::ImageRgb8(image::RgbImage::from_raw(w, h, rgb).unwrap());
+    want.apply_orientation(Orientation::Rotate270);
+    assert_eq!(got, DynImage::try_from(want).unwrap());
+
+    let (got, meta) = read_from(gray_file.get_ref().as_slice(), "gray.tif", &limits).unwrap();
+    assert_eq!(meta.orientation, Some(Orientation::Rotate270));
+    let src = Image::from_vec(w as usize, h as usize, 1, gray).unwrap();
+    // Rotate270: the result's (x, y) is the source's (w - 1 - y, x).
+    let want = Image::from_fn(h as usize, w as usize, 1, |x, y, _| {
+        src.get(w as usize - 1 - y, x, 0)
+    })
+    .unwrap();
+    assert_eq!(got, DynImage::F32(want));
+}
