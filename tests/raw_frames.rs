@@ -93,9 +93,7 @@ fn bits_and_sample_types() {
     for f in RawFormat::all() {
         let (bits, sample) = match f.depth {
             Depth::Bits8 => (8, clfilter::SampleType::U8),
-            Depth::Bits16 { bits } | Depth::Bits16Be { bits } => {
-                (bits, clfilter::SampleType::U16)
-            }
+            Depth::Bits16 { bits } | Depth::Bits16Be { bits } => (bits, clfilter::SampleType::U16),
             Depth::Packed12(_) => (12, clfilter::SampleType::U16),
             Depth::Mipi10 => (10, clfilter::SampleType::U16),
         };

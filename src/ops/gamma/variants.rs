@@ -29,9 +29,12 @@ pub static VARIANTS: &[VariantSpec] = &[
     },
 ];
 
-/// The formula in f32 against f64, in units of full scale: OpenCL's
-/// `powr` is within 16 ulp (2^-20 relative) of the true power, times
-/// 1.099 at most, plus the products' and the difference's half steps.
+/// The formula in f32 against f64, in units of full scale, for samples
+/// within `0..=full` (every integer sample): the power as
+/// `exp2(y log2 L)`, each within 3 ulp, is within about 2^-22 of a result
+/// up to 1, times 1.099 at most, plus the products' and the difference's
+/// half steps. f32 samples above 1 hold a relative bound instead
+/// (docs/QUALITY.md).
 pub const TOLERANCE: f32 = 2e-6;
 
 /// The table holds the f64 curve rounded once: within the rounding of
