@@ -7,7 +7,7 @@ use crate::ops::{any_shape, no_local, Shape, VariantSpec};
 pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "pixel",
-        summary: "one pixel per work-item, the curve's formula in f32 (powr)",
+        summary: "one pixel per work-item, the curve's formula in f32 (exp2 of log2)",
         files: &["gamma/gamma.cl"],
         options: "",
         local: [256, 1],
