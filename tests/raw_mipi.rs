@@ -49,6 +49,9 @@ fn pack_be(s: &[u16]) -> Vec<u8> {
     s.iter().flat_map(|v| [(v >> 8) as u8, *v as u8]).collect()
 }
 
+/// A packer of samples into a frame's bytes.
+type Packer = fn(&[u16]) -> Vec<u8>;
+
 fn samples(rng: &mut Rng, n: usize, bits: u32) -> Vec<u16> {
     (0..n).map(|_| rng.below(1 << bits) as u16).collect()
 }
@@ -63,7 +66,7 @@ fn decoded(f: &RawFormat, bytes: &[u8], w: usize, h: usize) -> Vec<u16> {
 #[test]
 fn independent_packers_decode_to_their_samples() {
     let mut rng = Rng::new(2301);
-    let cases: [(&str, u32, fn(&[u16]) -> Vec<u8>); 8] = [
+    let cases: [(&str, u32, Packer); 8] = [
         ("bayer_rggb10mipi", 10, pack_raw10),
         ("mono10mipi", 10, pack_raw10),
         ("bayer_gbrg12mipi", 12, pack_raw12),
