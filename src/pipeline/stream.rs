@@ -334,6 +334,13 @@ pub fn run_source<R: Read + Send>(
         if opts.format.depth.device_reads_bytes() {
             return device::run(engine, dev, ops, opts, in_bytes, input, sink);
         }
+        if opts.transfer_only {
+            return Err(Error::arg(format!(
+                "the transfer bound is measured on frames uploaded as they are; {} frames \
+                 are decoded on the host",
+                opts.format
+            )));
+        }
     }
     if opts.transfer_only {
         return Err(Error::arg(
