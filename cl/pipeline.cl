@@ -8,7 +8,7 @@
 //
 // Options: T (input sample type), CH (channels of the typed image: 1, 3, 4),
 // TOUT and OUT_FLOAT for pipeline_store, DOUT and DOUT_FLOAT for
-// pipeline_display, PACKED (1 PFNC 12p, 2 GigE 12Packed) for
+// pipeline_display, PACKED (1 PFNC 12p, 2 GigE 12Packed, 3 MIPI RAW12) for
 // pipeline_unpack12.
 
 #if CH == 1
@@ -150,8 +150,10 @@ __kernel void pipeline_unpack12(__global const uchar* in, __global float* out, i
         uint b0 = in[3 * j], b1 = in[3 * j + 1], b2 = in[3 * j + 2];
 #if PACKED == 1
         uint p0 = b0 | (b1 & 15u) << 8, p1 = b1 >> 4 | b2 << 4;
-#else
+#elif PACKED == 2
         uint p0 = b0 << 4 | (b1 & 15u), p1 = b2 << 4 | b1 >> 4;
+#else
+        uint p0 = b0 << 4 | (b2 & 15u), p1 = b1 << 4 | b2 >> 4;
 #endif
         out[2 * j] = (float)p0;
         out[2 * j + 1] = (float)p1;

@@ -11,6 +11,8 @@ use clfilter::prelude::*;
 mod common;
 
 use clfilter::ops::black::BlackParams;
+use clfilter::ops::ccm::CcmParams;
+use clfilter::ops::gamma::GammaParams;
 use clfilter::ops::wb::WbParams;
 use clfilter::ops::{OpSpec, CPU};
 use clfilter::pipeline::{self, run_outcomes, run_stages};
@@ -229,6 +231,146 @@ fn wb_matches_the_reference() {
     assert!((mean(0) - mean(1)).abs() < 1e-5 && (mean(2) - mean(1)).abs() < 1e-5);
 }
 
+fn ccm_case<T: TestSample>(engines: &[(String, Engine)], rng: &mut Rng) {
+    let mats = [
+        [1.72, -0.52, -0.2, -0.26, 1.58, -0.32, 0.04, -0.62, 1.58],
+        [0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0],
+        [64.0, -64.0, 0.5, 0.0, 0.0, 0.0, -1.0, 2.0, -3.0],
+    ];
+    let full = f64::from(T::TYPE.full_scale());
+    for &(w, h) in SIZES {
+        for c in [3, 4] {
+            let img = random_image::<T>(rng, w, h, c);
+            for m in mats {
+                let p = CcmParams { m };
+                let v = |x, y, k| f64::from(img.get(x, y, k).to_f32());
+                // f32 sums of three products: within 4 half-steps of the
+                // largest partial sum (docs/QUALITY.md).
+                let bound = |x, y, ch: usize| {
+                    let terms: f64 = (0..3)
+                        .map(|k| (f64::from(m[3 * ch + k]) * v(x, y, k)).abs())
+                        .sum();
+                    4.0 * f64::from(f32::EPSILON) / 2.0 * terms
+                };
+                for (label, e) in engines {
+                    let got = e.ccm(&img, &p).unwrap_or_else(|e| panic!("{label}: {e}"));
+                    for y in 0..h {
+                        for x in 0..w {
+                            for ch in 0..c {
+                                let g = f64::from(got.get(x, y, ch).to_f32());
+                                let want = if ch == 3 {
+                                    v(x, y, 3)
+                                } else {
+                                    (0..3).map(|k| f64::from(m[3 * ch + k]) * v(x, y, k)).sum()
+                                };
+                                let (want, limit) = if T::TYPE == SampleType::F32 {
+                                    (want, bound(x, y, ch.min(2)) + 1e-30)
+                                } else {
+                                    (want.clamp(0.0, full), 0.5 + bound(x, y, ch.min(2)))
+                                };
+                                assert!(
+                                    (g - want).abs() <= limit,
+                                    "ccm {label} {}x{c} {w}x{h} {m:?}: ({x}, {y}) channel {ch}: got {g}, want {want}",
+                                    T::TYPE
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn ccm_matches_the_reference() {
+    let cl = opencl_engine();
+    let engines = engines(&clfilter::ops::ccm::SPEC, cl.as_ref());
+    let mut rng = Rng::new(2204);
+    each_type(|t| match t {
+        SampleType::U8 => ccm_case::<u8>(&engines, &mut rng),
+        SampleType::U16 => ccm_case::<u16>(&engines, &mut rng),
+        SampleType::F32 => ccm_case::<f32>(&engines, &mut rng),
+    });
+}
+
+/// The curves, written here from the standards (IEC 61966-2-1, ITU-R BT.709).
+fn encode(p: GammaParams, l: f64) -> f64 {
+    match p {
+        GammaParams::Srgb if l <= 0.0031308 => 12.92 * l,
+        GammaParams::Srgb => 1.055 * l.powf(1.0 / 2.4) - 0.055,
+        GammaParams::Rec709 if l < 0.018 => 4.5 * l,
+        GammaParams::Rec709 => 1.099 * l.powf(0.45) - 0.099,
+        GammaParams::Power(n) => l.powf(1.0 / f64::from(n)),
+    }
+}
+
+fn gamma_case<T: TestSample>(engines: &[(String, Engine)], rng: &mut Rng) {
+    let full = f64::from(T::TYPE.full_scale());
+    let curves = [
+        GammaParams::Srgb,
+        GammaParams::Rec709,
+        GammaParams::Power(2.2),
+        GammaParams::Power(0.5),
+    ];
+    for &(w, h) in SIZES {
+        for c in [1, 3, 4] {
+            let img = random_image::<T>(rng, w, h, c);
+            for p in curves {
+                let want = |x, y, ch| {
+                    let v = f64::from(img.get(x, y, ch).to_f32());
+                    if c == 4 && ch == 3 {
+                        v
+                    } else {
+                        encode(p, (v / full).max(0.0)) * full
+                    }
+                };
+                for (label, e) in engines {
+                    // The table variant declines f32 (forcing it is an error).
+                    if T::TYPE == SampleType::F32 && label.ends_with("lut") {
+                        continue;
+                    }
+                    let got = e.gamma(&img, &p).unwrap_or_else(|e| panic!("{label}: {e}"));
+                    let ctx = format!("gamma {label} {}x{c} {w}x{h} {p:?}", T::TYPE);
+                    // docs/QUALITY.md: 2e-6 of full scale; f32 above 1
+                    // relative, 3e-6 for these samples (up to 300, powers
+                    // up to 2).
+                    let tol = if T::TYPE == SampleType::F32 {
+                        3e-6
+                    } else {
+                        2e-6
+                    };
+                    check(&got, want, tol, &ctx);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gamma_matches_the_reference() {
+    let cl = opencl_engine();
+    let engines = engines(&clfilter::ops::gamma::SPEC, cl.as_ref());
+    let mut rng = Rng::new(2205);
+    each_type(|t| match t {
+        SampleType::U8 => gamma_case::<u8>(&engines, &mut rng),
+        SampleType::U16 => gamma_case::<u16>(&engines, &mut rng),
+        SampleType::F32 => gamma_case::<f32>(&engines, &mut rng),
+    });
+    // The table gives the correctly rounded result of every u16 value.
+    let all = Image::<u16>::from_fn(256, 256, 1, |x, y, _| (y * 256 + x) as u16).unwrap();
+    for p in [GammaParams::Srgb, GammaParams::Rec709] {
+        let got = Engine::cpu().gamma(&all, &p).unwrap();
+        for (i, &g) in got.rows().flatten().enumerate() {
+            let want = encode(p, i as f64 / 65535.0) * 65535.0;
+            assert!(
+                (f64::from(g) - want).abs() <= 0.5 + 1e-9,
+                "{p:?} {i}: {g} vs {want}"
+            );
+        }
+    }
+}
+
 fn max_diff(a: &DynImage, b: &DynImage) -> f64 {
     assert_eq!(a.shape(), b.shape(), "shapes differ");
     assert_eq!(a.sample_type(), b.sample_type(), "types differ");
@@ -307,6 +449,23 @@ fn device_chains_match_the_host_path() {
                 DynImage::F32(rgbf.clone()),
                 1e-4,
             ),
+            (
+                "demosaic=bits=12,black=64,wb=r=1.8:b=1.4,ccm=m=1.72/-0.52/-0.2/-0.26/1.58/-0.32/0.04/-0.62/1.58,gamma=srgb,convert=u8",
+                DynImage::U16(raw12.clone()),
+                1.0,
+            ),
+            (
+                "wb=auto,ccm=m=1.5/-0.5/0/0/1/0/-0.25/-0.25/1.5,gamma=rec709",
+                DynImage::U16(rgb.clone()),
+                // The host's roundings after wb and ccm (up to 1.5 steps
+                // through this matrix) times the curve's slope near 0 (4.5).
+                7.0,
+            ),
+            (
+                "ccm=m=2/0/0/0/1/0/0/0/0.5,gamma=2.2",
+                DynImage::F32(rgbf.clone()),
+                1e-4,
+            ),
         ] {
             chain_vs_host(&engine, spec, input, tol);
         }
@@ -328,6 +487,16 @@ fn bad_parameters_are_typed_errors() {
         "wb=b=65",
         "wb=auto:r=2",
         "wb=manual",
+        "ccm",
+        "ccm=m=1/2/3",
+        "ccm=m=1/0/0/0/1/0/0/0/x",
+        "ccm=m=65/0/0/0/1/0/0/0/1",
+        "ccm=1/0/0/0/1/0/0/0/nan",
+        "gamma",
+        "gamma=0",
+        "gamma=11",
+        "gamma=srgbb",
+        "gamma=curve=inf",
     ] {
         match pipeline::parse(spec) {
             Err(Error::Spec(_)) => {}
@@ -340,6 +509,23 @@ fn bad_parameters_are_typed_errors() {
     assert!(matches!(
         e.wb(&gray, &WbParams::Auto),
         Err(Error::InvalidInput(_))
+    ));
+    assert!(matches!(
+        e.ccm(&gray, &CcmParams::IDENTITY),
+        Err(Error::InvalidInput(_))
+    ));
+    assert!(matches!(
+        e.ccm(
+            &rgb,
+            &CcmParams {
+                m: [f32::INFINITY; 9]
+            }
+        ),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        e.gamma(&rgb, &GammaParams::Power(0.0)),
+        Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
         e.wb(&rgb, &WbParams::Gains([f32::NAN, 1.0, 1.0])),

@@ -156,7 +156,7 @@ fn unknown_operations_get_a_suggestion() {
     );
     assert_eq!(
         first_line("blur=sigma=2"),
-        "stage 1 'blur': unknown operation (known: transpose, minmax, normalize, convert, gaussian, demosaic, colormap, median, bilateral, deband, reduce, stats, black, wb)"
+        "stage 1 'blur': unknown operation (known: transpose, minmax, normalize, convert, gaussian, demosaic, colormap, median, bilateral, deband, reduce, stats, black, wb, ccm, gamma)"
     );
     // The caret is under the name.
     let m = err("transpose,normlize=out=u8");

@@ -23,13 +23,19 @@ fn fmt(s: &str) -> RawFormat {
 }
 
 /// Random samples that a frame of `f` can hold: any byte, any 16-bit value
-/// (above the white level too: decode keeps them), 12-bit for packed.
+/// (above the white level too: decode keeps them), 12-bit for packed,
+/// 10-bit for `10mipi`.
 fn random_frame(rng: &mut Rng, f: &RawFormat, w: usize, h: usize) -> DynImage {
     match f.depth {
         Depth::Bits8 => Image::from_fn(w, h, 1, |_, _, _| rng.next_u64() as u8)
             .unwrap()
             .into(),
-        Depth::Bits16 { .. } => Image::from_fn(w, h, 1, |_, _, _| rng.next_u64() as u16)
+        Depth::Bits16 { .. } | Depth::Bits16Be { .. } => {
+            Image::from_fn(w, h, 1, |_, _, _| rng.next_u64() as u16)
+                .unwrap()
+                .into()
+        }
+        Depth::Mipi10 => Image::from_fn(w, h, 1, |_, _, _| rng.below(1024) as u16)
             .unwrap()
             .into(),
         Depth::Packed12(_) => Image::from_fn(w, h, 1, |_, _, _| rng.below(4096) as u16)
@@ -54,11 +60,14 @@ fn every_format_name_parses_and_round_trips() {
         "bayer_gbrg",
         "mono",
     ] {
-        for depth in ["8", "10", "12", "14", "16", "12p", "12packed"] {
+        for depth in [
+            "8", "10", "12", "14", "16", "12p", "12packed", "12mipi", "10mipi", "10be", "12be",
+            "14be", "16be",
+        ] {
             names.push(format!("{prefix}{depth}"));
         }
     }
-    assert_eq!(names.len(), 35);
+    assert_eq!(names.len(), 65);
     let all: Vec<String> = RawFormat::all().iter().map(|f| f.to_string()).collect();
     assert_eq!(all, names);
     for name in &names {
@@ -84,8 +93,9 @@ fn bits_and_sample_types() {
     for f in RawFormat::all() {
         let (bits, sample) = match f.depth {
             Depth::Bits8 => (8, clfilter::SampleType::U8),
-            Depth::Bits16 { bits } => (bits, clfilter::SampleType::U16),
+            Depth::Bits16 { bits } | Depth::Bits16Be { bits } => (bits, clfilter::SampleType::U16),
             Depth::Packed12(_) => (12, clfilter::SampleType::U16),
+            Depth::Mipi10 => (10, clfilter::SampleType::U16),
         };
         assert_eq!((f.bits(), f.sample()), (bits, sample), "{f}");
     }
@@ -118,7 +128,7 @@ fn unknown_names_are_typed_errors_with_a_suggestion() {
         assert!(m.starts_with(&format!("unknown raw format '{bad}'")), "{m}");
         assert!(m.contains("bayer_PATTERN DEPTH or mono DEPTH"), "{m}");
         assert!(
-            m.contains("12p (PFNC packed) or 12packed (GigE Vision packed)"),
+            m.contains("12p (PFNC packed), 12packed (GigE Vision packed), 12mipi or 10mipi"),
             "{m}"
         );
         match want {
@@ -139,8 +149,9 @@ fn frame_bytes_per_depth() {
     for f in RawFormat::all() {
         let want = match f.depth {
             Depth::Bits8 => w * h,
-            Depth::Bits16 { .. } => w * h * 2,
+            Depth::Bits16 { .. } | Depth::Bits16Be { .. } => w * h * 2,
             Depth::Packed12(_) => w * h * 3 / 2,
+            Depth::Mipi10 => w * h * 5 / 4,
         };
         assert_eq!(f.frame_bytes(w, h).unwrap(), want, "{f}");
     }
@@ -197,11 +208,12 @@ fn decode_encode_round_trip_on_random_data() {
     let mut rng = Rng::new(7);
     for f in RawFormat::all() {
         let sizes: &[(usize, usize)] = if f.pattern.is_some() {
-            &[(2, 2), (6, 4), (18, 10)]
+            &[(2, 2), (6, 4), (18, 10), (4, 2), (12, 6)]
         } else {
-            &[(1, 2), (3, 2), (5, 6), (17, 2)]
+            &[(1, 2), (3, 2), (5, 6), (17, 2), (4, 1), (8, 3)]
         };
-        for &(w, h) in sizes {
+        // The MIPI layouts take whole groups per line (tests/raw_mipi.rs).
+        for &(w, h) in sizes.iter().filter(|&&(w, h)| f.frame_bytes(w, h).is_ok()) {
             // image -> bytes -> image
             let img = random_frame(&mut rng, &f, w, h);
             let bytes = raw::encode(&img, &f).unwrap();
@@ -213,7 +225,11 @@ fn decode_encode_round_trip_on_random_data() {
             assert_eq!(frame.clone().into_dyn(), img, "{f} {w}x{h}");
             assert_eq!(f.decode_vec(bytes.clone(), w, h).unwrap(), frame);
             match (&frame, f.depth) {
-                (RawImage::U8(_), Depth::Bits8) | (RawImage::U16(_), Depth::Bits16 { .. }) => {}
+                (RawImage::U8(_), Depth::Bits8)
+                | (
+                    RawImage::U16(_),
+                    Depth::Bits16 { .. } | Depth::Bits16Be { .. } | Depth::Mipi10,
+                ) => {}
                 (RawImage::Packed12 { packing, data, .. }, Depth::Packed12(p)) => {
                     assert_eq!(*packing, p);
                     assert_eq!(data, &bytes);
@@ -559,8 +575,9 @@ fn demosaic_takes_pattern_and_bits_from_the_format() {
         assert_eq!(p.method, Method::Edge);
         let bits = match f.depth {
             Depth::Bits8 => None,
-            Depth::Bits16 { bits } => Some(bits),
+            Depth::Bits16 { bits } | Depth::Bits16Be { bits } => Some(bits),
             Depth::Packed12(_) => Some(12),
+            Depth::Mipi10 => Some(10),
         };
         assert_eq!(p.bits, bits, "{f}");
         // The same pattern and bits given explicitly are fine.

@@ -2,7 +2,8 @@
 //
 // Options (all compile-time, so the pattern costs no branches):
 //   T        input sample type (uchar, ushort; uchar for packed frames)
-//   PACKED   0: one T per sample; 1: PFNC 12p (LSB first); 2: GigE 12Packed
+//   PACKED   0: one T per sample; 1: PFNC 12p (LSB first); 2: GigE 12Packed;
+//            3: MIPI CSI-2 RAW12
 //   TOUT, OUT_FLOAT  output sample type, 1 when it is float (no rounding)
 //   CLAMP_HI  (optional, float output) saturate to 0..CLAMP_HI
 //   METHOD   0 bilinear, 1 mhc (Malvar-He-Cutler), 2 edge
@@ -60,8 +61,10 @@ inline float raw_at(__global const T* in, int x, int y, int w)
     uint b0 = b[0], b1 = b[1], b2 = b[2];
 #if PACKED == 1
     uint v = (i & 1) ? ((b1 >> 4) | (b2 << 4)) : (b0 | ((b1 & 0x0Fu) << 8));
-#else
+#elif PACKED == 2
     uint v = (i & 1) ? ((b2 << 4) | (b1 >> 4)) : ((b0 << 4) | (b1 & 0x0Fu));
+#else
+    uint v = (i & 1) ? ((b1 << 4) | (b2 >> 4)) : ((b0 << 4) | (b2 & 0x0Fu));
 #endif
     return (float)v;
 #endif

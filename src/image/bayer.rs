@@ -98,7 +98,7 @@ impl std::str::FromStr for Pattern {
     }
 }
 
-/// The two packed 12-bit layouts: two pixels in three bytes.
+/// The packed 12-bit layouts: two pixels in three bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Packing {
@@ -108,6 +108,11 @@ pub enum Packing {
     /// GigE Vision `BayerRG12Packed` (`Mono12Packed`, Basler's layout):
     /// `p0 = b0 << 4 | (b1 & 0x0F)`, `p1 = b2 << 4 | b1 >> 4`.
     GigE12Packed,
+    /// MIPI CSI-2 `RAW12` (V4L2 `SRGGB12P`): the two high bytes, then the
+    /// low nibbles, first pixel's in the low half:
+    /// `p0 = b0 << 4 | (b2 & 0x0F)`, `p1 = b1 << 4 | b2 >> 4`. CSI-2 packs
+    /// each line on its own, so frames have an even width.
+    Mipi12,
 }
 
 impl Packing {
@@ -142,6 +147,7 @@ impl Packing {
         match self {
             Packing::Pfnc12p => [b0 | (b1 & 0x0F) << 8, b1 >> 4 | b2 << 4],
             Packing::GigE12Packed => [b0 << 4 | (b1 & 0x0F), b2 << 4 | b1 >> 4],
+            Packing::Mipi12 => [b0 << 4 | (b2 & 0x0F), b1 << 4 | b2 >> 4],
         }
     }
 
@@ -164,9 +170,24 @@ impl Packing {
                     ((a & 0x0F) | (b & 0x0F) << 4) as u8,
                     (b >> 4) as u8,
                 ],
+                Packing::Mipi12 => [
+                    (a >> 4) as u8,
+                    (b >> 4) as u8,
+                    ((a & 0x0F) | (b & 0x0F) << 4) as u8,
+                ],
             });
         }
         Ok(out)
+    }
+
+    /// The kernels' `PACKED` option (`cl/demosaic/demosaic.cl`,
+    /// `cl/pipeline.cl`): 1 PFNC, 2 GigE Vision, 3 MIPI CSI-2.
+    pub fn kernel_code(self) -> u8 {
+        match self {
+            Packing::Pfnc12p => 1,
+            Packing::GigE12Packed => 2,
+            Packing::Mipi12 => 3,
+        }
     }
 
     /// The name used in docs and on the command line.
@@ -174,6 +195,7 @@ impl Packing {
         match self {
             Packing::Pfnc12p => "12p",
             Packing::GigE12Packed => "12packed",
+            Packing::Mipi12 => "12mipi",
         }
     }
 }

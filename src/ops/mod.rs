@@ -91,6 +91,8 @@ registry! {
     stats,
     black,
     wb,
+    ccm,
+    gamma,
 }
 
 /// Every stage a pipeline can use, in the operations' order (each defined

@@ -339,10 +339,7 @@ pub(crate) fn load_raw(d: &dyn Dispatch, dev: &Dev, raw: &DeviceRaw) -> Result<(
         } => {
             let n = width * height;
             let img = DeviceImage::<f32>::new(dev, *width, *height, 1)?;
-            let packed = match packing {
-                crate::ops::demosaic::Packing::Pfnc12p => 1,
-                crate::ops::demosaic::Packing::GigE12Packed => 2,
-            };
+            let packed = packing.kernel_code();
             let k = plumbing(
                 d,
                 dev,

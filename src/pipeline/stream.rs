@@ -328,8 +328,19 @@ pub fn run_source<R: Read + Send>(
             op.name()
         )));
     }
+    // Big-endian and RAW10 frames are decoded on the host, frame by frame;
+    // the overlapped device path uploads the bytes as they are.
     if let Some(dev) = engine.backend().device() {
-        return device::run(engine, dev, ops, opts, in_bytes, input, sink);
+        if opts.format.depth.device_reads_bytes() {
+            return device::run(engine, dev, ops, opts, in_bytes, input, sink);
+        }
+        if opts.transfer_only {
+            return Err(Error::arg(format!(
+                "the transfer bound is measured on frames uploaded as they are; {} frames \
+                 are decoded on the host",
+                opts.format
+            )));
+        }
     }
     if opts.transfer_only {
         return Err(Error::arg(

@@ -43,8 +43,8 @@ enum Check {
 enum Make {
     /// A pipeline spec (chained on the device when there is one).
     Spec(&'static str),
-    /// Samples the image through an RGGB colour filter array, as a camera
-    /// sensor sees it (the demosaic steps' input).
+    /// Samples the image (8- or 16-bit RGB) through an RGGB colour filter
+    /// array, as a camera sensor sees it (the demosaic steps' input).
     Mosaic,
     /// Sets one sample in 400 to full scale, as a sensor's hot pixels
     /// (the median step's input).
@@ -259,7 +259,55 @@ const STEPS: &[Step] = &[
         save: true,
         check: Some(Check::Psnr("input", 33.0)),
     },
+    Step {
+        name: "sensor",
+        about: "the photo as linear light on a 12-bit sensor: sRGB undone (power 2.2), \
+                colours mixed (overlapping filters), a green-heavy cast, black level 64",
+        from: "input",
+        make: Make::Spec(SENSOR),
+        save: false,
+        check: None,
+    },
+    Step {
+        name: "sensor-bayer",
+        about: "the 12-bit sensor's RGGB mosaic (in 16-bit containers)",
+        from: "sensor",
+        make: Make::Mosaic,
+        save: false,
+        check: None,
+    },
+    Step {
+        name: "sensor-black",
+        about: "raw -> black level: 64..4095 stretched to the 16-bit range (before the demosaic, \
+                which must start a device chain)",
+        from: "sensor-bayer",
+        make: Make::Spec("black=64:white=4095"),
+        save: false,
+        check: None,
+    },
+    Step {
+        name: "camera-colour",
+        about: "-> demosaic -> white balance -> colour matrix -> sRGB -> 8-bit, on the device",
+        from: "sensor-black",
+        make: Make::Spec(CAMERA_COLOUR),
+        save: true,
+        check: Some(Check::Psnr("input", 27.5)),
+    },
 ];
+
+/// The sensor step: the inverse of [`CAMERA_COLOUR`]'s matrix and gains;
+/// 0..65535 becomes 64..4095 (`(in + 1040.5) * 4031 / 65535`).
+const SENSOR: &str = "convert=u16,gamma=0.4545,\
+    ccm=m=0.913043/0.0434783/0.0434783/0.0434783/0.913043/0.0434783/0.0434783/0.0434783/0.913043,\
+    wb=r=0.5:b=0.7,normalize=sub=-1040.5:factor=0.061509:out=u16";
+
+/// The camera-colour step (after the black level): gains that undo the
+/// sensor step's cast, a mild saturation matrix (rows
+/// sum to 1, so gray stays gray) that undoes the sensor's mixing, and the
+/// sRGB curve. The result is the photo again, within the demosaic's and
+/// the curves' differences (its PSNR floor).
+const CAMERA_COLOUR: &str = "demosaic=method=mhc:out=f32,wb=r=2:b=1.4286,\
+    ccm=m=1.1/-0.05/-0.05/-0.05/1.1/-0.05/-0.05/-0.05/1.1,gamma=srgb,convert=u8";
 
 /// Decodes the built-in photo as an RGB u8 image.
 fn builtin_photo() -> Result<Image<u8>, CliError> {
@@ -385,12 +433,19 @@ fn run_step(
             pipeline::run_outcomes(engine, &pipeline::parse(spec)?, from).map_err(context)?
         }
         Make::Mosaic => {
-            let DynImage::U8(rgb) = &from else {
-                return Err(CliError::Failed("the demo mosaics 8-bit RGB photos".into()));
+            let rggb = clfilter::ops::demosaic::Pattern::Rggb;
+            let cfa: DynImage = match &from {
+                DynImage::U8(rgb) => clfilter::ops::demosaic::mosaic(rgb, rggb)
+                    .map_err(context)?
+                    .into(),
+                DynImage::U16(rgb) => clfilter::ops::demosaic::mosaic(rgb, rggb)
+                    .map_err(context)?
+                    .into(),
+                DynImage::F32(_) => {
+                    return Err(CliError::Failed("the demo mosaics 8- or 16-bit RGB".into()))
+                }
             };
-            let cfa = clfilter::ops::demosaic::mosaic(rgb, clfilter::ops::demosaic::Pattern::Rggb)
-                .map_err(context)?;
-            (cfa.into(), Vec::new())
+            (cfa, Vec::new())
         }
         Make::HotPixels => {
             let DynImage::U8(mut img) = from else {

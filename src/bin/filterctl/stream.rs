@@ -36,8 +36,9 @@ pub struct Args {
     size: (usize, usize),
 
     /// Frame format: bayer_rggb8, bayer_rggb12 (16-bit containers),
-    /// bayer_rggb12p (PFNC), bayer_rggb12packed (GigE), bayer_rggb16,
-    /// mono8, mono16, ... (any pattern: rggb, bggr, grbg, gbrg).
+    /// bayer_rggb12p (PFNC), bayer_rggb12packed (GigE), bayer_rggb12mipi and
+    /// bayer_rggb10mipi (MIPI CSI-2 RAW12, RAW10), bayer_rggb16, bayer_rggb16be
+    /// (big-endian), mono8, mono16, ... (any pattern: rggb, bggr, grbg, gbrg).
     #[arg(long, value_name = "FMT")]
     format: RawFormat,
 

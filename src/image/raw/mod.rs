@@ -19,10 +19,22 @@
 //! | `10`, `12`, `14`, `16` | 2   | little-endian 16-bit containers, the value in the low bits (white level `2^bits - 1`) |
 //! | `12p`      | 1.5             | PFNC `BayerRG12p` / `Mono12p`: two samples in three bytes, LSB first ([`Packing::Pfnc12p`]) |
 //! | `12packed` | 1.5             | GigE Vision `BayerRG12Packed` / `Mono12Packed` ([`Packing::GigE12Packed`]) |
+//! | `12mipi`   | 1.5             | MIPI CSI-2 `RAW12` (V4L2 `SRGGB12P`): the two pixels' high bytes, then a byte of their low nibbles, the first pixel's in bits 3..0 ([`Packing::Mipi12`]) |
+//! | `10mipi`   | 1.25            | MIPI CSI-2 `RAW10` (V4L2 `SRGGB10P`): four pixels' high bytes (bits 9..2), then a byte of their 2-bit remainders, the first pixel's in bits 1..0 ([`Depth::Mipi10`]) |
+//! | `10be`, `12be`, `14be`, `16be` | 2 | big-endian 16-bit containers, the value in the low bits |
 //!
 //! Frames have no header and no row padding: a `W x H` frame is exactly
 //! [`RawFormat::frame_bytes`] bytes. Bayer frames have an even width and
-//! height; packed frames an even pixel count.
+//! height; the PFNC and GigE packed frames an even pixel count. CSI-2 packs
+//! each line on its own, so `12mipi` frames have an even width and `10mipi`
+//! frames a width that is a multiple of 4.
+//!
+//! Where frames are decoded: 8-bit frames, little-endian containers and
+//! the 12-bit packings reach a device as their bytes (the OpenCL demosaic
+//! and the pipelines unpack 12-bit frames there); big-endian containers and
+//! `10mipi` are decoded on the host into `u16` samples
+//! ([`RawImage::U16`]), and streams of them run frame by frame
+//! (`pipeline::run_stream`'s host path).
 //!
 //! ```
 //! use clfilter::image::raw::{Depth, RawFormat};
@@ -38,11 +50,14 @@
 //! assert!(err.to_string().contains("did you mean 'bayer_rggb12p'?"));
 //! ```
 
+mod pack;
 mod reader;
 
 use std::fmt;
 use std::str::FromStr;
 
+pub use pack::encode;
+use pack::{unpack, unpack10};
 pub use reader::FrameReader;
 
 use super::bayer::{check_cfa_size, Packing, Pattern, Raw};
@@ -63,11 +78,21 @@ pub enum Depth {
     },
     /// 12-bit samples, two packed in three bytes (white level 4095).
     Packed12(Packing),
+    /// One big-endian 16-bit container per sample, holding `bits`
+    /// significant bits (10, 12, 14 or 16) in its low bits.
+    Bits16Be {
+        /// Significant bits: 10, 12, 14 or 16.
+        bits: u32,
+    },
+    /// MIPI CSI-2 `RAW10`: four 10-bit samples in five bytes, `b0..b3` the
+    /// samples' bits 9..2 and `b4` their bits 1..0, sample `k`'s at bits
+    /// `2k + 1 .. 2k` (white level 1023).
+    Mipi10,
 }
 
 impl Depth {
     /// Every depth a format name can have, in the order of the docs.
-    pub const ALL: [Depth; 7] = [
+    pub const ALL: [Depth; 13] = [
         Depth::Bits8,
         Depth::Bits16 { bits: 10 },
         Depth::Bits16 { bits: 12 },
@@ -75,15 +100,40 @@ impl Depth {
         Depth::Bits16 { bits: 16 },
         Depth::Packed12(Packing::Pfnc12p),
         Depth::Packed12(Packing::GigE12Packed),
+        Depth::Packed12(Packing::Mipi12),
+        Depth::Mipi10,
+        Depth::Bits16Be { bits: 10 },
+        Depth::Bits16Be { bits: 12 },
+        Depth::Bits16Be { bits: 14 },
+        Depth::Bits16Be { bits: 16 },
     ];
 
-    /// The suffix in format names: `8`, `10`..`16`, `12p`, `12packed`.
+    /// The suffix in format names: `8`, `10`..`16`, `12p`, `12packed`,
+    /// `12mipi`, `10mipi`, `10be`..`16be`.
     fn suffix(self) -> String {
         match self {
             Depth::Bits8 => "8".into(),
             Depth::Bits16 { bits } => bits.to_string(),
             Depth::Packed12(p) => p.name().into(),
+            Depth::Bits16Be { bits } => format!("{bits}be"),
+            Depth::Mipi10 => "10mipi".into(),
         }
+    }
+
+    /// Pixels per packed group that a CSI-2 line holds whole: the width
+    /// must be a multiple of it (1 for the other layouts).
+    fn line_group(self) -> usize {
+        match self {
+            Depth::Mipi10 => 4,
+            Depth::Packed12(Packing::Mipi12) => 2,
+            _ => 1,
+        }
+    }
+
+    /// Whether frames reach a device as their bytes (else the host decodes
+    /// them into `u16` samples first).
+    pub fn device_reads_bytes(self) -> bool {
+        !matches!(self, Depth::Bits16Be { .. } | Depth::Mipi10)
     }
 
     /// Parses a suffix (already lowercase).
@@ -94,9 +144,13 @@ impl Depth {
     /// Checks a hand-built depth: 16-bit containers hold 10, 12, 14 or 16 bits.
     fn check(self) -> Result<()> {
         match self {
-            Depth::Bits16 { bits } if !matches!(bits, 10 | 12 | 14 | 16) => Err(Error::arg(
-                format!("raw frames in 16-bit containers have 10, 12, 14 or 16 bits, not {bits}"),
-            )),
+            Depth::Bits16 { bits } | Depth::Bits16Be { bits }
+                if !matches!(bits, 10 | 12 | 14 | 16) =>
+            {
+                Err(Error::arg(format!(
+                    "raw frames in 16-bit containers have 10, 12, 14 or 16 bits, not {bits}"
+                )))
+            }
             _ => Ok(()),
         }
     }
@@ -127,13 +181,14 @@ impl RawFormat {
             .collect()
     }
 
-    /// Significant bits per sample: 8, 10..16, or 12 for the packed layouts.
-    /// The white level is `2^bits - 1`.
+    /// Significant bits per sample: 8, 10..16, 12 for the 12-bit packed
+    /// layouts, 10 for `10mipi`. The white level is `2^bits - 1`.
     pub fn bits(&self) -> u32 {
         match self.depth {
             Depth::Bits8 => 8,
-            Depth::Bits16 { bits } => bits,
+            Depth::Bits16 { bits } | Depth::Bits16Be { bits } => bits,
             Depth::Packed12(_) => 12,
+            Depth::Mipi10 => 10,
         }
     }
 
@@ -153,7 +208,8 @@ impl RawFormat {
     /// naming the format and the size: both sides at least 1 and within the
     /// engine's 32-bit indexing; for Bayer formats an even width and height
     /// (see [`check_cfa_size`]); for the packed layouts an even pixel count
-    /// (two pixels share three bytes).
+    /// (two pixels share three bytes); for `12mipi` an even width and for
+    /// `10mipi` a width that is a multiple of 4 (CSI-2 packs each line).
     pub fn frame_bytes(&self, width: usize, height: usize) -> Result<usize> {
         self.depth.check()?;
         let rule = |e: Error| match e {
@@ -172,9 +228,17 @@ impl RawFormat {
         let pixels = width
             .checked_mul(height)
             .ok_or_else(|| Error::arg(format!("{self} frame of {width}x{height} overflows")))?;
+        let group = self.depth.line_group();
+        if !width.is_multiple_of(group) {
+            return Err(Error::arg(format!(
+                "{self} frame of {width}x{height}: MIPI CSI-2 packs each line in groups of \
+                 {group} pixels, so the width must be a multiple of {group}"
+            )));
+        }
         let bytes = match self.depth {
             Depth::Bits8 => Some(pixels),
-            Depth::Bits16 { .. } => pixels.checked_mul(2),
+            Depth::Bits16 { .. } | Depth::Bits16Be { .. } => pixels.checked_mul(2),
+            Depth::Mipi10 => (pixels / 4).checked_mul(5),
             Depth::Packed12(_) => {
                 if !pixels.is_multiple_of(2) {
                     return Err(Error::arg(format!(
@@ -190,10 +254,10 @@ impl RawFormat {
 
     /// Decodes one frame of exactly [`RawFormat::frame_bytes`] bytes.
     ///
-    /// 8-bit frames become [`RawImage::U8`], 16-bit containers
-    /// [`RawImage::U16`] (little-endian), packed frames stay packed
-    /// ([`RawImage::Packed12`], which the OpenCL demosaic unpacks on the
-    /// device). Samples above the white level `2^bits - 1` (a 12-bit format
+    /// 8-bit frames become [`RawImage::U8`], 16-bit containers (either
+    /// byte order) and `10mipi` frames [`RawImage::U16`], 12-bit packed
+    /// frames stay packed ([`RawImage::Packed12`], which the OpenCL demosaic
+    /// unpacks on the device). Samples above the white level `2^bits - 1` (a 12-bit format
     /// whose containers hold larger values) are kept as they are, not
     /// clipped or masked: the demosaic levels them above full scale and
     /// saturates.
@@ -214,6 +278,16 @@ impl RawFormat {
                     .map(|b| u16::from_le_bytes([b[0], b[1]]))
                     .collect(),
             )?),
+            Depth::Bits16Be { .. } => RawImage::U16(Image::from_vec(
+                width,
+                height,
+                1,
+                bytes
+                    .chunks_exact(2)
+                    .map(|b| u16::from_be_bytes([b[0], b[1]]))
+                    .collect(),
+            )?),
+            Depth::Mipi10 => RawImage::U16(Image::from_vec(width, height, 1, unpack10(bytes))?),
             Depth::Packed12(packing) => RawImage::Packed12 {
                 data: bytes.to_vec(),
                 width,
@@ -227,7 +301,9 @@ impl RawFormat {
     /// frames keep the buffer instead of copying it.
     pub fn decode_vec(&self, bytes: Vec<u8>, width: usize, height: usize) -> Result<RawImage> {
         match self.depth {
-            Depth::Bits16 { .. } => self.decode(&bytes, width, height),
+            Depth::Bits16 { .. } | Depth::Bits16Be { .. } | Depth::Mipi10 => {
+                self.decode(&bytes, width, height)
+            }
             Depth::Bits8 => {
                 self.check_len(bytes.len(), width, height)?;
                 Ok(RawImage::U8(Image::from_vec(width, height, 1, bytes)?))
@@ -258,8 +334,9 @@ impl RawFormat {
     /// The name's grammar, for error messages and help texts.
     pub const GRAMMAR: &'static str = "bayer_PATTERN DEPTH or mono DEPTH, written without \
         spaces: PATTERN is rggb, bggr, grbg or gbrg (the sensor's top-left 2x2 block), DEPTH is \
-        8, 10, 12, 14, 16 (16-bit little-endian containers above 8), 12p (PFNC packed) or \
-        12packed (GigE Vision packed); for example bayer_rggb12p or mono16";
+        8, 10, 12, 14, 16 (16-bit little-endian containers above 8), 10be..16be (big-endian \
+        containers), 12p (PFNC packed), 12packed (GigE Vision packed), 12mipi or 10mipi (MIPI \
+        CSI-2 RAW12, RAW10); for example bayer_rggb12p or mono16";
 }
 
 impl fmt::Display for RawFormat {
@@ -458,75 +535,6 @@ impl RawImage {
     }
 }
 
-/// Unpacks 12-bit pairs; unlike [`Packing::unpack`], any size with an even
-/// pixel count (mono frames need not have even sides).
-fn unpack(packing: Packing, data: &[u8], width: usize, height: usize) -> Image<u16> {
-    let pixels = width.saturating_mul(height);
-    assert!(
-        pixels.is_multiple_of(2) && data.len() == pixels / 2 * 3,
-        "RawImage::Packed12 of {width}x{height} holds {} bytes, not {}",
-        data.len(),
-        pixels / 2 * 3
-    );
-    let mut out = Vec::with_capacity(pixels);
-    for b in data.chunks_exact(3) {
-        out.extend_from_slice(&packing.unpack_pair([b[0], b[1], b[2]]));
-    }
-    Image::from_vec(width, height, 1, out)
-        .unwrap_or_else(|e| panic!("RawImage::Packed12 of {width}x{height}: {e}"))
-}
-
-/// Encodes a 1-channel image as one frame of `fmt`, the inverse of
-/// [`RawFormat::decode`]: bytes for 8-bit formats, little-endian `u16` for
-/// 16-bit containers (values above the white level written as they are),
-/// [`Packing::pack`] for the packed layouts. For tests, benchmarks and tools
-/// that make raw frames.
-///
-/// The image must be 1-channel of `fmt.sample()` (`u8` for 8-bit formats,
-/// `u16` otherwise) with a size `fmt` allows, else
-/// [`Error::InvalidArgument`]; a packed format refuses samples above 4095
-/// ([`Error::InvalidInput`]), which it cannot hold.
-pub fn encode(img: &DynImage, fmt: &RawFormat) -> Result<Vec<u8>> {
-    let (w, h, c) = img.shape();
-    if c != 1 {
-        return Err(Error::arg(format!(
-            "raw frames have 1 channel, the image has {c}"
-        )));
-    }
-    let need = fmt.frame_bytes(w, h)?;
-    let out = match (fmt.depth, img) {
-        (Depth::Bits8, DynImage::U8(i)) => i.packed_samples().into_owned(),
-        (Depth::Bits16 { .. }, DynImage::U16(i)) => {
-            let mut v = Vec::with_capacity(need);
-            for s in i.packed_samples().iter() {
-                v.extend_from_slice(&s.to_le_bytes());
-            }
-            v
-        }
-        (Depth::Packed12(p), DynImage::U16(i)) => {
-            let samples = i.packed_samples();
-            if let Some(k) = samples.iter().position(|&s| s > 0xFFF) {
-                return Err(Error::InvalidInput(format!(
-                    "{fmt} holds 12-bit samples, but pixel ({}, {}) is {}",
-                    k % w,
-                    k / w,
-                    samples[k]
-                )));
-            }
-            p.pack(&samples)?
-        }
-        _ => {
-            return Err(Error::arg(format!(
-                "{fmt} frames hold {} samples, the image has {}",
-                fmt.sample(),
-                img.sample_type()
-            )))
-        }
-    };
-    debug_assert_eq!(out.len(), need);
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,7 +542,7 @@ mod tests {
     #[test]
     fn names_round_trip() {
         let all = RawFormat::all();
-        assert_eq!(all.len(), 35);
+        assert_eq!(all.len(), 65);
         for f in all {
             assert_eq!(f.to_string().parse::<RawFormat>().unwrap(), f);
             assert_eq!(

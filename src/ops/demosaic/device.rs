@@ -111,10 +111,7 @@ mod cl {
                 DeviceRaw::U16(_) => (SampleType::U16, 0),
                 DeviceRaw::Packed { packing, .. } => (
                     SampleType::U8,
-                    match packing {
-                        Packing::Pfnc12p => 1,
-                        Packing::GigE12Packed => 2,
-                    },
+                    packing.kernel_code(),
                 ),
             }
         }

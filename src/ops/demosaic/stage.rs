@@ -295,7 +295,7 @@ fn check_bits(
     match (fmt.depth, *bits) {
         (Depth::Bits8, None) => {}
         (_, None) => *bits = Some(fmt.bits()),
-        (Depth::Bits16 { .. }, Some(_)) => {}
+        (Depth::Bits16 { .. } | Depth::Bits16Be { .. }, Some(_)) => {}
         (_, Some(b)) if b == fmt.bits() => {}
         (_, Some(b)) => {
             return Err(a.error(

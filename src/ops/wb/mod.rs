@@ -5,8 +5,10 @@
 //! is not clipped). Gains are given ([`WbParams::Gains`], each finite and
 //! within `0..=`[`MAX_GAIN`]) or found on the image by the gray-world
 //! rule ([`WbParams::Auto`], [`gray_world`]): the gains that make the red
-//! and blue means equal the green mean, green's gain 1. The means come
-//! from `stats` (on the device in device pipelines).
+//! and blue means equal the green mean, green's gain 1. The means are each
+//! channel's mean over every pixel of the image, saturated and clipped
+//! pixels included (none are left out); they come from `stats` (on the
+//! device in device pipelines, one read-back of the means).
 
 pub mod api;
 pub mod cpu;

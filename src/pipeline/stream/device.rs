@@ -66,6 +66,13 @@ mod cl {
                 height: h,
                 packing,
             },
+            // run_source decodes these on the host.
+            Depth::Bits16Be { .. } | Depth::Mipi10 => {
+                return Err(Error::arg(format!(
+                    "{} frames are decoded on the host, not uploaded as bytes",
+                    opts.format
+                )))
+            }
         })
     }
 

@@ -40,8 +40,8 @@ pub struct Args {
     #[arg(long, value_name = "WxH", value_parser = parse_size, requires = "format")]
     size: Option<(usize, usize)>,
 
-    /// The camera format: bayer_{rggb,bggr,grbg,gbrg}{8,10,12,14,16,12p,12packed}
-    /// or mono{8,...}. With --size, the raw frames' layout; with image files
+    /// The camera format: bayer_{rggb,bggr,grbg,gbrg}DEPTH or monoDEPTH, DEPTH
+    /// one of 8,10,12,14,16,12p,12packed,12mipi,10mipi,10be,12be,14be,16be. With --size, the raw frames' layout; with image files
     /// (1-channel), the pattern and bits a demosaic stage defaults to.
     #[arg(long, value_name = "FMT", value_parser = parse_format)]
     format: Option<RawFormat>,
