@@ -139,6 +139,13 @@ fn readme_commands_run() {
     ] {
         save(&img, d.join(name)).unwrap();
     }
+    // The JPEG and the folder the README's format and batch examples read.
+    let photo = Image::<u8>::from_fn(12, 8, 3, |x, y, c| (x * 11 + y * 5 + c * 60) as u8).unwrap();
+    save(&DynImage::from(photo.clone()), d.join("photo.jpg")).unwrap();
+    std::fs::create_dir(d.join("photos")).unwrap();
+    for name in ["a.png", "b.png"] {
+        save(&DynImage::from(photo.clone()), d.join("photos").join(name)).unwrap();
+    }
     let readme = read("README.md");
     let block = readme.split("## filterctl\n").nth(1).unwrap();
     let block = &block[block.find("```sh\n").unwrap() + 6..];
