@@ -1,10 +1,16 @@
 //! The rayon median: rows in parallel, and inside a row many samples at a
 //! time, each step of the selection one min and one max across the lanes,
 //! which the compiler turns into vector instructions (no `unsafe`; the row
-//! runs through [`simd::dispatch`] so that they are the CPU's widest).
+//! runs through [`Isa::vectorize`] with at most 256-bit vectors: AVX2,
+//! whose byte and word instructions the AVX-512F trampoline lacks).
 //!
 //! u8 and u16 samples are selected in their own type, 32 bytes of samples
 //! at a time, straight from the interleaved rows (see `median_native`).
+//! For 3x3 and 5x5 each column of the window is sorted once per output row
+//! and shared by every window that holds it (`SharedRow`): 3x3 then costs
+//! 12 min/max per sample after the 6 of its column sort (against 38 for
+//! the 19-exchange network), 5x5 sorts each window's five rank rows and
+//! selects among 13 candidates (`median25`).
 //! f32 samples are first mapped to order-preserving u32 words
 //! (`median::word`) in per-channel planes padded by the radius on both
 //! sides (the replicate border), so the inner loops neither clamp nor
@@ -15,7 +21,7 @@ use rayon::prelude::*;
 use super::{filtered_channels, from_word, word, MedianParams, MAX_RADIUS};
 use crate::error::Result;
 use crate::image::{Image, Sample};
-use crate::simd::{self, mem, Simd, WithSimd};
+use crate::simd::{mem, Isa, Simd, WithSimd};
 use crate::SampleType;
 
 /// Pixels selected together: 8 u32 words are one 256-bit vector.
@@ -110,20 +116,24 @@ fn median_native<T: Sample, K: Native, const L: usize>(
             }
             let o = mem::cast_slice_mut::<T, K>(orow).expect("T is K");
             let [r0, r1, r2, r3, r4, ..] = rows;
+            // At most 256-bit vectors: the AVX-512 trampoline enables
+            // AVX-512F only, which has no 8- or 16-bit lane instructions,
+            // and such code compiled there splits every vector in two.
+            let isa = Isa::detect_up_to(256);
             match r {
-                1 => simd::dispatch(SharedRow::<K, L, 3> {
+                1 => isa.vectorize(SharedRow::<K, L, 3> {
                     rows: [r0, r1, r2],
                     out: o,
                     c,
                     ranks,
                 }),
-                2 => simd::dispatch(SharedRow::<K, L, 5> {
+                2 => isa.vectorize(SharedRow::<K, L, 5> {
                     rows: [r0, r1, r2, r3, r4],
                     out: o,
                     c,
                     ranks,
                 }),
-                _ => simd::dispatch(NativeRow::<K, L, 49> {
+                _ => isa.vectorize(NativeRow::<K, L, 49> {
                     rows: &rows[..2 * r + 1],
                     out: o,
                     c,

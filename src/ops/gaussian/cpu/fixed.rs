@@ -130,6 +130,10 @@ pub(super) fn fill<'o, const C: usize>(
     out: &'o mut [MaybeUninit<u8>],
 ) -> &'o mut [u8] {
     let row_len = w * C;
+    // At most 256-bit vectors: the AVX-512 trampoline enables AVX-512F
+    // only, which has no 16-bit lane instructions, and 16-bit code compiled
+    // there splits every vector in two with shuffles (3x slower at 4K).
+    let isa = isa.min(Isa::detect_up_to(256));
     let bands = rayon::current_num_threads() * BANDS_PER_THREAD;
     let band = h.div_ceil(bands.clamp(1, h));
     mem::par_fill(
