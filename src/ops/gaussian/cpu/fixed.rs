@@ -1,4 +1,4 @@
-//! The u8 Gaussian in fixed point, for sigma up to [`FIXED_MAX_SIGMA`]:
+//! The u8 Gaussian in fixed point, for sigma up to [`FIXED_MAX_SIGMA`] (3):
 //! the reference's sampled kernel with 16-bit weights, in 16-bit lanes,
 //! rows first, then columns, never converting to float.
 //!
@@ -17,7 +17,7 @@
 //!   half the largest loss back ([`bias`]). With the weights' rounding (at
 //!   most 2^-17 each, over both axes' kept and dropped taps) the sum before
 //!   the final rounding is within 0.5 of the exact value for every sigma up
-//!   to 4, so the output is the f64 reference rounded down or up: within 1
+//!   to 4 (past the cut-off), so the output is the f64 reference rounded down or up: within 1
 //!   level (docs/QUALITY.md; `tests` checks it).
 //!
 //! Borders are the reference's ([`source_index`]): the horizontal pass reads
@@ -34,11 +34,12 @@ use super::Rows;
 use crate::simd::mem::{self, Filler};
 use crate::simd::{Isa, Simd, WithSimd};
 
-/// The largest sigma the fixed-point path takes; above, the kernel is long
-/// enough for Deriche's recursion (`Axis::Iir`), whose cost does not grow
-/// with sigma, to be faster, and the rounding loss would grow past the
-/// stated bound.
-pub(crate) const FIXED_MAX_SIGMA: f32 = 4.0;
+/// The largest sigma the fixed-point path takes. Its cost grows with the
+/// taps kept, Deriche's recursion's (`Axis::Iir`) does not: at 4K u8 RGB on
+/// the 2-core VM (2026-11-25, docs/PERFORMANCE.md) the fixed point took
+/// 0.33x, 0.71x and 1.30x the recursion's time at sigma 1, 2 and 4, so
+/// they cross near 3. The error bound holds up to 4 (`tests`).
+pub(crate) const FIXED_MAX_SIGMA: f32 = 3.0;
 
 /// Fractional bits of the samples in flight.
 const FRAC: u32 = 7;
@@ -132,7 +133,7 @@ pub(super) fn fill<'o, const C: usize>(
     let row_len = w * C;
     // At most 256-bit vectors: the AVX-512 trampoline enables AVX-512F
     // only, which has no 16-bit lane instructions, and 16-bit code compiled
-    // there splits every vector in two with shuffles (3x slower at 4K).
+    // there splits every vector in two with shuffles (1.4-1.5x slower at 4K).
     let isa = isa.min(Isa::detect_up_to(256));
     let bands = rayon::current_num_threads() * BANDS_PER_THREAD;
     let band = h.div_ceil(bands.clamp(1, h));
@@ -273,8 +274,8 @@ impl<'t, const C: usize> Horizontal<'t, C> {
 #[inline(always)]
 fn filter<'a>(w: &[u16], n: usize, out: &mut [u16], line: impl Fn(i64, usize) -> &'a [u16]) {
     if n < BLOCK {
-        for j in 0..n {
-            out[j] = block::<1>(w, |k| &line(k, j)[..1])[0];
+        for (j, o) in out[..n].iter_mut().enumerate() {
+            *o = block::<1>(w, |k| &line(k, j)[..1])[0];
         }
         return;
     }

@@ -335,7 +335,8 @@ fn accuracy_summary() {
     }
 }
 
-const FIXED_SIGMAS: [f32; 12] = [0.2, 0.3, 0.5, 0.8, 1.0, 1.3, 2.0, 2.5, 3.0, 3.3, 3.7, 4.0];
+/// Up to 4: the bound holds past the cut-off ([`FIXED_MAX_SIGMA`], 3).
+const FIXED_SIGMAS: [f32; 12] = [0.2, 0.3, 0.5, 0.8, 1.0, 1.3, 2.0, 2.5, 2.9, 3.0, 3.7, 4.0];
 
 #[test]
 fn u8_fixed_point_is_within_one_level_of_the_reference() {
