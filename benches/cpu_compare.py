@@ -1,18 +1,26 @@
 #!/usr/bin/env python3
 """CPU comparisons for docs/PERFORMANCE.md, in one run, best of 3 each:
 - the rayon median (radius 1, 2, 3) against OpenCV's cv2.medianBlur (ksize
-  3, 5, 7) on 3840x2160 u8 RGB random images (OpenCV's border is
-  replicate too; both cost the same on any data);
+  3, 5, 7) on 3840x2160 u8 RGB random images, and radius 1, 2 on gray
+  (OpenCV's border is replicate too; both cost the same on any data);
+- the rayon Gaussian on 3840x2160 u8 RGB at sigma 1, 2, 4 (replicate
+  border) against cv2.GaussianBlur with BORDER_REPLICATE, once with our
+  window (ksize 2 ceil(6 sigma) + 1, the reference's radius) and once with
+  OpenCV's default for u8 (ksize (0, 0): round(6 sigma + 1) | 1);
 - the rayon sort against numpy.sort and Rust's par_sort_unstable at 2^20
   and 2^24 f32 keys.
 
 Run from the project root after `cargo build --release --example cpu_compare`:
-    python3 benches/cpu_compare.py [target/release/examples/cpu_compare]
+    python3 benches/cpu_compare.py [target/release/examples/cpu_compare [BEFORE [ONLY]]]
+BEFORE: a second build of the example (e.g. of main) timed in the same run,
+as an extra column. ONLY: `median`, `gaussian` or `sort` for one group.
 """
-import subprocess, sys, time
+import math, subprocess, sys, time
 import numpy as np
 
 exe = sys.argv[1] if len(sys.argv) > 1 else "target/release/examples/cpu_compare"
+before = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] != "-" else None
+only = sys.argv[3] if len(sys.argv) > 3 else None
 
 def best(f, k=3):
     f()
@@ -21,9 +29,18 @@ def best(f, k=3):
         t = time.perf_counter(); f(); ts.append(time.perf_counter() - t)
     return min(ts) * 1e3
 
-def rust(*args):
-    out = subprocess.run([exe, *args], check=True, capture_output=True, text=True).stdout
+def rust(*args, binary=None):
+    out = subprocess.run([binary or exe, *args], check=True, capture_output=True, text=True).stdout
     return {l.split()[0]: float(l.split()[1]) for l in out.splitlines()}
+
+def both(*args):
+    """Our timings, and the BEFORE build's (or None), same run."""
+    return rust(*args), (rust(*args, binary=before) if before else None)
+
+def row(what, size, key, ours, old, peer, peer_ms):
+    b = f"{old[key]:.1f}" if old else "-"
+    ratio = peer_ms / ours[key]
+    print(f"| {what} | {size} | {b} | {ours[key]:.1f} | {peer} | {peer_ms:.1f} | {ratio:.2f}x |")
 
 try:
     import cv2
@@ -31,20 +48,37 @@ try:
 except ImportError:
     cv2 = None
 
-print("| what | size | clfilter rayon ms | other | other ms |")
-print("|---|---|---|---|---|")
-r = rust("median")
-if cv2 is not None:
-    img = np.random.default_rng(1).integers(0, 256, (2160, 3840, 3), dtype=np.uint8)
-    for rad in (1, 2, 3):
-        k = 2 * rad + 1
-        ms = best(lambda: cv2.medianBlur(img, k))
-        print(f"| median r={rad} ({k}x{k}) u8 RGB | 3840x2160 | {r[f'clfilter_median_r{rad}']:.1f} | cv2.medianBlur {cv2.__version__} | {ms:.1f} |")
-for n in (1 << 20, 1 << 24):
-    r = rust("sort", str(n))
-    keys = np.random.default_rng(2).random(n, dtype=np.float32) * 2 - 1
-    ms = best(lambda: np.sort(keys))
-    exp = n.bit_length() - 1
-    print(f"| sort f32 (clfilter cpu) | 2^{exp} | {r['clfilter_cpu']:.1f} | numpy.sort {np.__version__} | {ms:.1f} |")
-    print(f"| sort f32 | 2^{exp} | | par_sort_unstable_by(total_cmp) | {r['par_sort_unstable_by_total_cmp']:.1f} |")
-    print(f"| sort f32 | 2^{exp} | | par_sort_unstable (u32 words) | {r['par_sort_unstable_u32_words']:.1f} |")
+print("| what | size | before ms | clfilter rayon ms | peer | peer ms | ours/peer |")
+print("|---|---|---:|---:|---|---:|---:|")
+if only in (None, "median"):
+    r, b = both("median")
+    rng = np.random.default_rng(1)
+    rgb = rng.integers(0, 256, (2160, 3840, 3), dtype=np.uint8)
+    gray = rng.integers(0, 256, (2160, 3840), dtype=np.uint8)
+    if cv2 is not None:
+        for name, img, key, radii in (("RGB", rgb, "", (1, 2, 3)), ("gray", gray, "_gray", (1, 2))):
+            for rad in radii:
+                k = 2 * rad + 1
+                ms = best(lambda: cv2.medianBlur(img, k))
+                row(f"median r={rad} ({k}x{k}) u8 {name}", "3840x2160", f"clfilter_median{key}_r{rad}",
+                    r, b, f"cv2.medianBlur {cv2.__version__} ksize {k}", ms)
+if only in (None, "gaussian") and cv2 is not None:
+    r, b = both("gaussian")
+    img = np.random.default_rng(3).integers(0, 256, (2160, 3840, 3), dtype=np.uint8)
+    for sigma in (1.0, 2.0, 4.0):
+        key = f"clfilter_gaussian_s{sigma:g}"
+        for k in (2 * math.ceil(6 * sigma) + 1, 0):
+            ms = best(lambda: cv2.GaussianBlur(img, (k, k), sigma, borderType=cv2.BORDER_REPLICATE))
+            ksize = f"ksize {k} (our window)" if k else f"ksize (0,0) = {round(6 * sigma + 1) | 1}"
+            row(f"Gaussian u8 RGB sigma {sigma:g}", "3840x2160", key, r, b,
+                f"cv2.GaussianBlur {cv2.__version__} {ksize}", ms)
+if only in (None, "sort"):
+    for n in (1 << 20, 1 << 24):
+        r, b = both("sort", str(n))
+        keys = np.random.default_rng(2).random(n, dtype=np.float32) * 2 - 1
+        ms = best(lambda: np.sort(keys))
+        exp = n.bit_length() - 1
+        row("sort f32 (clfilter cpu)", f"2^{exp}", "clfilter_cpu", r, b, f"numpy.sort {np.__version__}", ms)
+        for key, peer in (("par_sort_unstable_by_total_cmp", "par_sort_unstable_by(total_cmp)"),
+                          ("par_sort_unstable_u32_words", "par_sort_unstable (u32 words)")):
+            row("sort f32", f"2^{exp}", "clfilter_cpu", r, b, peer, r[key])

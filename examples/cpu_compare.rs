@@ -1,16 +1,20 @@
 //! CPU timings for `benches/cpu_compare.py`, best of 3 (after one warm-up),
 //! one `name ms` line each:
 //! - `median`: the rayon median (`ops::median::cpu`) on 3840x2160 u8 RGB
-//!   (the same pseudo-random image the script builds), radius 1, 2, 3;
+//!   and gray (pseudo-random), radius 1, 2, 3 (RGB) and 1, 2 (gray);
+//! - `gaussian`: the rayon Gaussian (`ops::gaussian::cpu`) on 3840x2160 u8
+//!   RGB (pseudo-random), sigma 1, 2 and 4, replicate border;
 //! - `sort N`: N pseudo-random f32 keys through the rayon sort
 //!   (`ops::sort::cpu`, total order, the key mapping included) and through
 //!   Rust's `par_sort_unstable_by(f32::total_cmp)` and `par_sort_unstable`
 //!   on the u32 words alone.
 //!
-//! `cargo run --release --example cpu_compare -- median` or `-- sort 1048576`.
+//! `cargo run --release --example cpu_compare -- median`, `-- gaussian` or
+//! `-- sort 1048576`.
 
 use std::time::{Duration, Instant};
 
+use clfilter::ops::gaussian::{cpu as gaussian_cpu, Border, GaussianParams};
 use clfilter::ops::median::{cpu as median_cpu, MedianParams};
 use clfilter::ops::sort::{cpu as sort_cpu, keys};
 use clfilter::Image;
@@ -47,12 +51,28 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("median") => {
             let (w, h) = (3840, 2160);
+            for (c, name, radii) in [(3, "", 1..=3), (1, "_gray", 1..=2)] {
+                let data: Vec<u8> = xorshift(w * h * c).into_iter().map(|v| v as u8).collect();
+                let img = Image::from_vec(w, h, c, data).expect("image");
+                for r in radii {
+                    let p = MedianParams::new(r).expect("radius");
+                    let t = best(|| drop(median_cpu::median(&img, &p).expect("median")));
+                    println!("clfilter_median{name}_r{r} {:.3}", t.as_secs_f64() * 1e3);
+                }
+            }
+        }
+        Some("gaussian") => {
+            let (w, h) = (3840, 2160);
             let data: Vec<u8> = xorshift(w * h * 3).into_iter().map(|v| v as u8).collect();
             let img = Image::from_vec(w, h, 3, data).expect("image");
-            for r in 1..=3 {
-                let p = MedianParams::new(r).expect("radius");
-                let t = best(|| drop(median_cpu::median(&img, &p).expect("median")));
-                println!("clfilter_median_r{r} {:.3}", t.as_secs_f64() * 1e3);
+            for sigma in [1.0f32, 2.0, 4.0] {
+                let p = GaussianParams {
+                    sigma_x: sigma,
+                    sigma_y: sigma,
+                    border: Border::Replicate,
+                };
+                let t = best(|| drop(gaussian_cpu::gaussian(&img, &p).expect("gaussian")));
+                println!("clfilter_gaussian_s{sigma} {:.3}", t.as_secs_f64() * 1e3);
             }
         }
         Some("sort") => {
@@ -79,6 +99,6 @@ fn main() {
             });
             println!("par_sort_unstable_u32_words {:.3}", t.as_secs_f64() * 1e3);
         }
-        _ => eprintln!("usage: cpu_compare median | sort N"),
+        _ => eprintln!("usage: cpu_compare median | gaussian | sort N"),
     }
 }

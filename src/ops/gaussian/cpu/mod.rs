@@ -42,7 +42,12 @@
 //! token, and each band is compiled for AVX-512, AVX2 + FMA and the build's
 //! baseline, chosen at run time ([`Isa`]).
 //!
-//! Files: this one (entry points, the plan, the filters per axis), `iir`
+//! u8 images with both sigmas up to 3 (or 0) skip all of the above: `fixed`
+//! runs the reference's kernel in 16-bit fixed point, rows then columns,
+//! within one level of the reference (see its docs).
+//!
+//! Files: this one (entry points, the plan, the filters per axis), `fixed`
+//! (the u8 fixed-point path), `iir`
 //! (the recursion's coefficients and border states), `kernels` (the passes
 //! on strips of columns), `band` (one rayon task), `tests`.
 
@@ -57,11 +62,13 @@ use crate::simd::mem::{self, Filler};
 use crate::simd::{Isa, Simd, WithSimd};
 
 mod band;
+mod fixed;
 mod iir;
 mod kernels;
 #[cfg(test)]
 mod tests;
 
+use fixed::Fixed;
 use iir::Iir;
 
 /// Columns the horizontal blocks aim for: one AVX-512 strip.
@@ -186,6 +193,18 @@ fn fill_c<'o, T: Sample, const C: usize>(
             out.commit(mem::write_copy(d, s));
         }
         return out.finish();
+    }
+    if TypeId::of::<T>() == TypeId::of::<u8>() {
+        if let Some(f) = Fixed::new(p, w, h) {
+            let src = Rows::<u8> {
+                data: mem::cast_slice(img.data()).expect("u8 samples"),
+                stride: img.stride(),
+                len: row_len,
+            };
+            let out = mem::cast_uninit_mut::<T, u8>(out).expect("u8 samples");
+            let out = fixed::fill::<C>(src, (w, h), &f, isa, out);
+            return mem::cast_slice_mut::<u8, T>(out).expect("u8 samples");
+        }
     }
     // Each band writes all of its rows, each piece just before it is used:
     // clearing the whole buffer up front would cost a pass over memory.

@@ -1,6 +1,7 @@
 //! The rayon Gaussian against the reference, on every instruction set the
 //! host runs.
 
+use super::fixed::{FixedTaps, FIXED_MAX_SIGMA};
 use super::iir::Iir;
 use super::*;
 use crate::image::SampleType;
@@ -61,6 +62,19 @@ fn max_error<T: Sample>(img: &Image<T>, p: &GaussianParams) -> f64 {
     worst
 }
 
+/// Max |cpu - reference| over every instruction set, in levels.
+fn max_abs_error<T: Sample>(img: &Image<T>, p: &GaussianParams) -> f64 {
+    let want = reference::gaussian(img, p).unwrap();
+    let mut worst = 0.0f64;
+    for isa in Isa::available() {
+        let got = gaussian_with(img, p, isa).unwrap();
+        for (g, r) in got.rows().flatten().zip(want.rows().flatten()) {
+            worst = worst.max((g.to_f32() as f64 - *r as f64).abs());
+        }
+    }
+    worst
+}
+
 fn tolerance(p: &GaussianParams) -> f64 {
     if p.sigma_x.max(p.sigma_y) >= IIR_MIN_SIGMA {
         1e-3
@@ -71,6 +85,11 @@ fn tolerance(p: &GaussianParams) -> f64 {
 
 fn check<T: Sample>(w: usize, h: usize, c: usize, p: &GaussianParams, seed: u64) {
     let img = random::<T>(w, h, c, seed);
+    if T::TYPE == SampleType::U8 && Fixed::new(p, w, h).is_some() {
+        let e = max_abs_error(&img, p);
+        assert!(e < 1.0, "{w}x{h}x{c} u8 fixed: {p:?}: error {e} levels");
+        return;
+    }
     let e = max_error(&img, p);
     assert!(
         e <= tolerance(p),
@@ -314,4 +333,79 @@ fn accuracy_summary() {
             eprintln!("sigma {s:>5} {border:?}: max |cpu - reference| = {e:.2e} of full scale");
         }
     }
+}
+
+/// Up to 4: the bound holds past the cut-off ([`FIXED_MAX_SIGMA`], 3).
+const FIXED_SIGMAS: [f32; 12] = [0.2, 0.3, 0.5, 0.8, 1.0, 1.3, 2.0, 2.5, 2.9, 3.0, 3.7, 4.0];
+
+#[test]
+fn u8_fixed_point_is_within_one_level_of_the_reference() {
+    // Odd sizes, rows shorter and longer than a block of columns (with a
+    // tail), every border, gray/RGB/RGBA, one axis copied or both filtered.
+    let sizes = [(1, 1), (1, 9), (9, 1), (2, 3), (13, 11), (37, 5), (131, 7), (5, 67)];
+    let mut i = 0u64;
+    for (w, h) in sizes {
+        for s in FIXED_SIGMAS {
+            for border in [Border::Replicate, Border::Mirror] {
+                let c = [1, 3, 4][i as usize % 3];
+                let sy = [s, 0.0, 1.7, FIXED_MAX_SIGMA][i as usize % 4];
+                for p in [params(s, s, border), params(s, sy, border), params(0.0, s, border)] {
+                    let img = random::<u8>(w, h, c, i);
+                    let e = max_abs_error(&img, &p);
+                    assert!(e < 1.0, "{w}x{h}x{c} {p:?}: {e} levels");
+                    i += 1;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn u8_fixed_point_stays_exact_on_edges_and_extremes() {
+    // Steps between 0 and 255 put the most weight on the rounding.
+    for (w, h) in [(64, 64), (3, 40), (70, 2)] {
+        for c in [1, 3, 4] {
+            let img = Image::<u8>::from_fn(w, h, c, |x, y, ch| {
+                if (x / 3 + y / 5 + ch) % 2 == 0 { 255 } else { 0 }
+            })
+            .unwrap();
+            for s in [0.5, 1.0, 2.0, FIXED_MAX_SIGMA] {
+                for border in [Border::Replicate, Border::Mirror] {
+                    let p = params(s, s, border);
+                    let e = max_abs_error(&img, &p);
+                    assert!(e < 1.0, "{w}x{h}x{c} {p:?}: {e} levels");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn u8_fixed_point_error_budget_is_below_half_a_level() {
+    // The documented bound: the floors (under 1/128 of a level per kept tap
+    // and axis, centred by the bias to half of that) plus the weights'
+    // rounding against the reference's taps (over a full-scale input) stay
+    // below 0.5, so the output is the reference rounded down or up.
+    for s in FIXED_SIGMAS {
+        let Some(f) = FixedTaps::new(s) else {
+            // Copied: every side tap of the reference is below 2^-17.
+            let t = reference::taps(s as f64);
+            assert!(4.0 * t[t.len() / 2 - 1] * 255.0 < 0.01, "sigma {s}");
+            continue;
+        };
+        let t = reference::taps(s as f64);
+        let r = t.len() / 2;
+        let weights: f64 = (0..t.len())
+            .map(|i| {
+                let k = i.abs_diff(r);
+                let q = f.w.get(k).map_or(0.0, |v| *v as f64 / 65536.0);
+                (q - t[i]).abs()
+            })
+            .sum::<f64>()
+            * 255.0;
+        let floors = (f.radius() + 1) as f64 / 128.0;
+        let budget = floors + 2.0 * weights;
+        assert!(budget < 0.5, "sigma {s}: {budget:.3} levels");
+    }
+    assert!(FixedTaps::new(0.1).is_none() && FixedTaps::new(0.3).is_some());
 }

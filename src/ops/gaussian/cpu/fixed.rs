@@ -1,0 +1,324 @@
+//! The u8 Gaussian in fixed point, for sigma up to [`FIXED_MAX_SIGMA`] (3):
+//! the reference's sampled kernel with 16-bit weights, in 16-bit lanes,
+//! rows first, then columns, never converting to float.
+//!
+//! - Weights: the reference's taps times 2^16, rounded; the centre weight
+//!   takes the rest, so that the weights sum to exactly 2^16 (a constant
+//!   image comes back unchanged). Taps that round to 0 are left out (from
+//!   sigma 2 on the reference's last few of ceil(6 sigma)).
+//! - Samples carry [`FRAC`] fractional bits: a u8 `x` enters as `x << 7`
+//!   (at most 32640), so the sum of the two samples a symmetric weight
+//!   multiplies still fits in 16 bits. Each tap is
+//!   `mulhi(a + b, w) = floor((a + b) w / 2^16)`, which the compiler makes a
+//!   vector multiply-high (`vpmulhuw`), 16 lanes to a 256-bit vector.
+//! - Error: each tap's floor loses less than 1/128 of a level; per pass
+//!   that is less than (taps kept) / 128, the horizontal pass's loss passes
+//!   through the vertical (whose gain is 1), and the final rounding adds
+//!   half the largest loss back ([`bias`]). With the weights' rounding (at
+//!   most 2^-17 each, over both axes' kept and dropped taps) the sum before
+//!   the final rounding is within 0.5 of the exact value for every sigma up
+//!   to 4 (past the cut-off), so the output is the f64 reference rounded down or up: within 1
+//!   level (docs/QUALITY.md; `tests` checks it).
+//!
+//! Borders are the reference's ([`source_index`]): the horizontal pass reads
+//! a row padded on both sides by the kernel's radius, the vertical pass a
+//! ring of horizontally filtered rows indexed through the border mapping,
+//! so the result is the same at the edges as inside. Each rayon task owns a
+//! band of output rows and filters the `2 r` rows around it again.
+
+use std::mem::MaybeUninit;
+
+use super::super::reference::{source_index, taps};
+use super::super::{Border, GaussianParams};
+use super::Rows;
+use crate::simd::mem::{self, Filler};
+use crate::simd::{Isa, Simd, WithSimd};
+
+/// The largest sigma the fixed-point path takes. Its cost grows with the
+/// taps kept, Deriche's recursion's (`Axis::Iir`) does not: at 4K u8 RGB on
+/// the 2-core VM (2026-11-25, docs/PERFORMANCE.md) the fixed point took
+/// 0.33x, 0.71x and 1.30x the recursion's time at sigma 1, 2 and 4, so
+/// they cross near 3. The error bound holds up to 4 (`tests`).
+pub(crate) const FIXED_MAX_SIGMA: f32 = 3.0;
+
+/// Fractional bits of the samples in flight.
+const FRAC: u32 = 7;
+
+/// Columns per register block of the tap loops: four 256-bit vectors.
+const BLOCK: usize = 64;
+
+/// Bands per rayon thread (each recomputes `2 r` rows of the horizontal pass).
+const BANDS_PER_THREAD: usize = 2;
+
+/// One axis's kernel: weights for offsets `0..=r` (the centre first), in
+/// units of 2^-16, summing to 2^16 over `-r..=r`.
+#[derive(Debug, Clone)]
+pub(crate) struct FixedTaps {
+    pub(super) w: Vec<u16>,
+}
+
+impl FixedTaps {
+    /// The reference's kernel for `sigma` in fixed point, or `None` when
+    /// every tap but the centre rounds to 0 (sigma below about 0.23): the
+    /// kernel is then the identity to within 2^-16 per side tap, and the
+    /// axis is copied.
+    pub(crate) fn new(sigma: f32) -> Option<FixedTaps> {
+        let t = taps(sigma as f64);
+        let r = t.len() / 2;
+        let mut w: Vec<u32> = t[r..].iter().map(|v| (v * 65536.0).round() as u32).collect();
+        while w.len() > 1 && w[w.len() - 1] == 0 {
+            w.pop();
+        }
+        let sides: u32 = w[1..].iter().map(|v| 2 * v).sum();
+        // With a side tap, the centre is below 2^16 and fits.
+        w[0] = 65536 - sides;
+        (w.len() > 1).then(|| FixedTaps {
+            w: w.into_iter().map(|v| v as u16).collect(),
+        })
+    }
+
+    /// The kept radius.
+    pub(super) fn radius(&self) -> usize {
+        self.w.len() - 1
+    }
+}
+
+/// The fixed-point filter of each axis (`None`: the axis is copied).
+pub(crate) struct Fixed {
+    fx: Option<FixedTaps>,
+    fy: Option<FixedTaps>,
+    border: Border,
+}
+
+impl Fixed {
+    /// The plan for a `width` x `height` u8 image, or `None` when an axis
+    /// needs the float path (sigma above [`FIXED_MAX_SIGMA`]) or both axes
+    /// are copies.
+    pub(crate) fn new(p: &GaussianParams, width: usize, height: usize) -> Option<Fixed> {
+        let axis = |sigma: f32, n: usize| -> Option<Option<FixedTaps>> {
+            if sigma <= 0.0 || n == 1 {
+                Some(None)
+            } else if sigma <= FIXED_MAX_SIGMA {
+                Some(FixedTaps::new(sigma))
+            } else {
+                None
+            }
+        };
+        let (fx, fy) = (axis(p.sigma_x, width)?, axis(p.sigma_y, height)?);
+        (fx.is_some() || fy.is_some()).then_some(Fixed {
+            fx,
+            fy,
+            border: p.border,
+        })
+    }
+}
+
+/// What the final rounding adds before dropping the [`FRAC`] bits: one half,
+/// plus half the largest loss of the floors (less than one unit per kept
+/// tap and filtered axis), which centres the error.
+fn bias(f: &Fixed) -> u16 {
+    let taps = |t: &Option<FixedTaps>| t.as_ref().map_or(0, |t| t.radius() + 1);
+    (1 << (FRAC - 1)) + ((taps(&f.fx) + taps(&f.fy)) / 2) as u16
+}
+
+/// Blurs the u8 rows `src` (`w` x `h` pixels of `C` channels) into `out` (its packed samples), writing
+/// every sample.
+pub(super) fn fill<'o, const C: usize>(
+    src: Rows<'_, u8>,
+    (w, h): (usize, usize),
+    f: &Fixed,
+    isa: Isa,
+    out: &'o mut [MaybeUninit<u8>],
+) -> &'o mut [u8] {
+    let row_len = w * C;
+    // At most 256-bit vectors: the AVX-512 trampoline enables AVX-512F
+    // only, which has no 16-bit lane instructions, and 16-bit code compiled
+    // there splits every vector in two with shuffles (1.4-1.5x slower at 4K).
+    let isa = isa.min(Isa::detect_up_to(256));
+    let bands = rayon::current_num_threads() * BANDS_PER_THREAD;
+    let band = h.div_ceil(bands.clamp(1, h));
+    mem::par_fill(
+        out,
+        band * row_len,
+        || (),
+        |_, b, dst| {
+            isa.vectorize(BandOp::<C> {
+                f,
+                src: &src,
+                size: (w, h),
+                r0: b * band,
+                dst,
+            })
+        },
+    )
+}
+
+/// One band of output rows, for [`Isa::vectorize`].
+struct BandOp<'a, 'd, const C: usize> {
+    f: &'a Fixed,
+    src: &'a Rows<'a, u8>,
+    size: (usize, usize),
+    r0: usize,
+    dst: &'d mut [MaybeUninit<u8>],
+}
+
+impl<'d, const C: usize> WithSimd for BandOp<'_, 'd, C> {
+    type Output = &'d mut [u8];
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> &'d mut [u8] {
+        let BandOp {
+            f,
+            src,
+            size: (w, h),
+            r0,
+            dst,
+        } = self;
+        let row_len = w * C;
+        let r1 = r0 + dst.len() / row_len;
+        let mut hz = Horizontal::<C>::new(f.fx.as_ref(), f.border, w);
+        let b = bias(f);
+        let mut out = Filler::new(dst);
+        let mut tmp = vec![0u8; row_len];
+        let Some(fy) = &f.fy else {
+            for y in r0..r1 {
+                let row = hz.run(src.row(y));
+                let d = out.next(row_len);
+                out.commit(narrow(d, row, b, &mut tmp));
+            }
+            return out.finish();
+        };
+        let ry = fy.radius() as i64;
+        let taps = 2 * ry as usize + 1;
+        let mut ring = vec![0u16; taps * row_len];
+        let slot = |v: i64| v.rem_euclid(taps as i64) as usize * row_len;
+        let mut acc = vec![0u16; row_len];
+        let mut next = r0 as i64 - ry;
+        for y in r0 as i64..r1 as i64 {
+            while next <= y + ry {
+                let s = source_index(next, h as i64, f.border);
+                let at = slot(next);
+                ring[at..at + row_len].copy_from_slice(hz.run(src.row(s)));
+                next += 1;
+            }
+            let ring = &ring;
+            filter(&fy.w, row_len, &mut acc, |k, j| &ring[slot(y + k) + j..]);
+            let d = out.next(row_len);
+            out.commit(narrow(d, &acc, b, &mut tmp));
+        }
+        out.finish()
+    }
+}
+
+/// The horizontal pass: its taps, the border, and its buffers.
+struct Horizontal<'t, const C: usize> {
+    taps: Option<&'t FixedTaps>,
+    border: Border,
+    width: usize,
+    /// The source row with [`FRAC`] bits, padded by the radius each side.
+    pad: Vec<u16>,
+    /// The filtered row.
+    out: Vec<u16>,
+}
+
+impl<'t, const C: usize> Horizontal<'t, C> {
+    fn new(taps: Option<&'t FixedTaps>, border: Border, width: usize) -> Self {
+        let r = taps.map_or(0, FixedTaps::radius);
+        Horizontal {
+            taps,
+            border,
+            width,
+            pad: vec![0; (width + 2 * r) * C],
+            out: vec![0; width * C],
+        }
+    }
+
+    /// `row` filtered along x, with [`FRAC`] fractional bits.
+    #[inline(always)]
+    fn run(&mut self, row: &[u8]) -> &[u16] {
+        let Some(t) = self.taps else {
+            for (o, s) in self.out.iter_mut().zip(row) {
+                *o = (*s as u16) << FRAC;
+            }
+            return &self.out;
+        };
+        let (w, r) = (self.width as i64, t.radius());
+        // The middle is the row itself; only the `r` pixels each side go
+        // through the border mapping.
+        let mid = &mut self.pad[r * C..(r + self.width) * C];
+        for (o, s) in mid.iter_mut().zip(row) {
+            *o = (*s as u16) << FRAC;
+        }
+        for i in (-(r as i64)..0).chain(w..w + r as i64) {
+            let s = source_index(i, w, self.border) * C;
+            let d = (i + r as i64) as usize * C;
+            for c in 0..C {
+                self.pad[d + c] = (row[s + c] as u16) << FRAC;
+            }
+        }
+        let pad = &self.pad;
+        let base = r * C;
+        filter(&t.w, self.width * C, &mut self.out, |k, j| {
+            &pad[(base as i64 + k * C as i64) as usize + j..]
+        });
+        &self.out
+    }
+}
+
+/// `out[j] = sum over k of mulhi(line(k)[j] + line(-k)[j], w[k])` (the
+/// centre once) for `j < n`: `line(k, j)` is the samples from column `j` of
+/// the line offset by `k` taps. Blocks of [`BLOCK`] columns keep their sums
+/// in registers across the taps; the last block is moved back to end at
+/// `n` (recomputing a few columns), and lines shorter than a block go one
+/// column at a time.
+#[inline(always)]
+fn filter<'a>(w: &[u16], n: usize, out: &mut [u16], line: impl Fn(i64, usize) -> &'a [u16]) {
+    if n < BLOCK {
+        for (j, o) in out[..n].iter_mut().enumerate() {
+            *o = block::<1>(w, |k| &line(k, j)[..1])[0];
+        }
+        return;
+    }
+    let mut j = 0;
+    while j < n {
+        let j0 = j.min(n - BLOCK);
+        let b = block::<BLOCK>(w, |k| &line(k, j0)[..BLOCK]);
+        out[j0..j0 + BLOCK].copy_from_slice(&b);
+        j = j0 + BLOCK;
+    }
+}
+
+/// The taps over `N` columns; `line(k)` is the line offset by `k`, from the
+/// block's first column.
+#[inline(always)]
+fn block<'a, const N: usize>(w: &[u16], line: impl Fn(i64) -> &'a [u16]) -> [u16; N] {
+    let mut acc = [0u16; N];
+    let c = &line(0)[..N];
+    for l in 0..N {
+        acc[l] = mulhi(c[l], w[0]);
+    }
+    for (k, &wk) in w.iter().enumerate().skip(1) {
+        let (a, b) = (&line(-(k as i64))[..N], &line(k as i64)[..N]);
+        for l in 0..N {
+            // No overflow: each sample is at most 255 << FRAC, so a pair
+            // fits, and the sums stay below the weighted mean's bound.
+            acc[l] = acc[l].wrapping_add(mulhi(a[l].wrapping_add(b[l]), wk));
+        }
+    }
+    acc
+}
+
+/// `floor(a w / 2^16)`.
+#[inline(always)]
+fn mulhi(a: u16, w: u16) -> u16 {
+    ((a as u32 * w as u32) >> 16) as u16
+}
+
+/// `v` rounded to u8 (`b`: [`bias`]) into `d`, through `tmp` (a row).
+#[inline(always)]
+fn narrow<'d>(d: &'d mut [MaybeUninit<u8>], v: &[u16], b: u16, tmp: &mut [u8]) -> &'d mut [u8] {
+    for (t, v) in tmp.iter_mut().zip(v) {
+        *t = (v.wrapping_add(b) >> FRAC) as u8;
+    }
+    mem::write_copy(d, tmp)
+}
