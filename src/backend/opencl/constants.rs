@@ -40,7 +40,12 @@ impl ClDevice {
     /// shared afterwards by every request with the same content.
     pub(crate) fn constants<T: Plain>(&self, data: &[T]) -> Result<Arc<DeviceBuffer<T>>> {
         let key = (TypeId::of::<T>(), bytes_of(data).to_vec());
-        let kept = self.constants.0.lock().ok().and_then(|m| m.get(&key).cloned());
+        let kept = self
+            .constants
+            .0
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned());
         if let Some(buf) = kept.and_then(|b| b.downcast::<DeviceBuffer<T>>().ok()) {
             return Ok(buf);
         }

@@ -99,7 +99,9 @@ impl Drop for Kernel {
 impl Kernel {
     /// The OpenCL kernel.
     fn cl(&self) -> &opencl3::kernel::Kernel {
-        self.kernel.as_ref().expect("a kernel is only taken when dropped")
+        self.kernel
+            .as_ref()
+            .expect("a kernel is only taken when dropped")
     }
 
     /// The kernel function's name.
@@ -203,7 +205,12 @@ impl ClDevice {
     /// new one.
     pub(crate) fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
         let key = (program.get() as usize, name.to_string());
-        let reused = self.kernels.0.lock().ok().and_then(|mut m| m.get_mut(&key)?.pop());
+        let reused = self
+            .kernels
+            .0
+            .lock()
+            .ok()
+            .and_then(|mut m| m.get_mut(&key)?.pop());
         let Pooled {
             kernel,
             max_work_group,

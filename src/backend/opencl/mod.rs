@@ -13,8 +13,8 @@
 mod binfile;
 mod buffer;
 mod caller;
-pub mod gl;
 mod constants;
+pub mod gl;
 mod launch;
 mod loading;
 mod program;
