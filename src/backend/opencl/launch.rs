@@ -51,7 +51,7 @@ impl<'a> Arg<'a> {
 
 /// A kernel created from a built program, with the limits the device reports for it.
 ///
-/// Dropped, it goes back to its device's [`KernelPool`] for the next
+/// Dropped, it goes back to its device's `KernelPool` for the next
 /// launch of the same kernel: one holder at a time sets its arguments.
 pub struct Kernel {
     /// Always present; taken only by `drop`.
