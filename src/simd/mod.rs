@@ -46,6 +46,7 @@ use crate::image::Sample;
 
 pub mod mem;
 mod portable;
+pub mod transpose;
 #[cfg(target_arch = "x86_64")]
 pub mod x86;
 
@@ -161,7 +162,9 @@ pub trait WithSimd {
 
 /// An instruction set's token. Holding one proves that the CPU runs the
 /// set; every method is safe.
-pub trait Simd: sealed::Sealed + Copy + Send + Sync + Debug + 'static {
+pub trait Simd:
+    sealed::Sealed + transpose::BlockTranspose + Copy + Send + Sync + Debug + 'static
+{
     /// The instruction set.
     const ISA: Isa;
 

@@ -12,6 +12,7 @@ use crate::image::Sample;
 
 mod bytes;
 mod f32s;
+mod transpose;
 
 pub use f32s::{F16, F8};
 
