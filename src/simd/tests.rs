@@ -291,3 +291,19 @@ fn exp2_nonpositive_is_within_5e_7() {
     }
     on_every_isa(Exp2);
 }
+
+/// `FILTERCTL_SIMD`'s values: `portable` caps at the portable vectors,
+/// unknown values are refused (and so ignored by `Isa::env_cap`).
+#[test]
+fn env_override_values() {
+    assert_eq!(Isa::cap_of(Some("portable")), Some(0));
+    assert_eq!(Isa::cap_of(Some("avx2")), Some(256));
+    assert_eq!(Isa::cap_of(None), Some(usize::MAX));
+    assert_eq!(Isa::cap_of(Some("neon")), None);
+    assert!(Isa::available().contains(&Isa::Portable));
+    // Under the override (CI runs the library tests with it), every
+    // operation's default choice is the portable code.
+    if std::env::var("FILTERCTL_SIMD").as_deref() == Ok("portable") {
+        assert_eq!(Isa::detect(), Isa::Portable);
+    }
+}
