@@ -22,7 +22,7 @@
 //! vectors of the `wide` crate, NEON on aarch64 and SSE2 on x86-64, and
 //! plain Rust; every CPU), and `x86` (AVX2 + FMA and AVX-512F). aarch64
 //! runs `portable`; `FILTERCTL_SIMD=portable` makes x86 run it too, so it
-//! is tested there. [`transpose`] holds the cache-blocked image
+//! is tested there. [`blocks`] holds the cache-blocked image
 //! transposes, and [`mem`] the safe helpers for uninitialised output
 //! buffers and slice casts.
 //!
@@ -48,7 +48,7 @@ use crate::image::Sample;
 
 pub mod mem;
 mod portable;
-pub mod transpose;
+pub mod blocks;
 #[cfg(target_arch = "x86_64")]
 pub mod x86;
 
@@ -193,7 +193,7 @@ pub trait WithSimd {
 /// An instruction set's token. Holding one proves that the CPU runs the
 /// set; every method is safe.
 pub trait Simd:
-    sealed::Sealed + transpose::BlockTranspose + Copy + Send + Sync + Debug + 'static
+    sealed::Sealed + blocks::BlockTranspose + Copy + Send + Sync + Debug + 'static
 {
     /// The instruction set.
     const ISA: Isa;

@@ -1,13 +1,13 @@
 //! The rayon transpose: bands of output rows in parallel, each written
 //! block by block with the CPU's SIMD tile transposes
-//! ([`crate::simd::transpose::transpose_band`]). The output is never
+//! ([`crate::simd::blocks::transpose_band`]). The output is never
 //! cleared first: every band writes all of its samples.
 
 use std::mem::MaybeUninit;
 
 use crate::error::Result;
 use crate::image::{Image, Sample};
-use crate::simd::transpose::{block_edge, transpose_band};
+use crate::simd::blocks::{block_edge, transpose_band};
 use crate::simd::{mem, Isa, Simd, WithSimd};
 
 /// Transposes on the host's cores.

@@ -12,7 +12,7 @@ use crate::image::Sample;
 
 mod bytes;
 mod f32s;
-mod transpose;
+mod blocks;
 
 pub use f32s::{F16, F8};
 

@@ -130,7 +130,7 @@ pub fn transpose_band<'a, S: BlockTranspose, T: Sample, const C: usize>(
     let n = band.len().checked_div(out_row).unwrap_or(0);
     assert!(
         n * out_row == band.len() && x0 + n <= w && stride >= w * C,
-        "transpose_band: rows {x0}+{n} of a {h}x{w} transpose"
+        "transpose_band: rows {x0}+{n} of an output of {w} rows of {h} pixels"
     );
     assert!(h == 0 || src.len() >= (h - 1) * stride + w * C);
     let sz = std::mem::size_of::<T>();

@@ -13,7 +13,7 @@ use std::mem::MaybeUninit;
 
 use super::f32s::{Tile, F16, F8};
 use super::{Avx2, Avx512};
-use crate::simd::transpose::{block_rest, check_block, BlockTranspose};
+use crate::simd::blocks::{block_rest, check_block, BlockTranspose};
 
 impl BlockTranspose for Avx2 {
     #[inline(always)]
