@@ -49,6 +49,7 @@ use crate::image::Sample;
 pub mod mem;
 mod portable;
 pub mod blocks;
+pub mod lut;
 #[cfg(target_arch = "x86_64")]
 pub mod x86;
 

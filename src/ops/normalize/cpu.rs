@@ -3,7 +3,8 @@
 //! never cleared first.
 //!
 //! Integer inputs with few values go through a lookup table per channel:
-//! u8 always (256 entries), u16 where the image has at least
+//! u8 always (256 entries; into u8 through [`lut::map_bytes`], 64 samples
+//! per AVX-512 VBMI permute where the CPU has them), u16 where the image has at least
 //! [`LUT_SAMPLES_PER_ENTRY`] samples per table entry (65536 entries, so
 //! building the tables costs little next to the pass). An entry is the
 //! arithmetic path's expression for its value, so the output is the same
@@ -14,7 +15,7 @@ use std::mem::MaybeUninit;
 use super::Coefficients;
 use crate::error::Result;
 use crate::image::{Image, Sample, SampleType};
-use crate::simd::mem;
+use crate::simd::{lut, mem, Isa};
 
 /// A u16 image takes the lookup tables when it has at least this many
 /// samples per table entry.
@@ -35,6 +36,7 @@ fn run<T: Sample, U: Sample, const C: usize>(img: &Image<T>, k: &Coefficients) -
         factor: std::array::from_fn(|c| k.factor[c]),
     };
     match T::TYPE {
+        SampleType::U8 if U::TYPE == SampleType::U8 => bytes::<T, U, C>(img, &co),
         SampleType::U8 => with_lut::<T, U, u8, C, 256>(img, &co),
         SampleType::U16 if img.pixel_count() * C >= LUT_SAMPLES_PER_ENTRY * 65536 * co.tables() => {
             with_lut::<T, U, u16, C, 65536>(img, &co)
@@ -103,6 +105,20 @@ where
         mem::write_pixels(dst, row, |px: [I; C]| {
             std::array::from_fn(|c| lut[c][px[c].into()])
         })
+    })
+}
+
+/// u8 into u8: one byte table per channel, through
+/// [`lut::map_bytes`] (AVX-512 VBMI byte permutes where the CPU has them).
+fn bytes<T: Sample, U: Sample, const C: usize>(img: &Image<T>, co: &Coeffs<C>) -> Result<Image<U>> {
+    let tables: [[u8; 256]; C] =
+        std::array::from_fn(|c| std::array::from_fn(|v| co.map(v as f32, c)));
+    let isa = Isa::detect();
+    fill_rows(img, |y, dst| {
+        let row = mem::cast_slice::<T, u8>(img.row(y)).expect("T is u8");
+        let out = mem::cast_uninit_mut::<U, u8>(dst).expect("U is u8");
+        let done = lut::map_bytes::<C>(isa, &tables, row, out);
+        mem::cast_slice_mut::<u8, U>(done).expect("U is u8")
     })
 }
 

@@ -12,9 +12,11 @@ use crate::image::Sample;
 
 mod bytes;
 mod f32s;
+mod lut;
 mod blocks;
 
 pub use f32s::{F16, F8};
+pub(crate) use lut::map_bytes_vbmi;
 
 /// Proof that the CPU has AVX2 and FMA.
 #[derive(Debug, Clone, Copy)]
