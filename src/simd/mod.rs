@@ -141,6 +141,7 @@ impl Isa {
     /// Every instruction set this CPU runs, lowest first (for tests and
     /// comparisons).
     pub fn available() -> Vec<Isa> {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut v = vec![Isa::Portable];
         #[cfg(target_arch = "x86_64")]
         {
