@@ -73,7 +73,10 @@ pub(super) fn check_block<const E: usize>(
             .is_some_and(|n| n <= dst_len)
         && ss >= cols * E
         && ds >= rows * E;
-    assert!(fits, "transpose_block: a block of {rows}x{cols} does not fit");
+    assert!(
+        fits,
+        "transpose_block: a block of {rows}x{cols} does not fit"
+    );
 }
 
 /// The part of a block outside its first `r1` rows x `c1` columns (which

@@ -46,10 +46,10 @@ use std::mem::MaybeUninit;
 
 use crate::image::Sample;
 
-pub mod mem;
-mod portable;
 pub mod blocks;
 pub mod lut;
+pub mod mem;
+mod portable;
 #[cfg(target_arch = "x86_64")]
 pub mod x86;
 

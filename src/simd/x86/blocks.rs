@@ -156,7 +156,10 @@ fn lane_tiles<const E: usize>(
                 // y..y + l <= rows of each: 16 bytes inside the checked
                 // block of `dst`. The token proves AVX2.
                 unsafe {
-                    let (lo, hi) = (_mm256_castsi256_si128(*v), _mm256_extracti128_si256::<1>(*v));
+                    let (lo, hi) = (
+                        _mm256_castsi256_si128(*v),
+                        _mm256_extracti128_si256::<1>(*v),
+                    );
                     _mm_storeu_si128(dp.add((x + q) * ds + y * E).cast(), lo);
                     _mm_storeu_si128(dp.add((x + l + q) * ds + y * E).cast(), hi);
                 }

@@ -10,10 +10,10 @@ use std::mem::MaybeUninit;
 use super::{portable, sealed, Isa, Narrow, Portable, Quads, Simd, Strips, WithSimd};
 use crate::image::Sample;
 
+mod blocks;
 mod bytes;
 mod f32s;
 mod lut;
-mod blocks;
 
 pub use f32s::{F16, F8};
 pub(crate) use lut::map_bytes_vbmi;
