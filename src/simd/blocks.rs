@@ -121,6 +121,9 @@ pub fn block_edge(e: usize) -> usize {
 /// `band` (`n * h * C` samples, `n <= w - x0`) block by block
 /// ([`block_edge`]) and returns it written. Panics if `src` is shorter
 /// than the image or `band` is not whole output rows inside it.
+/// `#[inline(always)]`: it must be compiled into the caller's instruction
+/// set trampoline ([`super::WithSimd`]), or its tiles' intrinsics become calls.
+#[inline(always)]
 pub fn transpose_band<'a, S: BlockTranspose, T: Sample, const C: usize>(
     simd: S,
     src: &[T],
