@@ -19,7 +19,7 @@ pub fn map_bytes<'d, const C: usize>(
     dst: &'d mut [MaybeUninit<u8>],
 ) -> &'d mut [u8] {
     assert!(
-        src.len() == dst.len() && src.len() % C == 0,
+        src.len() == dst.len() && src.len().is_multiple_of(C),
         "map_bytes: lengths differ or are not whole pixels"
     );
     #[cfg(target_arch = "x86_64")]

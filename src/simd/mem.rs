@@ -74,7 +74,7 @@ pub fn write_pixels<'d, S: Copy, T, const C: usize>(
     mut f: impl FnMut([S; C]) -> [T; C],
 ) -> &'d mut [T] {
     assert!(
-        d.len() == src.len() && src.len() % C == 0,
+        d.len() == src.len() && src.len().is_multiple_of(C),
         "write_pixels: lengths differ or are not whole pixels"
     );
     for (d, s) in d.chunks_exact_mut(C).zip(src.chunks_exact(C)) {

@@ -39,7 +39,7 @@ pub(crate) fn map_bytes_vbmi<const C: usize>(
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 unsafe fn vbmi<const C: usize>(tables: &[[u8; 256]; C], src: *const u8, dst: *mut u8, n: usize) {
     // Distinct tables (`k` of them), each as 4 registers, with the lanes
-    // of vector `v` of a group that use it (`mask[u][v]`).
+    // of vector `v` of a group that use it (`mask[v][u]`).
     let mut owner = [0usize; C];
     let mut k = 0;
     let mut regs = [[_mm512_setzero_si512(); 4]; C];
@@ -57,20 +57,18 @@ unsafe fn vbmi<const C: usize>(tables: &[[u8; 256]; C], src: *const u8, dst: *mu
             }
         }
     }
-    for v in 0..C {
-        for j in 0..64 {
-            mask[owner[(64 * v + j) % C]][v] |= 1 << j;
-        }
+    for j in 0..64 * C {
+        mask[j / 64][owner[j % C]] |= 1 << (j % 64);
     }
     let mut i = 0;
     while i < n {
-        for v in 0..C {
+        for (v, lanes) in mask.iter().enumerate() {
             // SAFETY: i + 64 v + 64 <= n, inside both buffers (the caller's contract).
             let idx = unsafe { _mm512_loadu_si512(src.add(i + 64 * v).cast()) };
             let high = _mm512_movepi8_mask(idx);
             let mut out = look(&regs[0], idx, high);
-            for u in 1..k {
-                out = _mm512_mask_blend_epi8(mask[u][v], out, look(&regs[u], idx, high));
+            for (m, r) in lanes[1..k].iter().zip(&regs[1..k]) {
+                out = _mm512_mask_blend_epi8(*m, out, look(r, idx, high));
             }
             // SAFETY: as the load.
             unsafe { _mm512_storeu_si512(dst.add(i + 64 * v).cast(), out) };
