@@ -39,6 +39,7 @@
 //! [`Simd::strips_into`]: crate::simd::Simd::strips_into
 //! [`Simd::interleave_quads`]: crate::simd::Simd::interleave_quads
 //! [`mem`]: crate::simd::mem
+//! [`blocks`]: crate::simd::blocks
 
 use std::fmt::Debug;
 use std::marker::PhantomData;
