@@ -116,6 +116,13 @@ pub fn block_edge(e: usize) -> usize {
     }
 }
 
+/// Output rows per band of [`transpose_band`] for `e`-byte pixels: 1 KiB
+/// of each input row (16 cache lines, which the prefetchers follow), and
+/// at least a block's edge.
+pub fn band_rows(e: usize) -> usize {
+    (1024 / e).max(block_edge(e))
+}
+
 /// Output rows `x0..x0 + n` of the transpose of an image of `w` x `h`
 /// pixels of `C` channels (`src`, rows `stride` samples apart): writes
 /// `band` (`n * h * C` samples, `n <= w - x0`) block by block

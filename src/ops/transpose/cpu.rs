@@ -7,7 +7,7 @@ use std::mem::MaybeUninit;
 
 use crate::error::Result;
 use crate::image::{Image, Sample};
-use crate::simd::blocks::{block_edge, transpose_band};
+use crate::simd::blocks::{band_rows, transpose_band};
 use crate::simd::{mem, Isa, Simd, WithSimd};
 
 /// Transposes on the host's cores.
@@ -28,8 +28,8 @@ pub fn transpose_with<T: Sample>(src: &Image<T>, isa: Isa) -> Result<Image<T>> {
 fn run<T: Sample, const C: usize>(src: &Image<T>, isa: Isa) -> Result<Image<T>> {
     let (w, h) = (src.width(), src.height());
     let n = crate::image::check_shape(h, w, C)?;
-    // A band is one block of output rows (input columns).
-    let band = block_edge(C * std::mem::size_of::<T>()) * h * C;
+    // A band of output rows (input columns), 1 KiB of each input row.
+    let band = band_rows(C * std::mem::size_of::<T>()) * h * C;
     let data = src.data();
     let out = mem::vec_filled(n, |out| {
         Ok::<_, crate::Error>(mem::par_fill(
@@ -74,7 +74,8 @@ mod tests {
     use crate::ops::tuning::test_image;
 
     /// Every instruction set, every sample type and channel count, on sizes
-    /// around the tiles (2, 4, 8, 16, 32 pixels) and blocks (32, 64), odd
+    /// around the tiles (2, 4, 8, 16, 32 pixels), blocks (32, 64) and bands
+    /// (64 to 1024 pixels: several at 300 for pixels of 4 bytes and more), odd
     /// and prime sizes, and a source with row padding: equal to the
     /// reference bit for bit.
     #[test]
@@ -109,6 +110,7 @@ mod tests {
             (64, 64),
             (67, 131),
             (130, 97),
+            (300, 70),
         ];
         for (w, h) in sizes {
             for c in [1, 3, 4] {
