@@ -65,6 +65,29 @@ pub fn fill_init<T: Copy>(s: &mut [MaybeUninit<T>], v: T) -> &mut [T] {
     unsafe { assume_init_mut(s) }
 }
 
+/// Writes `f` of each pixel of `C` samples of `src` into the same place of
+/// `d` (as long as `src`, a multiple of `C`), and returns it initialised.
+#[inline]
+pub fn write_pixels<'d, S: Copy, T, const C: usize>(
+    d: &'d mut [MaybeUninit<T>],
+    src: &[S],
+    mut f: impl FnMut([S; C]) -> [T; C],
+) -> &'d mut [T] {
+    assert!(
+        d.len() == src.len() && src.len().is_multiple_of(C),
+        "write_pixels: lengths differ or are not whole pixels"
+    );
+    for (d, s) in d.chunks_exact_mut(C).zip(src.chunks_exact(C)) {
+        let px: [S; C] = s.try_into().expect("a pixel");
+        for (d, v) in d.iter_mut().zip(f(px)) {
+            d.write(v);
+        }
+    }
+    // SAFETY: the lengths are equal and whole pixels, so every element
+    // was just written.
+    unsafe { assume_init_mut(d) }
+}
+
 /// Copies `src` into `d` (of the same length), and returns it initialised.
 #[inline]
 pub fn write_copy<'d, T: Copy>(d: &'d mut [MaybeUninit<T>], src: &[T]) -> &'d mut [T] {

@@ -18,11 +18,13 @@
 //! block transposes and the narrowing, interleaving stores of colour planes
 //! ([`Simd::interleave_quads`]) are the token's methods.
 //!
-//! Implementations, one module each, side by side: `portable` (plain Rust for
-//! the build's target; every CPU), and `x86` (AVX2 + FMA and AVX-512F). An
-//! aarch64 NEON implementation would be a sibling of `x86`: a token, its
-//! detection in [`Isa`], and the [`Simd`] methods. [`mem`] holds the safe
-//! helpers for uninitialised output buffers and slice casts.
+//! Implementations, one module each, side by side: `portable` (4-lane
+//! vectors of the `wide` crate, NEON on aarch64 and SSE2 on x86-64, and
+//! plain Rust; every CPU), and `x86` (AVX2 + FMA and AVX-512F). aarch64
+//! runs `portable`; `FILTERCTL_SIMD=portable` makes x86 run it too, so it
+//! is tested there. [`blocks`] holds the cache-blocked image
+//! transposes, and [`mem`] the safe helpers for uninitialised output
+//! buffers and slice casts.
 //!
 //! Every `unsafe` block here carries a `// SAFETY:` note.
 //!
@@ -37,6 +39,7 @@
 //! [`Simd::strips_into`]: crate::simd::Simd::strips_into
 //! [`Simd::interleave_quads`]: crate::simd::Simd::interleave_quads
 //! [`mem`]: crate::simd::mem
+//! [`blocks`]: crate::simd::blocks
 
 use std::fmt::Debug;
 use std::marker::PhantomData;
@@ -44,6 +47,8 @@ use std::mem::MaybeUninit;
 
 use crate::image::Sample;
 
+pub mod blocks;
+pub mod lut;
 pub mod mem;
 mod portable;
 #[cfg(target_arch = "x86_64")]
@@ -52,7 +57,7 @@ pub mod x86;
 #[cfg(test)]
 mod tests;
 
-pub use portable::Portable;
+pub use portable::{Portable, F4};
 
 mod sealed {
     /// Only this module implements [`super::Simd`] and [`super::Vf32`].
@@ -62,7 +67,8 @@ mod sealed {
 /// Instruction sets with their own compiled code, in increasing order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Isa {
-    /// Plain Rust for the build's baseline target: every CPU runs it.
+    /// Portable vectors (4 lanes: NEON on aarch64, SSE2 on x86-64) and
+    /// plain Rust for the build's baseline target: every CPU runs it.
     Portable,
     /// x86-64 AVX2 + FMA: 256-bit vectors.
     #[cfg(target_arch = "x86_64")]
@@ -79,8 +85,10 @@ impl Isa {
     }
 
     /// The best instruction set this CPU runs whose vectors are at most
-    /// `bits` wide (see [`Isa::vector_bits`]).
+    /// `bits` wide (see [`Isa::vector_bits`]), and at most what
+    /// `FILTERCTL_SIMD` allows ([`Isa::env_cap`]).
     pub fn detect_up_to(bits: usize) -> Isa {
+        let bits = bits.min(Isa::env_cap());
         #[cfg(target_arch = "x86_64")]
         {
             if bits >= 512 && x86::Avx512::try_new().is_some() {
@@ -94,11 +102,36 @@ impl Isa {
         Isa::Portable
     }
 
-    /// The width of the set's widest f32 vectors in bits (32 for
-    /// [`Isa::Portable`], which works on scalars).
+    /// The widest vectors `FILTERCTL_SIMD` allows [`Isa::detect`] to
+    /// choose, in bits, read once: `portable` (0: [`Isa::Portable`] on
+    /// every CPU, as aarch64 runs it), `avx2` (256), `avx512` or unset (no
+    /// limit). Another value is ignored, with a warning.
+    pub fn env_cap() -> usize {
+        static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        *CAP.get_or_init(|| {
+            let v = std::env::var("FILTERCTL_SIMD").ok();
+            Isa::cap_of(v.as_deref()).unwrap_or_else(|| {
+                log::warn!("FILTERCTL_SIMD={v:?} is not portable, avx2 or avx512; ignored");
+                usize::MAX
+            })
+        })
+    }
+
+    /// The vector width cap a `FILTERCTL_SIMD` value names (`None`: unknown).
+    fn cap_of(v: Option<&str>) -> Option<usize> {
+        match v {
+            Some("portable") => Some(0),
+            Some("avx2") => Some(256),
+            Some("avx512") | Some("") | None => Some(usize::MAX),
+            Some(_) => None,
+        }
+    }
+
+    /// The width of the set's widest f32 vectors in bits (128 for
+    /// [`Isa::Portable`]'s [`Portable`] vectors).
     pub fn vector_bits(self) -> usize {
         match self {
-            Isa::Portable => 32,
+            Isa::Portable => 128,
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => 256,
             #[cfg(target_arch = "x86_64")]
@@ -109,6 +142,7 @@ impl Isa {
     /// Every instruction set this CPU runs, lowest first (for tests and
     /// comparisons).
     pub fn available() -> Vec<Isa> {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut v = vec![Isa::Portable];
         #[cfg(target_arch = "x86_64")]
         {
@@ -161,7 +195,9 @@ pub trait WithSimd {
 
 /// An instruction set's token. Holding one proves that the CPU runs the
 /// set; every method is safe.
-pub trait Simd: sealed::Sealed + Copy + Send + Sync + Debug + 'static {
+pub trait Simd:
+    sealed::Sealed + blocks::BlockTranspose + Copy + Send + Sync + Debug + 'static
+{
     /// The instruction set.
     const ISA: Isa;
 

@@ -1,9 +1,15 @@
-//! The portable implementation: plain Rust for the build's baseline target
-//! (scalars, which the compiler vectorises where it can), on every CPU.
+//! The portable implementation, on every CPU: 4-lane f32 vectors
+//! ([`F4`], the `wide` crate's `f32x4`: NEON on aarch64, SSE2 on x86-64,
+//! plain arrays elsewhere) for the strips, scalars for their remainders,
+//! and plain Rust (which the compiler vectorises where it can) for the rest.
 //! The other implementations use its functions for their remainders.
+//! `FILTERCTL_SIMD=portable` makes [`super::Isa::detect`] choose it on any
+//! CPU, so that x86 runs (and CI tests) the code aarch64 runs.
 
 use std::mem::MaybeUninit;
 use std::ops::Range;
+
+use wide::{bytemuck, f32x4, i32x4};
 
 use super::{mem, sealed, Isa, Narrow, Quads, Simd, Strips, Vf32, WithSimd};
 use crate::image::Sample;
@@ -15,6 +21,73 @@ pub struct Portable;
 
 impl sealed::Sealed for Portable {}
 impl sealed::Sealed for f32 {}
+impl sealed::Sealed for F4 {}
+
+/// 4 f32 lanes for the portable token: `wide`'s `f32x4`, whose operations
+/// compile to NEON on aarch64 and SSE2 on x86-64.
+pub type F4 = f32x4;
+
+/// Lane by lane, exactly as the scalars below (a separate multiply and add
+/// for `fma`, `o` where either is NaN for `max`, half to even for `round`).
+impl Vf32 for F4 {
+    type Token = Portable;
+    const N: usize = 4;
+    #[inline(always)]
+    fn splat(_: Portable, v: f32) -> Self {
+        f32x4::splat(v)
+    }
+    #[inline(always)]
+    fn load(_: Portable, s: &[f32]) -> Self {
+        let a: [f32; 4] = s[..4].try_into().expect("4 samples");
+        f32x4::new(a)
+    }
+    #[inline(always)]
+    fn store(self, s: &mut [f32]) {
+        s[..4].copy_from_slice(&self.to_array());
+    }
+    #[inline(always)]
+    fn store_uninit(self, s: &mut [MaybeUninit<f32>]) {
+        for (d, v) in s[..4].iter_mut().zip(self.to_array()) {
+            d.write(v);
+        }
+    }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        self * o
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        self + o
+    }
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        self - o
+    }
+    #[inline(always)]
+    fn fma(self, b: Self, c: Self) -> Self {
+        self * b + c
+    }
+    #[inline(always)]
+    fn div(self, o: Self) -> Self {
+        self / o
+    }
+    #[inline(always)]
+    fn max(self, o: Self) -> Self {
+        // A comparison and a select: `o` where either is NaN (`wide`'s own
+        // `max` differs between targets there).
+        self.simd_gt(o).select(self, o)
+    }
+    #[inline(always)]
+    fn round(self) -> Self {
+        self.round_ties_even()
+    }
+    #[inline(always)]
+    fn mul_pow2(self, n: Self) -> Self {
+        // 2^n built from its exponent bits; `n` holds integers in -125..=127.
+        let e = (n.round_int() + i32x4::splat(127)) << 23;
+        self * bytemuck::cast::<i32x4, f32x4>(e)
+    }
+}
 
 /// A scalar is a vector of one lane.
 impl Vf32 for f32 {
@@ -84,12 +157,16 @@ impl Simd for Portable {
         op.with_simd(self)
     }
 
-    /// Four columns at a time, then one.
+    /// Eight columns at a time (two [`F4`]), then four, then one.
     #[inline(always)]
     fn strips<F: Strips>(self, m: usize, f: &mut F) {
         let mut j = 0;
+        while j + 8 <= m {
+            f.strip::<F4, 2>(self, j);
+            j += 8;
+        }
         while j + 4 <= m {
-            f.strip::<f32, 4>(self, j);
+            f.strip::<F4, 1>(self, j);
             j += 4;
         }
         while j < m {
@@ -217,7 +294,8 @@ pub(super) fn store_narrowed<'a, U: Narrow, const C: usize, const N: usize>(
 
 /// Stores quads `range` of `src`, one sample at a time, into `rows`
 /// (which start at the range's first quad and are `2 C` samples per quad),
-/// and returns them written.
+/// and returns them written. (Only the x86 stores have such remainders.)
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[inline(always)]
 pub(super) fn store_quads<'a, U: Narrow, const C: usize, const N: usize>(
     rows: [&'a mut [MaybeUninit<U>]; 2],

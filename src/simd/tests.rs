@@ -291,3 +291,44 @@ fn exp2_nonpositive_is_within_5e_7() {
     }
     on_every_isa(Exp2);
 }
+
+/// `FILTERCTL_SIMD`'s values: `portable` caps at the portable vectors,
+/// unknown values are refused (and so ignored by `Isa::env_cap`).
+#[test]
+fn env_override_values() {
+    assert_eq!(Isa::cap_of(Some("portable")), Some(0));
+    assert_eq!(Isa::cap_of(Some("avx2")), Some(256));
+    assert_eq!(Isa::cap_of(None), Some(usize::MAX));
+    assert_eq!(Isa::cap_of(Some("neon")), None);
+    assert!(Isa::available().contains(&Isa::Portable));
+    // Under the override (CI runs the library tests with it), every
+    // operation's default choice is the portable code.
+    if std::env::var("FILTERCTL_SIMD").as_deref() == Ok("portable") {
+        assert_eq!(Isa::detect(), Isa::Portable);
+    }
+}
+
+/// `lut::map_bytes` on every instruction set equals the tables looked up
+/// one sample at a time: shared and separate tables, whole groups of 64 C
+/// samples and tails.
+#[test]
+fn byte_tables_map_every_sample() {
+    fn check<const C: usize>(tables: &[[u8; 256]; C]) {
+        for px in [0, 1, 63, 64, 65, 200, 1000] {
+            let n = px * C;
+            let src: Vec<u8> = (0..n).map(|i| (i * 151 + i / 7) as u8).collect();
+            for isa in Isa::available() {
+                let mut dst = vec![MaybeUninit::new(0u8); n];
+                let got = lut::map_bytes::<C>(isa, tables, &src, &mut dst);
+                for (i, (g, s)) in got.iter().zip(&src).enumerate() {
+                    assert_eq!(*g, tables[i % C][*s as usize], "{isa:?} C={C} n={n} at {i}");
+                }
+            }
+        }
+    }
+    let t = |k: usize| -> [u8; 256] { std::array::from_fn(|v| (v * (2 * k + 1) + k) as u8) };
+    check::<1>(&[t(0)]);
+    check::<3>(&[t(1), t(2), t(1)]);
+    check::<4>(&[t(3), t(3), t(3), t(0)]);
+    check::<4>(&[t(1), t(2), t(3), t(4)]);
+}

@@ -10,10 +10,13 @@ use std::mem::MaybeUninit;
 use super::{portable, sealed, Isa, Narrow, Portable, Quads, Simd, Strips, WithSimd};
 use crate::image::Sample;
 
+mod blocks;
 mod bytes;
 mod f32s;
+mod lut;
 
 pub use f32s::{F16, F8};
+pub(crate) use lut::map_bytes_vbmi;
 
 /// Proof that the CPU has AVX2 and FMA.
 #[derive(Debug, Clone, Copy)]

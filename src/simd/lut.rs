@@ -1,0 +1,42 @@
+//! Byte lookup tables over interleaved channels ([`map_bytes`]): AVX-512
+//! VBMI byte permutes where the CPU has them (64 samples per table in a
+//! few instructions, [`super::x86`]), one sample at a time elsewhere.
+
+use std::mem::MaybeUninit;
+
+use super::{mem, Isa};
+
+/// `dst[i] = tables[i % C][src[i]]` (`src` starts on a pixel of `C`
+/// channels and holds whole pixels; `dst` is as long): writes `dst` and
+/// returns it. With `isa` at [`Isa::Avx512`] or above on a CPU with AVX-512
+/// VBMI, whole groups of `64 C` samples go through byte permutes; the rest,
+/// and every sample elsewhere, through the tables one by one. The result
+/// is the same either way.
+pub fn map_bytes<'d, const C: usize>(
+    isa: Isa,
+    tables: &[[u8; 256]; C],
+    src: &[u8],
+    dst: &'d mut [MaybeUninit<u8>],
+) -> &'d mut [u8] {
+    assert!(
+        src.len() == dst.len() && src.len().is_multiple_of(C),
+        "map_bytes: lengths differ or are not whole pixels"
+    );
+    #[cfg(target_arch = "x86_64")]
+    let done = if isa >= Isa::Avx512 {
+        super::x86::map_bytes_vbmi::<C>(tables, src, dst)
+    } else {
+        0
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = {
+        let _ = isa;
+        0
+    };
+    mem::write_pixels(&mut dst[done..], &src[done..], |px: [u8; C]| {
+        std::array::from_fn(|c| tables[c][px[c] as usize])
+    });
+    // SAFETY: `map_bytes_vbmi` wrote `dst[..done]` (it returns how many
+    // samples it wrote, from the start), and `write_pixels` the rest.
+    unsafe { mem::assume_init_mut(dst) }
+}
