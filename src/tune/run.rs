@@ -103,6 +103,7 @@ fn plan(cfg: &TuneConfig, fp: &str) -> Result<Vec<(TuneKey, Job)>> {
         cfg.sigmas.clone()
     };
     let mut jobs: Vec<(TuneKey, Job)> = Vec::new();
+    let mut said = std::collections::HashSet::new();
     for tunable in tuning::selected(&cfg.ops)? {
         let op = tunable.spec();
         for (sample, channels) in formats(tunable, cfg.formats)? {
@@ -117,8 +118,18 @@ fn plan(cfg: &TuneConfig, fp: &str) -> Result<Vec<(TuneKey, Job)>> {
                     let size = (width, height, channels);
                     let shape = match tunable.job_shape(sample, size, params.clone()) {
                         Ok(shape) => shape,
+                        // Said at warn: a size the operation refuses (an odd
+                        // Bayer size) leaves its keys untuned, which the
+                        // summary table would not show.
                         Err(e) if cfg.formats == Formats::Common => {
-                            log::info!("{} is not tuned on {sample}x{channels}: {e}", op.name);
+                            let why = format!(
+                                "{} is not tuned on {sample}x{channels} at {width}x{height}: {e}",
+                                op.name
+                            );
+                            // Once, not once per parameter set.
+                            if said.insert(why.clone()) {
+                                log::warn!("{why}");
+                            }
                             continue;
                         }
                         Err(e) => return Err(e),
