@@ -221,8 +221,8 @@ fn decode_encode_round_trip_on_random_data() {
             let frame = f.decode(&bytes, w, h).unwrap();
             assert_eq!(frame.size(), (w, h));
             assert_eq!(frame.sample(), f.sample());
-            assert_eq!(frame.to_dyn(), img, "{f} {w}x{h}");
-            assert_eq!(frame.clone().into_dyn(), img, "{f} {w}x{h}");
+            assert_eq!(frame.to_dyn().unwrap(), img, "{f} {w}x{h}");
+            assert_eq!(frame.clone().into_dyn().unwrap(), img, "{f} {w}x{h}");
             assert_eq!(f.decode_vec(bytes.clone(), w, h).unwrap(), frame);
             match (&frame, f.depth) {
                 (RawImage::U8(_), Depth::Bits8)
@@ -238,7 +238,7 @@ fn decode_encode_round_trip_on_random_data() {
             }
             // bytes -> image -> bytes: every byte pattern is a valid frame.
             let bytes = random_bytes(&mut rng, bytes.len());
-            let back = raw::encode(&f.decode(&bytes, w, h).unwrap().to_dyn(), &f).unwrap();
+            let back = raw::encode(&f.decode(&bytes, w, h).unwrap().to_dyn().unwrap(), &f).unwrap();
             assert_eq!(back, bytes, "{f} {w}x{h}");
         }
     }
@@ -266,14 +266,22 @@ fn packed_layouts_match_the_demosaic_unpacker() {
         let bytes = random_bytes(&mut rng, f.frame_bytes(w, h).unwrap());
         let want = p.unpack(&bytes, w, h).unwrap();
         assert_eq!(
-            f.decode(&bytes, w, h).unwrap().to_dyn(),
+            f.decode(&bytes, w, h).unwrap().to_dyn().unwrap(),
             DynImage::U16(want)
         );
     }
     // PFNC 12p: LSB first; GigE 12Packed: high bits in bytes 0 and 2.
     let bytes = [0xAB, 0xCD, 0xEF];
-    let pfnc = fmt("mono12p").decode(&bytes, 2, 1).unwrap().to_dyn();
-    let gige = fmt("mono12packed").decode(&bytes, 2, 1).unwrap().to_dyn();
+    let pfnc = fmt("mono12p")
+        .decode(&bytes, 2, 1)
+        .unwrap()
+        .to_dyn()
+        .unwrap();
+    let gige = fmt("mono12packed")
+        .decode(&bytes, 2, 1)
+        .unwrap()
+        .to_dyn()
+        .unwrap();
     let DynImage::U16(pfnc) = pfnc else { panic!() };
     let DynImage::U16(gige) = gige else { panic!() };
     assert_eq!(pfnc.into_vec(), vec![0xDAB, 0xEFC]);
@@ -343,7 +351,7 @@ fn packed_frames_demosaic_like_their_unpacked_samples() {
         let frame = f.decode(&raw::encode(&img, &f).unwrap(), w, h).unwrap();
         let p = DemosaicParams::new(f.pattern.unwrap(), Method::Mhc);
         let packed: Image<u8> = engine.demosaic(&frame.as_raw(), &p).unwrap();
-        let DynImage::U16(unpacked) = frame.to_dyn() else {
+        let DynImage::U16(unpacked) = frame.to_dyn().unwrap() else {
             panic!()
         };
         let p12 = DemosaicParams {

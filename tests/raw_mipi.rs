@@ -57,7 +57,7 @@ fn samples(rng: &mut Rng, n: usize, bits: u32) -> Vec<u16> {
 }
 
 fn decoded(f: &RawFormat, bytes: &[u8], w: usize, h: usize) -> Vec<u16> {
-    match f.decode(bytes, w, h).unwrap().to_dyn() {
+    match f.decode(bytes, w, h).unwrap().to_dyn().unwrap() {
         DynImage::U16(i) => i.into_vec(),
         other => panic!("{f}: {other:?}"),
     }

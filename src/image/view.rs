@@ -136,9 +136,24 @@ fn samples_in<T>(stride_bytes: usize) -> Result<usize> {
     Ok(stride_bytes / size)
 }
 
-/// `WxHxC type`, as [`ViewError::Mismatch`] names shapes.
-fn describe((w, h, c): (usize, usize, usize), ty: SampleType) -> String {
-    format!("{w}x{h}x{c} {ty}")
+/// [`ViewError::Mismatch`] unless an output view of `got` shape and type
+/// can take a result of `want` shape and type (they are equal).
+fn same_layout(
+    want: (usize, usize, usize),
+    want_ty: SampleType,
+    got: (usize, usize, usize),
+    got_ty: SampleType,
+) -> Result<()> {
+    if (want, want_ty) == (got, got_ty) {
+        return Ok(());
+    }
+    // `WxHxC type`.
+    let describe = |(w, h, c): (usize, usize, usize), ty: SampleType| format!("{w}x{h}x{c} {ty}");
+    Err(ViewError::Mismatch {
+        want: describe(want, want_ty),
+        got: describe(got, got_ty),
+    }
+    .into())
 }
 
 /// A read-only image over caller memory (see the [module docs](self)).
@@ -160,60 +175,92 @@ pub struct ImageViewMut<'a, T: Sample> {
     stride: usize,
 }
 
-impl<T: Sample> std::fmt::Debug for ImageView<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (w, h, c) = (self.width, self.height, self.channels);
-        write!(
-            f,
-            "ImageView<{}>({w}x{h}x{c}, stride {})",
-            T::TYPE,
-            self.stride
-        )
-    }
+/// What [`ImageView`] and [`ImageViewMut`] share, over `&'a [T]` or
+/// `&'a mut [T]`: `Debug`, the constructors (each checked by
+/// [`check_layout`]; `$byte_doc` documents `with_byte_stride`) and the
+/// layout's accessors.
+macro_rules! view_layout {
+    ($view:ident, [$($mut:tt)?], $(#[$byte_doc:meta])*) => {
+        impl<T: Sample> std::fmt::Debug for $view<'_, T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let (w, h, c) = (self.width, self.height, self.channels);
+                write!(
+                    f,
+                    "{}<{}>({w}x{h}x{c}, stride {})",
+                    stringify!($view),
+                    T::TYPE,
+                    self.stride
+                )
+            }
+        }
+
+        impl<'a, T: Sample> $view<'a, T> {
+            /// A view of tightly packed rows (`stride = width * channels`).
+            pub fn new(
+                data: &'a $($mut)? [T],
+                width: usize,
+                height: usize,
+                channels: usize,
+            ) -> Result<Self> {
+                Self::with_stride(data, width, height, channels, width.saturating_mul(channels))
+            }
+
+            /// A view whose rows start `stride` samples apart.
+            pub fn with_stride(
+                data: &'a $($mut)? [T],
+                width: usize,
+                height: usize,
+                channels: usize,
+                stride: usize,
+            ) -> Result<Self> {
+                check_layout(data.len(), width, height, channels, stride)?;
+                Ok($view {
+                    data,
+                    width,
+                    height,
+                    channels,
+                    stride,
+                })
+            }
+
+            $(#[$byte_doc])*
+            pub fn with_byte_stride(
+                data: &'a $($mut)? [T],
+                width: usize,
+                height: usize,
+                channels: usize,
+                stride_bytes: usize,
+            ) -> Result<Self> {
+                Self::with_stride(data, width, height, channels, samples_in::<T>(stride_bytes)?)
+            }
+
+            /// Width in pixels.
+            pub fn width(&self) -> usize {
+                self.width
+            }
+            /// Height in pixels.
+            pub fn height(&self) -> usize {
+                self.height
+            }
+            /// Samples per pixel: 1, 3 or 4.
+            pub fn channels(&self) -> usize {
+                self.channels
+            }
+            /// Distance between row starts, in samples.
+            pub fn stride(&self) -> usize {
+                self.stride
+            }
+            /// `(width, height, channels)`.
+            pub fn shape(&self) -> (usize, usize, usize) {
+                (self.width, self.height, self.channels)
+            }
+        }
+    };
 }
 
-impl<T: Sample> std::fmt::Debug for ImageViewMut<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (w, h, c) = (self.width, self.height, self.channels);
-        write!(
-            f,
-            "ImageViewMut<{}>({w}x{h}x{c}, stride {})",
-            T::TYPE,
-            self.stride
-        )
-    }
-}
-
-impl<'a, T: Sample> ImageView<'a, T> {
-    /// A view of tightly packed rows (`stride = width * channels`).
-    pub fn new(data: &'a [T], width: usize, height: usize, channels: usize) -> Result<Self> {
-        Self::with_stride(
-            data,
-            width,
-            height,
-            channels,
-            width.saturating_mul(channels),
-        )
-    }
-
-    /// A view whose rows start `stride` samples apart.
-    pub fn with_stride(
-        data: &'a [T],
-        width: usize,
-        height: usize,
-        channels: usize,
-        stride: usize,
-    ) -> Result<Self> {
-        check_layout(data.len(), width, height, channels, stride)?;
-        Ok(ImageView {
-            data,
-            width,
-            height,
-            channels,
-            stride,
-        })
-    }
-
+view_layout!(
+    ImageView,
+    [],
     /// A view whose rows start `stride_bytes` bytes apart (a multiple of
     /// the sample size, else [`ViewError::StrideAlign`]).
     ///
@@ -224,42 +271,15 @@ impl<'a, T: Sample> ImageView<'a, T> {
     /// assert_eq!(v.stride(), 8);
     /// assert!(clfilter::image::ImageView::with_byte_stride(&buf, 2, 2, 3, 15).is_err());
     /// ```
-    pub fn with_byte_stride(
-        data: &'a [T],
-        width: usize,
-        height: usize,
-        channels: usize,
-        stride_bytes: usize,
-    ) -> Result<Self> {
-        Self::with_stride(
-            data,
-            width,
-            height,
-            channels,
-            samples_in::<T>(stride_bytes)?,
-        )
-    }
+);
+view_layout!(
+    ImageViewMut,
+    [mut],
+    /// A view whose rows start `stride_bytes` bytes apart (see
+    /// [`ImageView::with_byte_stride`]).
+);
 
-    /// Width in pixels.
-    pub fn width(&self) -> usize {
-        self.width
-    }
-    /// Height in pixels.
-    pub fn height(&self) -> usize {
-        self.height
-    }
-    /// Samples per pixel: 1, 3 or 4.
-    pub fn channels(&self) -> usize {
-        self.channels
-    }
-    /// Distance between row starts, in samples.
-    pub fn stride(&self) -> usize {
-        self.stride
-    }
-    /// `(width, height, channels)`.
-    pub fn shape(&self) -> (usize, usize, usize) {
-        (self.width, self.height, self.channels)
-    }
+impl<'a, T: Sample> ImageView<'a, T> {
     /// The borrowed slice, padding included.
     pub fn data(&self) -> &'a [T] {
         self.data
@@ -283,74 +303,6 @@ impl<'a, T: Sample> ImageView<'a, T> {
 }
 
 impl<'a, T: Sample> ImageViewMut<'a, T> {
-    /// A view of tightly packed rows (`stride = width * channels`).
-    pub fn new(data: &'a mut [T], width: usize, height: usize, channels: usize) -> Result<Self> {
-        Self::with_stride(
-            data,
-            width,
-            height,
-            channels,
-            width.saturating_mul(channels),
-        )
-    }
-
-    /// A view whose rows start `stride` samples apart.
-    pub fn with_stride(
-        data: &'a mut [T],
-        width: usize,
-        height: usize,
-        channels: usize,
-        stride: usize,
-    ) -> Result<Self> {
-        check_layout(data.len(), width, height, channels, stride)?;
-        Ok(ImageViewMut {
-            data,
-            width,
-            height,
-            channels,
-            stride,
-        })
-    }
-
-    /// A view whose rows start `stride_bytes` bytes apart (see
-    /// [`ImageView::with_byte_stride`]).
-    pub fn with_byte_stride(
-        data: &'a mut [T],
-        width: usize,
-        height: usize,
-        channels: usize,
-        stride_bytes: usize,
-    ) -> Result<Self> {
-        Self::with_stride(
-            data,
-            width,
-            height,
-            channels,
-            samples_in::<T>(stride_bytes)?,
-        )
-    }
-
-    /// Width in pixels.
-    pub fn width(&self) -> usize {
-        self.width
-    }
-    /// Height in pixels.
-    pub fn height(&self) -> usize {
-        self.height
-    }
-    /// Samples per pixel: 1, 3 or 4.
-    pub fn channels(&self) -> usize {
-        self.channels
-    }
-    /// Distance between row starts, in samples.
-    pub fn stride(&self) -> usize {
-        self.stride
-    }
-    /// `(width, height, channels)`.
-    pub fn shape(&self) -> (usize, usize, usize) {
-        (self.width, self.height, self.channels)
-    }
-
     /// The borrowed slice, padding included, for writing.
     pub fn data_mut(&mut self) -> &mut [T] {
         self.data
@@ -377,14 +329,12 @@ impl<'a, T: Sample> ImageViewMut<'a, T> {
     /// Copies `img`'s rows in ([`ViewError::Mismatch`] unless the shapes
     /// are equal); the padding is left as it was.
     pub fn copy_from(&mut self, img: &Image<T>) -> Result<()> {
-        let shape = (img.width(), img.height(), img.channels());
-        if shape != self.shape() {
-            return Err(ViewError::Mismatch {
-                want: describe(shape, T::TYPE),
-                got: describe(self.shape(), T::TYPE),
-            }
-            .into());
-        }
+        same_layout(
+            (img.width(), img.height(), img.channels()),
+            T::TYPE,
+            self.shape(),
+            T::TYPE,
+        )?;
         for (y, row) in img.rows().enumerate() {
             self.row_mut(y).copy_from_slice(row);
         }
@@ -440,25 +390,34 @@ pub enum DynViewMut<'a> {
     F32(ImageViewMut<'a, f32>),
 }
 
+/// The sample type and shape of [`DynView`] and [`DynViewMut`], whose
+/// variants hold a typed view each.
+macro_rules! dyn_view_layout {
+    ($($view:ident),*) => {$(
+        impl $view<'_> {
+            /// The sample type.
+            pub fn sample_type(&self) -> SampleType {
+                match self {
+                    $view::U8(_) => SampleType::U8,
+                    $view::U16(_) => SampleType::U16,
+                    $view::F32(_) => SampleType::F32,
+                }
+            }
+
+            /// `(width, height, channels)`.
+            pub fn shape(&self) -> (usize, usize, usize) {
+                match self {
+                    $view::U8(v) => v.shape(),
+                    $view::U16(v) => v.shape(),
+                    $view::F32(v) => v.shape(),
+                }
+            }
+        }
+    )*};
+}
+dyn_view_layout!(DynView, DynViewMut);
+
 impl DynView<'_> {
-    /// The sample type.
-    pub fn sample_type(&self) -> SampleType {
-        match self {
-            DynView::U8(_) => SampleType::U8,
-            DynView::U16(_) => SampleType::U16,
-            DynView::F32(_) => SampleType::F32,
-        }
-    }
-
-    /// `(width, height, channels)`.
-    pub fn shape(&self) -> (usize, usize, usize) {
-        match self {
-            DynView::U8(v) => v.shape(),
-            DynView::U16(v) => v.shape(),
-            DynView::F32(v) => v.shape(),
-        }
-    }
-
     /// A packed copy as an owned [`DynImage`].
     pub fn to_dyn_image(&self) -> DynImage {
         match self {
@@ -470,34 +429,9 @@ impl DynView<'_> {
 }
 
 impl DynViewMut<'_> {
-    /// The sample type.
-    pub fn sample_type(&self) -> SampleType {
-        match self {
-            DynViewMut::U8(_) => SampleType::U8,
-            DynViewMut::U16(_) => SampleType::U16,
-            DynViewMut::F32(_) => SampleType::F32,
-        }
-    }
-
-    /// `(width, height, channels)`.
-    pub fn shape(&self) -> (usize, usize, usize) {
-        match self {
-            DynViewMut::U8(v) => v.shape(),
-            DynViewMut::U16(v) => v.shape(),
-            DynViewMut::F32(v) => v.shape(),
-        }
-    }
-
     /// [`ViewError::Mismatch`] unless this view is a `shape` image of `ty`.
     pub fn check(&self, shape: (usize, usize, usize), ty: SampleType) -> Result<()> {
-        if (shape, ty) == (self.shape(), self.sample_type()) {
-            return Ok(());
-        }
-        Err(ViewError::Mismatch {
-            want: describe(shape, ty),
-            got: describe(self.shape(), self.sample_type()),
-        }
-        .into())
+        same_layout(shape, ty, self.shape(), self.sample_type())
     }
 
     /// Copies `img` in ([`ViewError::Mismatch`] unless its type and shape

@@ -6,7 +6,8 @@
 //!   embedded sources) and the [`Operation`] entry `OP`;
 //! - `reference.rs`: the simplest correct version, ground truth for tests;
 //! - `cpu.rs`: the rayon path; `variants.rs`: the OpenCL variant table;
-//! - `device.rs`: the OpenCL launches (the op's only `cfg(feature = "opencl")`);
+//! - `device.rs`: the OpenCL launches (the op's only `cfg(feature = "opencl")`;
+//!   the per-pixel camera stages describe theirs to `pixel_stage`);
 //! - `api.rs`: its entry points on an engine (`engine.<op>(..)`, through [`Dispatch`]);
 //! - `stage.rs`: its pipeline stage(s) ([`StageDef`], [`StageOp`]);
 //! - `tune.rs`: its tuning and bench cases ([`tuning::Tunable`]) and tuning key fields.
@@ -17,6 +18,7 @@
 
 mod contract;
 mod device;
+pub(crate) mod pixel_stage;
 mod report;
 pub mod stage;
 mod table;

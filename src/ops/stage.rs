@@ -231,7 +231,7 @@ pub trait StageOp: fmt::Debug + Send + Sync + 'static {
         frame: RawImage,
         record: &mut StageRecord,
     ) -> Result<DynImage> {
-        self.run_host(d, frame.into_dyn(), record)
+        self.run_host(d, frame.into_dyn()?, record)
     }
 
     /// Runs the stage inside a device-resident chain on `input` (a raw

@@ -459,7 +459,7 @@ pub(crate) fn run_frame_on_host(
     frame: crate::image::raw::RawImage,
 ) -> Result<(DynImage, Vec<StageOutcome>)> {
     let Some((first, rest)) = stages.split_first() else {
-        return Ok((frame.into_dyn(), Vec::new()));
+        return Ok((frame.into_dyn()?, Vec::new()));
     };
     let (img, outcome) = format::run_stage_raw(engine, first, frame)?;
     let (img, mut outcomes) = run_bounded(engine, rest, img, first.stage.bound(INTEGER_BOUND))?;

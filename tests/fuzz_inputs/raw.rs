@@ -106,7 +106,7 @@ fn a_frame_decodes_from_exactly_its_bytes_and_encodes_back() {
                 prop_assert_eq!(Some(len), want);
                 prop_assert_eq!(&a, &b);
                 prop_assert_eq!(a.size(), (w, h));
-                let img = a.to_dyn();
+                let img = a.to_dyn().unwrap();
                 prop_assert_eq!(img.shape(), (w, h, 1));
                 prop_assert_eq!(encode(&img, f).unwrap(), bytes, "{} {}x{}", f, w, h);
             }

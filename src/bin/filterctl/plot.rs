@@ -1,6 +1,6 @@
 //! Charts drawn with plotters (the `plot` feature): the histogram PNG.
-//! The text uses DejaVu Sans Mono, embedded (`assets/fonts/`, its licence
-//! beside it), so the chart looks the same on machines without fonts.
+//! The text uses DejaVu Sans Mono, embedded (`fonts/` beside this file, its
+//! licence with it), so the chart looks the same on machines without fonts.
 
 use std::path::Path;
 
@@ -14,7 +14,7 @@ use crate::error::CliError;
 const WIDTH: u32 = 960;
 const HEIGHT: u32 = 540;
 
-static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSansMono.ttf");
+static FONT: &[u8] = include_bytes!("fonts/DejaVuSansMono.ttf");
 
 /// Each channel's line colour: gray for one channel, else R, G, B and a
 /// dark gray for alpha.

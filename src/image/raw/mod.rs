@@ -503,13 +503,13 @@ impl RawImage {
     /// The frame as a 1-channel image: `u8`, or `u16` with the values as
     /// stored (packed frames unpacked to 0..=4095).
     ///
-    /// # Panics
-    ///
-    /// If a hand-built [`RawImage::Packed12`] is inconsistent: a size that
-    /// is not a valid image, or `data` not `width * height / 2 * 3` bytes
-    /// ([`RawFormat::decode`] never builds one).
-    pub fn to_dyn(&self) -> DynImage {
-        match self {
+    /// A hand-built [`RawImage::Packed12`] that is inconsistent is an
+    /// error ([`RawFormat::decode`] never builds one): a size that is not
+    /// a valid image or has an odd pixel count is
+    /// [`Error::InvalidArgument`], `data` other than
+    /// `width * height / 2 * 3` bytes is [`Error::InvalidInput`].
+    pub fn to_dyn(&self) -> Result<DynImage> {
+        Ok(match self {
             RawImage::U8(i) => DynImage::U8(i.clone()),
             RawImage::U16(i) => DynImage::U16(i.clone()),
             RawImage::Packed12 {
@@ -517,19 +517,16 @@ impl RawImage {
                 width,
                 height,
                 packing,
-            } => DynImage::U16(unpack(*packing, data, *width, *height)),
-        }
+            } => DynImage::U16(unpack(*packing, data, *width, *height)?),
+        })
     }
 
-    /// [`RawImage::to_dyn`] without copying 8- and 16-bit frames.
-    ///
-    /// # Panics
-    ///
-    /// As [`RawImage::to_dyn`].
-    pub fn into_dyn(self) -> DynImage {
+    /// [`RawImage::to_dyn`] without copying 8- and 16-bit frames (the same
+    /// errors).
+    pub fn into_dyn(self) -> Result<DynImage> {
         match self {
-            RawImage::U8(i) => DynImage::U8(i),
-            RawImage::U16(i) => DynImage::U16(i),
+            RawImage::U8(i) => Ok(DynImage::U8(i)),
+            RawImage::U16(i) => Ok(DynImage::U16(i)),
             packed => packed.to_dyn(),
         }
     }

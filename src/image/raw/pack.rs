@@ -7,21 +7,34 @@ use crate::image::bayer::Packing;
 use crate::image::{DynImage, Image};
 
 /// Unpacks 12-bit pairs; unlike [`Packing::unpack`], any size with an even
-/// pixel count (mono frames need not have even sides).
-pub(super) fn unpack(packing: Packing, data: &[u8], width: usize, height: usize) -> Image<u16> {
+/// pixel count (mono frames need not have even sides). An odd pixel count
+/// or a size that is not an image is [`Error::InvalidArgument`]; `data`
+/// other than `width * height / 2 * 3` bytes is [`Error::InvalidInput`]
+/// (a hand-built [`super::RawImage::Packed12`] may be either).
+pub(super) fn unpack(
+    packing: Packing,
+    data: &[u8],
+    width: usize,
+    height: usize,
+) -> Result<Image<u16>> {
     let pixels = width.saturating_mul(height);
-    assert!(
-        pixels.is_multiple_of(2) && data.len() == pixels / 2 * 3,
-        "RawImage::Packed12 of {width}x{height} holds {} bytes, not {}",
-        data.len(),
-        pixels / 2 * 3
-    );
+    if !pixels.is_multiple_of(2) {
+        return Err(Error::arg(format!(
+            "RawImage::Packed12 of {width}x{height} has an odd pixel count; 12-bit samples come in pairs"
+        )));
+    }
+    let need = pixels / 2 * 3;
+    if data.len() != need {
+        return Err(Error::InvalidInput(format!(
+            "RawImage::Packed12 of {width}x{height} holds {} bytes, not {need}",
+            data.len()
+        )));
+    }
     let mut out = Vec::with_capacity(pixels);
     for b in data.chunks_exact(3) {
         out.extend_from_slice(&packing.unpack_pair([b[0], b[1], b[2]]));
     }
     Image::from_vec(width, height, 1, out)
-        .unwrap_or_else(|e| panic!("RawImage::Packed12 of {width}x{height}: {e}"))
 }
 
 /// Unpacks MIPI CSI-2 `RAW10` groups of five bytes into four samples.
@@ -114,4 +127,58 @@ pub fn encode(img: &DynImage, fmt: &RawFormat) -> Result<Vec<u8>> {
     };
     debug_assert_eq!(out.len(), need);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::RawImage;
+    use super::*;
+
+    fn packed(data: Vec<u8>, width: usize, height: usize) -> RawImage {
+        RawImage::Packed12 {
+            data,
+            width,
+            height,
+            packing: Packing::Pfnc12p,
+        }
+    }
+
+    #[test]
+    fn a_short_or_long_buffer_is_invalid_input() {
+        for len in [0, 1, 5, 7, 9] {
+            let got = unpack(Packing::Pfnc12p, &vec![0; len], 2, 2);
+            assert!(
+                matches!(&got, Err(Error::InvalidInput(m)) if m.contains(&format!("holds {len} bytes, not 6"))),
+                "{len} bytes: {got:?}"
+            );
+            assert!(matches!(
+                packed(vec![0; len], 2, 2).to_dyn(),
+                Err(Error::InvalidInput(_))
+            ));
+            assert!(matches!(
+                packed(vec![0; len], 2, 2).into_dyn(),
+                Err(Error::InvalidInput(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn an_odd_pixel_count_or_an_empty_size_is_invalid_argument() {
+        for (w, h, len) in [(3, 1, 4), (1, 1, 1), (3, 3, 13), (0, 2, 0), (2, 0, 0)] {
+            let got = unpack(Packing::Mipi12, &vec![0; len], w, h);
+            assert!(
+                matches!(got, Err(Error::InvalidArgument(_))),
+                "{w}x{h}: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_consistent_frame_unpacks() {
+        // Pfnc12p: 0x123 and 0x456 in three bytes.
+        let img = unpack(Packing::Pfnc12p, &[0x23, 0x61, 0x45], 1, 2).unwrap();
+        assert_eq!(img.into_vec(), vec![0x123, 0x456]);
+        let frame = packed(vec![0x23, 0x61, 0x45], 2, 1);
+        assert_eq!(frame.to_dyn().unwrap(), frame.into_dyn().unwrap());
+    }
 }

@@ -26,15 +26,7 @@ pub trait BlackExt: Dispatch {
         img: &Image<T>,
         p: &BlackParams,
     ) -> Result<(Image<T>, RunReport)> {
-        let k = p.factor(T::TYPE)?;
-        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE);
-        crate::ops::dispatch(
-            self,
-            &SPEC,
-            &shape,
-            |dev: &Dev, spec| device::run(self.programs(), dev, spec, img, p.black, k),
-            || cpu::black(img, p),
-        )
+        crate::ops::pixel_stage::dispatch(self, p, img, || cpu::black(img, p))
     }
 }
 

@@ -1,12 +1,11 @@
 //! `black` as a pipeline stage: the checked stage is [`BlackParams`].
 
-use super::{BlackExt, BlackParams, SPEC};
+use super::{BlackParams, SPEC};
 use crate::error::Result;
-use crate::image::{DynImage, SampleType};
+use crate::image::SampleType;
 use crate::ops::stage::{
-    stage_any, Adapted, FrameFacts, OptionDef, StageArgs, StageDef, StageOp, StageRecord,
+    stage_any, Adapted, FrameFacts, OptionDef, StageArgs, StageDef, StageOp,
 };
-use crate::ops::Dispatch;
 
 /// The `black` stage.
 pub static BLACK: StageDef = StageDef {
@@ -82,30 +81,6 @@ impl StageOp for BlackParams {
         Ok(Adapted::Keep)
     }
 
-    fn run_host(
-        &self,
-        d: &dyn Dispatch,
-        input: DynImage,
-        record: &mut StageRecord,
-    ) -> Result<DynImage> {
-        let (img, r) = match &input {
-            DynImage::U8(i) => d.black_report(i, self).map(|(o, r)| (DynImage::U8(o), r))?,
-            DynImage::U16(i) => d.black_report(i, self).map(|(o, r)| (DynImage::U16(o), r))?,
-            DynImage::F32(i) => d.black_report(i, self).map(|(o, r)| (DynImage::F32(o), r))?,
-        };
-        record.reports.push(r);
-        Ok(img)
-    }
-
-    fn run_device(
-        &self,
-        cx: &crate::ops::work::Chain<'_>,
-        forced: Option<&str>,
-        input: crate::ops::work::ChainInput<'_>,
-        record: &mut StageRecord,
-    ) -> Result<crate::ops::work::Work> {
-        super::device::run_stage(self, cx, forced, input, record)
-    }
-
+    crate::ops::pixel_stage::stage_arms!();
     stage_any!();
 }

@@ -29,16 +29,7 @@ pub trait CcmExt: Dispatch {
         img: &Image<T>,
         p: &CcmParams,
     ) -> Result<(Image<T>, RunReport)> {
-        p.validate()?;
-        check_channels(img.channels())?;
-        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE);
-        crate::ops::dispatch(
-            self,
-            &SPEC,
-            &shape,
-            |dev: &Dev, spec| device::run(self.programs(), dev, spec, img, p),
-            || cpu::ccm(img, p),
-        )
+        crate::ops::pixel_stage::dispatch(self, p, img, || cpu::ccm(img, p))
     }
 }
 

@@ -16,10 +16,9 @@ pub mod stage;
 mod tune;
 pub mod variants;
 
-use crate::backend::Dev;
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample, SampleType};
-use crate::ops::{OpSpec, RunReport, Shape};
+use crate::ops::{OpSpec, RunReport};
 pub use api::CcmExt;
 pub use tune::TUNE;
 

@@ -28,15 +28,7 @@ pub trait GammaExt: Dispatch {
         img: &Image<T>,
         p: &GammaParams,
     ) -> Result<(Image<T>, RunReport)> {
-        p.validate()?;
-        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE);
-        crate::ops::dispatch(
-            self,
-            &SPEC,
-            &shape,
-            |dev: &Dev, spec| device::run(self.programs(), dev, spec, img, p),
-            || cpu::gamma(img, p),
-        )
+        crate::ops::pixel_stage::dispatch(self, p, img, || cpu::gamma(img, p))
     }
 }
 

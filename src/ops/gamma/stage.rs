@@ -1,10 +1,9 @@
 //! `gamma` as a pipeline stage: the checked stage is [`GammaParams`].
 
-use super::{GammaExt, GammaParams, MAX_POWER, MIN_POWER, SPEC};
+use super::{GammaParams, MAX_POWER, MIN_POWER, SPEC};
 use crate::error::Result;
-use crate::image::{DynImage, SampleType};
-use crate::ops::stage::{stage_any, OptionDef, StageArgs, StageDef, StageOp, StageRecord};
-use crate::ops::Dispatch;
+use crate::image::SampleType;
+use crate::ops::stage::{stage_any, OptionDef, StageArgs, StageDef, StageOp};
 
 /// The `gamma` stage.
 pub static GAMMA: StageDef = StageDef {
@@ -71,30 +70,6 @@ impl StageOp for GammaParams {
         Some(1.1 * input.max(65535.0).powf(p))
     }
 
-    fn run_host(
-        &self,
-        d: &dyn Dispatch,
-        input: DynImage,
-        record: &mut StageRecord,
-    ) -> Result<DynImage> {
-        let (img, r) = match &input {
-            DynImage::U8(i) => d.gamma_report(i, self).map(|(o, r)| (DynImage::U8(o), r))?,
-            DynImage::U16(i) => d.gamma_report(i, self).map(|(o, r)| (DynImage::U16(o), r))?,
-            DynImage::F32(i) => d.gamma_report(i, self).map(|(o, r)| (DynImage::F32(o), r))?,
-        };
-        record.reports.push(r);
-        Ok(img)
-    }
-
-    fn run_device(
-        &self,
-        cx: &crate::ops::work::Chain<'_>,
-        forced: Option<&str>,
-        input: crate::ops::work::ChainInput<'_>,
-        record: &mut StageRecord,
-    ) -> Result<crate::ops::work::Work> {
-        super::device::run_stage(self, cx, forced, input, record)
-    }
-
+    crate::ops::pixel_stage::stage_arms!();
     stage_any!();
 }

@@ -50,16 +50,8 @@ pub trait WbExt: Dispatch {
         img: &Image<T>,
         gains: [f32; 3],
     ) -> Result<(Image<T>, RunReport)> {
-        WbParams::Gains(gains).validate()?;
-        check_channels(img.channels())?;
-        let shape = Shape::new(img.width(), img.height(), img.channels(), T::TYPE);
-        crate::ops::dispatch(
-            self,
-            &SPEC,
-            &shape,
-            |dev: &Dev, spec| device::run(self.programs(), dev, spec, img, gains),
-            || cpu::wb(img, gains),
-        )
+        let cpu = || cpu::wb(img, gains);
+        crate::ops::pixel_stage::dispatch(self, &device::Gains(gains), img, cpu)
     }
 }
 

@@ -1,67 +1,35 @@
-//! `wb` on OpenCL devices. Without the `opencl` feature, [`Dev`] has no
-//! values, so `run` cannot be called.
+//! `wb`'s kernel arguments, given gains as one `float4` (launched by
+//! [`crate::ops::pixel_stage`]), and its arm in device-resident chains,
+//! which measures the gray world's gains on the device first.
 
 use super::*;
-use crate::backend::Dev;
-use crate::ops::{Programs, VariantSpec};
-use std::time::Duration;
+use crate::ops::pixel_stage::{PixelKernel, PixelLaunch, Scalar};
+use crate::ops::VariantSpec;
 
-/// Multiplies by `gains` with `spec` on `dev`. Returns the result and the
-/// kernel's device time.
-#[cfg(feature = "opencl")]
-pub(super) fn run<T: Sample>(
-    progs: &Programs,
-    dev: &Dev,
-    spec: &VariantSpec,
-    img: &Image<T>,
-    gains: [f32; 3],
-) -> Result<(Image<T>, Duration)> {
-    use crate::backend::opencl::DeviceImage;
-    let input = DeviceImage::upload(dev, img)?;
-    let out = DeviceImage::<T>::new(dev, img.width(), img.height(), img.channels())?;
-    let kt = launch(progs, dev, spec, &input, &out, gains)?
-        .duration()?
-        .unwrap_or_default();
-    Ok((out.download(dev)?, kt))
-}
+/// The kernel's parameters: red, green and blue gains, given or found by
+/// [`gray_world`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gains(pub [f32; 3]);
 
-/// No device exists in a build without OpenCL.
-#[cfg(not(feature = "opencl"))]
-pub(super) fn run<T: Sample>(
-    _: &Programs,
-    dev: &Dev,
-    _: &VariantSpec,
-    _: &Image<T>,
-    _: [f32; 3],
-) -> Result<(Image<T>, Duration)> {
-    match *dev {}
-}
-
-/// Runs `spec` on device images of the same shape and type (3 or 4 channels).
-#[cfg(feature = "opencl")]
-pub(crate) fn launch<T: Sample>(
-    progs: &Programs,
-    dev: &Dev,
-    spec: &VariantSpec,
-    input: &crate::backend::opencl::DeviceImage<T>,
-    out: &crate::backend::opencl::DeviceImage<T>,
-    gains: [f32; 3],
-) -> Result<crate::backend::opencl::ClEvent> {
-    use crate::backend::opencl::Arg;
-    check_channels(input.channels())?;
-    let shape = Shape::new(input.width(), input.height(), input.channels(), T::TYPE);
-    if (out.width(), out.height(), out.channels()) != (shape.width, shape.height, shape.channels) {
-        return Err(Error::arg("wb's output must have the input's shape"));
+impl PixelKernel for Gains {
+    fn spec() -> &'static OpSpec {
+        &SPEC
     }
-    let extra = format!("-DOUT_FLOAT={}", (T::TYPE == SampleType::F32) as u8);
-    let kernel = progs.kernel(dev, SPEC.name, spec, &shape, &extra, &spec.kernel_name(SPEC.name))?;
-    let n = input.pixel_count();
-    dev.launch(
-        &kernel,
-        &[n],
-        &[spec.local[0]],
-        &[Arg::img(input), Arg::img(out), Arg::int(n)?, Arg::F32x4(kernel_gains(gains))],
-    )
+
+    /// The gains, and 3 or 4 channels.
+    fn check(&self, channels: usize, _: SampleType) -> Result<()> {
+        WbParams::Gains(self.0).validate()?;
+        check_channels(channels)
+    }
+
+    fn launch(&self, _: &VariantSpec, _: SampleType) -> Result<PixelLaunch> {
+        Ok(PixelLaunch::pixels(vec![Scalar::F32x4(kernel_gains(self.0))]))
+    }
+
+    /// Gains above 1 pass full scale; the next stage or the store saturates.
+    fn unsaturated(&self, logical: SampleType) -> bool {
+        logical != SampleType::F32
+    }
 }
 
 /// The stage's arm in a device-resident chain ([`crate::ops::StageOp::run_device`]):
@@ -75,48 +43,31 @@ pub(crate) fn run_stage(
     input: crate::ops::work::ChainInput<'_>,
     record: &mut crate::ops::stage::StageRecord,
 ) -> Result<crate::ops::work::Work> {
-    use crate::backend::opencl::DeviceImage;
-    use crate::ops::work::{time, Work};
     use crate::ops::OpParams;
     p.validate()?;
     let mut w = input.into_work();
     check_channels(w.channels)?;
     let mt = w.materialize(cx.d, cx.dev)?;
-    let (logical, working) = (
-        w.logical_shape(OpParams::NONE),
-        w.working_shape(OpParams::NONE),
-    );
     let gains = match *p {
         WbParams::Gains(g) => g,
         WbParams::Auto => {
+            let shapes = (
+                &w.logical_shape(OpParams::NONE),
+                &w.working_shape(OpParams::NONE),
+            );
             let (img, channels) = (&w.img, w.channels);
             let (s, rep) = crate::ops::dispatch_on_device(
                 cx.d,
                 &crate::ops::stats::SPEC,
                 None,
-                (&logical, &working),
+                shapes,
                 |dev, spec| crate::ops::stats::device::launch(cx.d.programs(), dev, spec, img, channels),
             )?;
             record.reports.push(rep);
             gray_world([s.mean[0], s.mean[1], s.mean[2]])
         }
     };
-    let (img, mut rep) =
-        crate::ops::dispatch_on_device(cx.d, &SPEC, forced, (&logical, &working), |dev, spec| {
-            let out = DeviceImage::<f32>::new(dev, w.width(), w.height(), w.img.channels())?;
-            let ev = launch(cx.d.programs(), dev, spec, &w.img, &out, gains)?;
-            Ok((out, time(ev)?))
-        })?;
-    rep.kernel_time = rep.kernel_time.map(|t| t + mt);
-    record.reports.push(rep);
-    Ok(Work {
-        img,
-        channels: w.channels,
-        ty: w.ty,
-        scale: 1.0,
-        // Gains above 1 pass full scale; the next stage or the store saturates.
-        unsaturated: w.ty != SampleType::F32,
-    })
+    crate::ops::pixel_stage::device::launch_stage(&Gains(gains), cx, forced, w, mt, record)
 }
 
 /// No chain exists in a build without OpenCL.
@@ -129,39 +80,4 @@ pub(crate) fn run_stage(
     _: &mut crate::ops::stage::StageRecord,
 ) -> Result<crate::ops::work::Work> {
     cx.never()
-}
-
-/// A kernel-only runner of `spec` on the case's input, uploaded once
-/// ([`crate::ops::tuning::Case::kernel_runner`]).
-#[cfg(feature = "opencl")]
-pub(super) fn kernel_runner<'a, T: Sample>(
-    case: &'a super::tune::WbCase<T>,
-    progs: &'a Programs,
-    dev: &'a Dev,
-    spec: &'static VariantSpec,
-) -> Result<crate::ops::tuning::Runner<'a>> {
-    use crate::backend::opencl::DeviceImage;
-    use crate::ops::tuning::Case;
-    crate::ops::tuning::check_variant(&SPEC, spec, &case.shape(), dev.info().local_mem)?;
-    let input = case.on_device.image(dev, &case.img)?;
-    let out = DeviceImage::<T>::new(dev, input.width(), input.height(), input.channels())?;
-    let gains = case.gains;
-    Ok(Box::new(move || {
-        Ok(launch(progs, dev, spec, input, &out, gains)?
-            .duration()?
-            .unwrap_or_default())
-    }))
-}
-
-/// No device exists in a build without OpenCL.
-#[cfg(not(feature = "opencl"))]
-pub(super) fn kernel_runner<'a, T: Sample>(
-    case: &'a super::tune::WbCase<T>,
-    _: &'a Programs,
-    dev: &'a Dev,
-    _: &'static VariantSpec,
-) -> Result<crate::ops::tuning::Runner<'a>> {
-    // The upload slot exists in every build; only a device fills it.
-    let _ = &case.on_device;
-    match *dev {}
 }

@@ -18,10 +18,9 @@ pub mod stage;
 mod tune;
 pub mod variants;
 
-use crate::backend::Dev;
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample, SampleType};
-use crate::ops::{OpSpec, RunReport, Shape};
+use crate::ops::{OpSpec, RunReport};
 pub use api::WbExt;
 pub use tune::TUNE;
 

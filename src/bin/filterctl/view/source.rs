@@ -35,7 +35,7 @@ impl Input {
     pub fn original(&self) -> clfilter::Result<DisplayFrame> {
         match self {
             Input::Image(img) => to_display(img, DisplayFormat::Rgba8),
-            Input::Raw(frame) => to_display(&frame.to_dyn(), DisplayFormat::Rgba8),
+            Input::Raw(frame) => to_display(&frame.to_dyn()?, DisplayFormat::Rgba8),
         }
     }
 
