@@ -141,16 +141,21 @@ __kernel void sort_bitonic_local(__global uint* keys, __global uint* idx, int k0
 #if B > 65535
 #error "the packed 16-bit counters of sort_radix_scatter need tiles under 2^16 words"
 #endif
+#if PER % 4 != 0
+#error "sort_radix_count reads its tile in uint4 vectors: PER must be a multiple of 4"
+#endif
 #define DIGIT(w) (((w) >> shift) & (RADIX - 1))
 // A local index with one spare word after every 32: the runs that one
 // work-item reads (PER tile words, 8 counters) then start in different
 // banks across a warp (on devices with 32 banks of 4 bytes).
 #define PAD(i) ((i) + ((i) >> 5))
 
-// hist[g * RADIX + d] = how many words of tile g have digit d. Work-item
-// lid counts into copy lid % 8 of the local histogram (stride 9 words per
-// digit), so a warp whose words share a digit spreads its atomics over 8
-// banks instead of serialising them on one word.
+// hist[g * RADIX + d] = how many words of tile g have digit d. The tile is
+// read in uint4 vectors (its start is a multiple of 4 words; the words
+// past n in the last vector are skipped one by one). Work-item lid counts
+// into copy lid % 8 of the local histogram (stride 9 words per digit), so
+// a warp whose words share a digit spreads its atomics over 8 banks
+// instead of serialising them on one word.
 __kernel void sort_radix_count(__global const uint* keys, int n, int shift,
                                __global uint* hist, int groups)
 {
@@ -162,12 +167,20 @@ __kernel void sort_radix_count(__global const uint* keys, int n, int shift,
         h[c * RADIX + lid] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     size_t base = (size_t)g * B;
-    uint copy = lid & 7;
+    __local uint* mine = h + (lid & 7);
 #pragma unroll
-    for (int e = 0; e < PER; e++) {
-        size_t i = base + e * L + lid;
-        if (i < (size_t)n)
-            atomic_inc(&h[DIGIT(keys[i]) * 9 + copy]);
+    for (int e = 0; e < PER / 4; e++) {
+        size_t i = base + 4 * (e * L + lid);
+        if (i + 4 <= (size_t)n) {
+            uint4 w = ((__global const uint4*)keys)[i / 4];
+            atomic_inc(&mine[DIGIT(w.x) * 9]);
+            atomic_inc(&mine[DIGIT(w.y) * 9]);
+            atomic_inc(&mine[DIGIT(w.z) * 9]);
+            atomic_inc(&mine[DIGIT(w.w) * 9]);
+        } else {
+            for (size_t j = i; j < (size_t)n && j < i + 4; j++)
+                atomic_inc(&mine[DIGIT(keys[j]) * 9]);
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     uint s = 0;
@@ -179,7 +192,10 @@ __kernel void sort_radix_count(__global const uint* keys, int n, int shift,
 // The scan of hist in digit-major order runs over blocks of `per` tiles
 // (about sqrt(groups) blocks of sqrt(groups) tiles, so every walk below is
 // short): sums[b * RADIX + d] = the words of digit d in block b's tiles.
-// One work-item per digit, so each step reads a coalesced row.
+// One work-item per digit, so each step reads a coalesced row. The walks
+// here and below load CHUNK rows before they use any, so that many loads
+// are in flight instead of one latency per row.
+#define CHUNK 16
 __kernel void sort_radix_reduce(__global const uint* hist, int groups, int per,
                                 __global uint* sums, int blocks)
 {
@@ -188,9 +204,11 @@ __kernel void sort_radix_reduce(__global const uint* hist, int groups, int per,
         return;
     uint t0 = b * (uint)per, t1 = min(t0 + (uint)per, (uint)groups);
     uint s = 0;
-#pragma unroll 8
-    for (uint t = t0; t < t1; t++)
-        s += hist[(size_t)t * RADIX + d];
+    for (uint t = t0; t < t1; t += CHUNK) {
+#pragma unroll
+        for (uint j = 0; j < CHUNK; j++)
+            s += t + j < t1 ? hist[(size_t)(t + j) * RADIX + d] : 0;
+    }
     sums[b * RADIX + d] = s;
 }
 
@@ -217,6 +235,24 @@ inline uint group_scan(uint v, __local uint* tmp, uint* total)
     return inclusive - v;
 }
 
+// Rows t0 .. t1-1 of column d of a table of RADIX columns become their
+// exclusive prefix sums, starting at acc, CHUNK rows at a time.
+inline void walk_scan(__global uint* table, uint d, uint t0, uint t1, uint acc)
+{
+    for (uint t = t0; t < t1; t += CHUNK) {
+        uint c[CHUNK];
+#pragma unroll
+        for (uint j = 0; j < CHUNK; j++)
+            c[j] = t + j < t1 ? table[(size_t)(t + j) * RADIX + d] : 0;
+#pragma unroll
+        for (uint j = 0; j < CHUNK; j++) {
+            if (t + j < t1)
+                table[(size_t)(t + j) * RADIX + d] = acc;
+            acc += c[j];
+        }
+    }
+}
+
 // One work-group: sums[b * RADIX + d] becomes the first output position
 // of the words of digit d in block b: every word of a smaller digit, then
 // digit d's words in the blocks before b.
@@ -224,15 +260,12 @@ __kernel void sort_radix_top(__global uint* sums, int blocks)
 {
     __local uint tmp[2 * L];
     uint d = get_local_id(0), n = 0, all;
-#pragma unroll 8
-    for (int b = 0; b < blocks; b++)
-        n += sums[b * RADIX + d];
-    uint acc = group_scan(n, tmp, &all);
-    for (int b = 0; b < blocks; b++) {
-        uint c = sums[b * RADIX + d];
-        sums[b * RADIX + d] = acc;
-        acc += c;
+    for (uint b = 0; b < (uint)blocks; b += CHUNK) {
+#pragma unroll
+        for (uint j = 0; j < CHUNK; j++)
+            n += b + j < (uint)blocks ? sums[(b + j) * RADIX + d] : 0;
     }
+    walk_scan(sums, d, 0, (uint)blocks, group_scan(n, tmp, &all));
 }
 
 // hist[t * RADIX + d] becomes the first output position of tile t's words
@@ -244,13 +277,7 @@ __kernel void sort_radix_down(__global uint* hist, int groups, int per,
     if (b >= (uint)blocks)
         return;
     uint t0 = b * (uint)per, t1 = min(t0 + (uint)per, (uint)groups);
-    uint acc = sums[b * RADIX + d];
-    for (uint t = t0; t < t1; t++) {
-        size_t i = (size_t)t * RADIX + d;
-        uint c = hist[i];
-        hist[i] = acc;
-        acc += c;
-    }
+    walk_scan(hist, d, t0, t1, sums[b * RADIX + d]);
 }
 
 // One stable split of the tile by the 4 bits of each word at `bit`.
