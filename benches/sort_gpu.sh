@@ -13,12 +13,42 @@
 #   around the call, a warm-up, best of 3.
 # - The median variants' kernel times at 8192x8192 u8 RGBA and f32 gray,
 #   radius 1, 2, 3.
+# - A check on the GPU first: `filterctl sort --variant sort=radix` on 2^27
+#   f32 keys uniform in [-1, 1) (CuPy's input below) and on 2^27 random
+#   u32 words (every digit of every pass), compared byte for byte with
+#   numpy.sort; the script stops if they differ.
 # Prints a Markdown table (Gkeys/s = keys / time) and keeps the JSON in OUT_DIR.
 set -euo pipefail
 filterctl=${1:?usage: sort_gpu.sh FILTERCTL OUT_DIR}
 out=${2:?usage: sort_gpu.sh FILTERCTL OUT_DIR}
 mkdir -p "$out"
 export FILTERCTL_CACHE_DIR="$out/cache"
+
+python3 - "$out" <<'PY'
+import sys
+import numpy as np
+out, n = sys.argv[1], 1 << 27
+rng = np.random.default_rng(7)
+(rng.random(n, dtype=np.float32) * 2 - 1).tofile(f"{out}/check_f32.raw")
+rng.integers(0, 1 << 32, n, dtype=np.uint32).tofile(f"{out}/check_u32.raw")
+PY
+for t in f32 u32; do
+    "$filterctl" --device gpu --variant sort=radix sort --type "$t" \
+        "$out/check_$t.raw" -o "$out/sorted_$t.raw"
+done
+python3 - "$out" <<'PY'
+import sys
+import numpy as np
+out = sys.argv[1]
+for t, dt in (("f32", np.float32), ("u32", np.uint32)):
+    want = np.sort(np.fromfile(f"{out}/check_{t}.raw", dtype=dt))
+    got = np.fromfile(f"{out}/sorted_{t}.raw", dtype=dt)
+    if want.tobytes() != got.tobytes():
+        bad = int(np.flatnonzero(want.view(np.uint32) != got.view(np.uint32))[0])
+        sys.exit(f"radix {t}: differs from numpy.sort at {bad} of {want.size}")
+    print(f"radix {t}: {want.size} keys equal numpy.sort")
+PY
+rm -f "$out"/check_*.raw "$out"/sorted_*.raw
 
 # n keys as a WxH job (the sort's tuning case sorts w*h*c keys).
 sizes=("1024x1024" "4096x4096" "16384x8192")

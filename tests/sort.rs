@@ -1,7 +1,9 @@
 //! `sort`: every variant and the CPU path against a reference sort written
 //! here, compared bit for bit: NaNs of both signs (with payloads), ±0,
 //! ±inf, duplicates, n = 0, 1, 2, 3, primes and 2^k ± 1 around the
-//! kernels' block sizes; stable key-value pairs; `filterctl sort`.
+//! kernels' block sizes; all-equal keys and keys that share their high
+//! bytes (few digits in a radix pass); stable key-value pairs;
+//! `filterctl sort`.
 
 use std::process::Command;
 
@@ -12,9 +14,11 @@ mod common;
 use common::Rng;
 
 /// Lengths: tiny, primes, and 2^k ± 1 around the bitonic block (512) and
-/// the radix block (2048).
+/// the radix tiles (2048 pairs, 4096 keys); 40_009 and 70_001 span several
+/// tiles and several blocks of the radix scan (blocks of sqrt(tiles) tiles).
 const LENGTHS: &[usize] = &[
-    0, 1, 2, 3, 5, 7, 31, 255, 257, 511, 512, 513, 1021, 2047, 2049, 4099, 8191, 40_009,
+    0, 1, 2, 3, 5, 7, 31, 255, 257, 511, 512, 513, 1021, 2047, 2048, 2049, 4095, 4096, 4097, 4099,
+    8191, 12_289, 40_009, 70_001,
 ];
 
 /// Engines to check: the CPU, and with OpenCL each variant forced.
@@ -125,6 +129,36 @@ fn f32_total_order_is_as_documented() {
         .map(|k| k.to_bits())
         .collect();
         assert_eq!(s, want, "{name}");
+    }
+}
+
+/// Keys that leave most radix digits constant: all equal (one digit per
+/// pass), and uniform floats in [-1, 1) (a few distinct high bytes), with
+/// pairs, whose values must keep their input order.
+#[test]
+fn few_distinct_digits_sort_exactly() {
+    let engines = engines();
+    for &n in &[1usize, 4097, 9973, 70_001] {
+        let mut rng = Rng::from_parts(&[n as u64, 4]);
+        let uniform: Vec<f32> = (0..n)
+            .map(|_| (rng.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
+            .collect();
+        let values: Vec<u32> = (0..n as u32).rev().collect();
+        for keys in [vec![0.75f32; n], vec![-f32::NAN; n], uniform] {
+            let mut want: Vec<(f32, u32)> =
+                keys.iter().copied().zip(values.iter().copied()).collect();
+            want.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let want_k: Vec<u32> = want.iter().map(|p| p.0.to_bits()).collect();
+            let want_v: Vec<u32> = want.iter().map(|p| p.1).collect();
+            for (name, e) in &engines {
+                let got: Vec<u32> = e.sort(&keys).unwrap().iter().map(|k| k.to_bits()).collect();
+                assert_eq!(got, want_k, "{name} keys n={n}");
+                let (k, v) = e.sort_pairs(&keys, &values).unwrap();
+                let k: Vec<u32> = k.iter().map(|k| k.to_bits()).collect();
+                assert_eq!(k, want_k, "{name} pair keys n={n}");
+                assert_eq!(v, want_v, "{name} values n={n}");
+            }
+        }
     }
 }
 

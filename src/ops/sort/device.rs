@@ -171,7 +171,7 @@ mod cl {
         Ok((out_keys, out_idx))
     }
 
-    /// Eight LSD passes of 4 bits, ping-ponging between two buffer pairs;
+    /// Four LSD passes of 8 bits, ping-ponging between two buffer pairs;
     /// the first pass reads `input` and makes the indices.
     fn radix(
         dev: &Dev,
@@ -181,62 +181,109 @@ mod cl {
         pairs: bool,
         events: &mut Vec<ClEvent>,
     ) -> Result<(Buf, Option<Buf>)> {
-        let groups = n.div_ceil(GROUP * ITEMS);
-        let hist = Buf::new(dev, 16 * groups)?;
-        let (count, scan, scatter) = (
-            kernel("sort_radix_count")?,
-            kernel("sort_radix_scan")?,
-            kernel("sort_radix_scatter")?,
-        );
+        let k = RadixKernels {
+            count: kernel("sort_radix_count")?,
+            reduce: kernel("sort_radix_reduce")?,
+            top: kernel("sort_radix_top")?,
+            down: kernel("sort_radix_down")?,
+            scatter: kernel("sort_radix_scatter")?,
+        };
+        let groups = n.div_ceil(tile_words(pairs));
+        // The count table's scan walks blocks of `per` tiles, one
+        // work-group per block, then the blocks in one work-group: about
+        // sqrt(groups) steps each.
+        let per = groups.isqrt().max(1);
+        let blocks = groups.div_ceil(per);
+        let sizes = RadixSizes {
+            n,
+            groups,
+            per,
+            blocks,
+        };
+        let hist = Buf::new(dev, RADIX * groups)?;
+        let sums = Buf::new(dev, RADIX * blocks)?;
         let a = (Buf::new(dev, n)?, Buf::new(dev, if pairs { n } else { 1 })?);
         let b = (Buf::new(dev, n)?, Buf::new(dev, if pairs { n } else { 1 })?);
-        for pass in 0..8usize {
-            let shift = Arg::int(4 * pass)?;
-            // Pass 0 reads the input (into b), then b -> a, a -> b, ...: the
-            // eighth pass leaves the result in a.
-            let (src_keys, src_idx, dst) = if pass == 0 {
-                (input, &b.1, &b)
-            } else if pass % 2 == 1 {
-                (&b.0, &b.1, &a)
-            } else {
-                (&a.0, &a.1, &b)
+        for pass in 0..4usize {
+            // Pass 0 reads the input (into b), then b -> a, a -> b, b -> a:
+            // the fourth pass leaves the result in a.
+            let (src, dst) = match pass {
+                0 => ((input, &b.1), &b),
+                1 | 3 => ((&b.0, &b.1), &a),
+                _ => ((&a.0, &a.1), &b),
             };
-            events.push(dev.launch(
-                &count,
-                &[groups * GROUP],
-                &[GROUP],
-                &[
-                    Arg::buf(src_keys),
-                    Arg::int(n)?,
-                    shift,
-                    Arg::buf(&hist),
-                    Arg::int(groups)?,
-                ],
-            )?);
-            events.push(dev.launch(
-                &scan,
-                &[GROUP],
-                &[GROUP],
-                &[Arg::buf(&hist), Arg::int(16 * groups)?],
-            )?);
-            events.push(dev.launch(
-                &scatter,
-                &[groups * GROUP],
-                &[GROUP],
-                &[
-                    Arg::buf(src_keys),
-                    Arg::buf(src_idx),
-                    Arg::int(n)?,
-                    shift,
-                    Arg::buf(&hist),
-                    Arg::int(groups)?,
-                    Arg::int((pass == 0) as usize)?,
-                    Arg::buf(&dst.0),
-                    Arg::buf(&dst.1),
-                ],
-            )?);
+            radix_pass(dev, &k, &sizes, pass, src, dst, (&hist, &sums), events)?;
         }
         Ok((a.0, pairs.then_some(a.1)))
+    }
+
+    /// Digits of the radix passes (8 bits).
+    const RADIX: usize = 256;
+
+    /// Words per radix tile (one work-group): ITEMS per work-item for
+    /// keys, half as many with pairs (the kernels' `PER`).
+    fn tile_words(pairs: bool) -> usize {
+        GROUP * if pairs { ITEMS / 2 } else { ITEMS }
+    }
+
+    /// The radix kernels of one program.
+    struct RadixKernels {
+        count: crate::backend::opencl::Kernel,
+        reduce: crate::backend::opencl::Kernel,
+        top: crate::backend::opencl::Kernel,
+        down: crate::backend::opencl::Kernel,
+        scatter: crate::backend::opencl::Kernel,
+    }
+
+    /// Words, tiles, tiles per scan block, and scan blocks.
+    struct RadixSizes {
+        n: usize,
+        groups: usize,
+        per: usize,
+        blocks: usize,
+    }
+
+    /// One pass (digit `pass`, bits 8 pass .. 8 pass + 7) from `src` (keys,
+    /// indices) into `dst`, with the count table and block sums `tables`.
+    #[allow(clippy::too_many_arguments)]
+    fn radix_pass(
+        dev: &Dev,
+        k: &RadixKernels,
+        s: &RadixSizes,
+        pass: usize,
+        src: (&Buf, &Buf),
+        dst: &(Buf, Buf),
+        (hist, sums): (&Buf, &Buf),
+        events: &mut Vec<ClEvent>,
+    ) -> Result<()> {
+        let (n, groups, per, blocks) = (
+            Arg::int(s.n)?,
+            Arg::int(s.groups)?,
+            Arg::int(s.per)?,
+            Arg::int(s.blocks)?,
+        );
+        let shift = Arg::int(8 * pass)?;
+        let (tiles, scan) = ([s.groups * GROUP], [s.blocks * GROUP]);
+        let l = [GROUP];
+        let h = Arg::buf(hist);
+        events.push(dev.launch(&k.count, &tiles, &l, &[Arg::buf(src.0), n, shift, h, groups])?);
+        events.push(dev.launch(&k.reduce, &scan, &l, &[h, groups, per, Arg::buf(sums), blocks])?);
+        events.push(dev.launch(&k.top, &l, &l, &[Arg::buf(sums), blocks])?);
+        events.push(dev.launch(&k.down, &scan, &l, &[h, groups, per, Arg::buf(sums), blocks])?);
+        let iota = Arg::int((pass == 0) as usize)?;
+        let args = [
+            Arg::buf(src.0),
+            Arg::buf(src.1),
+            n,
+            shift,
+            h,
+            groups,
+            iota,
+            Arg::buf(&dst.0),
+            Arg::buf(&dst.1),
+        ];
+        events.push(dev.launch(&k.scatter, &tiles, &l, &args)?);
+        Ok(())
     }
 
     /// A kernel-only runner of `spec` on the case's words, uploaded once.
