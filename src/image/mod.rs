@@ -27,9 +27,12 @@ pub mod bayer;
 mod convert;
 pub(crate) mod decode;
 pub mod display;
+#[cfg(feature = "formats")]
+mod encode;
 pub mod finite;
 mod format;
 mod io;
+#[cfg(feature = "formats")]
 mod orient;
 pub mod output;
 mod pixel;
