@@ -55,6 +55,10 @@ fn decode(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metadata)> {
     let (img, meta) = match ::image::guess_format(head) {
         Ok(ImageFormat::Png) => png::decode(input, b),
         Ok(ImageFormat::Jpeg) => jpeg::decode(input, b),
+        Ok(ImageFormat::Tiff) if is_dng(input, b)? => Err(b.format(
+            "a DNG raw file: it holds a camera mosaic, not an image; read it with \
+             clfilter::image::dng (filterctl apply reads it as a raw frame)",
+        )),
         Ok(ImageFormat::Tiff) => other::tiff(input, b),
         Ok(ImageFormat::Pnm) => other::pnm(input, b),
         Ok(ImageFormat::WebP) => other::webp(input, b),
@@ -70,7 +74,14 @@ fn decode(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metadata)> {
     Ok((img, meta))
 }
 
-/// The formats [`load`] reads, for error messages.
+/// Whether the TIFF `input` is a DNG; rewinds it.
+fn is_dng(input: &mut dyn Input, b: &Budget) -> Result<bool> {
+    let dng = crate::image::dng::sniff(input).map_err(|e| b.io(e))?;
+    rewind(input, b)?;
+    Ok(dng)
+}
+
+/// The formats [`load`](super::load) reads, for error messages.
 const READABLE: &str = "PNG, TIFF, PNM, JPEG or WebP";
 
 /// What the decoders read: a buffered file, or bytes read from a stream.

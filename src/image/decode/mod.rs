@@ -34,6 +34,10 @@ use crate::error::{Error, Result};
 /// animation). Gray+alpha files load as RGBA, so every image has 1, 3 or 4
 /// channels.
 ///
+/// A DNG (a TIFF with a `DNGVersion` tag) is an [`Error::Format`] that
+/// says so: its pixels are a camera mosaic, which
+/// [`dng::load`](crate::image::dng::load) reads.
+///
 /// An EXIF orientation (PNG `eXIf`, JPEG `APP1`, the TIFF tag, WebP
 /// `EXIF`) is applied: the pixels come out upright, as a viewer shows
 /// them. [`load_with_metadata`] tells which orientation it was, and
