@@ -265,18 +265,18 @@ fn levels_crop_and_white_balance() {
     let levels = [500.5, 510.0, 505.0, 500.0];
     let cell = |x: usize, y: usize| levels[((y + 2) % 2) * 2 + (x + 1) % 2];
     assert_eq!(
-        d.black_levels.cells,
+        d.dark.cells,
         [cell(0, 0), cell(1, 0), cell(0, 1), cell(1, 1)]
     );
-    assert_eq!(d.black_levels.delta_h, vec![-2.0, 1.5, 0.0, 1.0, 0.0, 0.0]);
-    assert_eq!(d.black_levels.delta_v, vec![5.0, 0.0, 0.0, -1.0]);
+    assert_eq!(d.dark.delta_h, vec![-2.0, 1.5, 0.0, 1.0, 0.0, 0.0]);
+    assert_eq!(d.dark.delta_v, vec![5.0, 0.0, 0.0, -1.0]);
     assert_eq!(d.white, 15000.0);
     assert_eq!(d.as_shot_neutral, Some([0.5, 1.0, 0.8]));
-    assert_eq!(d.wb_gains(), Some([2.0, 1.0, 1.25]));
+    assert_eq!(d.as_shot_gains(), Some([2.0, 1.0, 1.25]));
     let lin = d.linear();
     for y in 0..4 {
         for x in 0..6 {
-            let b = cell(x, y) + d.black_levels.delta_h[x] + d.black_levels.delta_v[y];
+            let b = cell(x, y) + d.dark.delta_h[x] + d.dark.delta_v[y];
             let v = f64::from(s[(y0 + y) * w + x0 + x]);
             let want = ((v - b) * 65535.0 / (15000.0 - b))
                 .round()

@@ -200,8 +200,8 @@ pub(crate) fn read_dng(
     limits: &clfilter::image::DecodeLimits,
 ) -> Result<(RawImage, RawFormat, String), CliError> {
     let dng = clfilter::image::dng::load(path, limits)?;
-    let black = dng.black_levels.cells.map(|b| b.to_string()).join("/");
-    let wb = match dng.wb_gains() {
+    let black = dng.dark.cells.map(|b| b.to_string()).join("/");
+    let wb = match dng.as_shot_gains() {
         Some([r, g, b]) => format!("as-shot white balance wb=r={r:.4}:g={g}:b={b:.4}"),
         None => "no as-shot white balance".to_string(),
     };

@@ -27,10 +27,11 @@ pub(super) mod tag {
     pub const CFA_PLANE_COLOR: u16 = 50710;
     pub const CFA_LAYOUT: u16 = 50711;
     pub const LINEARIZATION: u16 = 50712;
-    pub const BLACK_REPEAT: u16 = 50713;
-    pub const BLACK_LEVEL: u16 = 50714;
-    pub const BLACK_DELTA_H: u16 = 50715;
-    pub const BLACK_DELTA_V: u16 = 50716;
+    // BlackLevelRepeatDim, BlackLevel, BlackLevelDeltaH and V.
+    pub const DARK_REPEAT: u16 = 50713;
+    pub const DARK_LEVEL: u16 = 50714;
+    pub const DARK_DELTA_H: u16 = 50715;
+    pub const DARK_DELTA_V: u16 = 50716;
     pub const WHITE: u16 = 50717;
     pub const CROP_ORIGIN: u16 = 50719;
     pub const CROP_SIZE: u16 = 50720;

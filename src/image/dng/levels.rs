@@ -10,7 +10,7 @@ use crate::image::Image;
 /// The black level of each site of a [`Dng`]'s mosaic: a 2x2 block of
 /// levels, plus per-column and per-row deltas (`BlackLevelDeltaH`/`V`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct BlackLevels {
+pub struct DarkLevels {
     /// The levels of the mosaic's top-left 2x2 block, in reading order
     /// (four equal values for a single `BlackLevel`).
     pub cells: [f64; 4],
@@ -20,7 +20,7 @@ pub struct BlackLevels {
     pub delta_v: Vec<f64>,
 }
 
-impl BlackLevels {
+impl DarkLevels {
     /// The black level at site (x, y) of the mosaic.
     pub fn at(&self, x: usize, y: usize) -> f64 {
         self.cells[(y % 2) * 2 + x % 2]
@@ -68,25 +68,25 @@ fn default_crop(t: &Tiff, ifd: &Ifd, aw: usize, ah: usize) -> Result<[usize; 4],
 
 /// The black levels for a mosaic cut at (`cx`, `cy`) of the active area,
 /// `cw` x `ch` sites.
-fn black_levels(
+fn dark_levels(
     t: &Tiff,
     ifd: &Ifd,
     crop: [usize; 4],
     active: (usize, usize),
-) -> Result<BlackLevels, String> {
+) -> Result<DarkLevels, String> {
     let [cx, cy, cw, ch] = crop;
     let dim = t
-        .uints(ifd, tag::BLACK_REPEAT)?
+        .uints(ifd, tag::DARK_REPEAT)?
         .unwrap_or_else(|| vec![1, 1]);
     let levels = t
-        .numbers(ifd, tag::BLACK_LEVEL)?
+        .numbers(ifd, tag::DARK_LEVEL)?
         .unwrap_or_else(|| vec![0.0]);
     let (rows, cols) = match dim[..] {
         [r @ 1..=2, c @ 1..=2] if levels.len() == r * c => (r, c),
         _ => {
             return Err(format!(
-                "BlackLevelRepeatDim {dim:?} with {} BlackLevel values (read: 1x1, 1x2, 2x1 or \
-                 2x2, one value per cell)",
+                "the dark-level repeat (tag 50713) {dim:?} with {} dark levels (tag 50714); read: 1x1, 1x2, 2x1 or \
+                 2x2, one value per cell",
                 levels.len()
             ))
         }
@@ -101,19 +101,19 @@ fn black_levels(
             None => Ok(Vec::new()),
             Some(d) if d.len() == n => Ok(d[from..from + len].to_vec()),
             Some(d) => Err(format!(
-                "BlackLevelDelta tag {tag} has {} values, not {n}",
+                "dark-level delta tag {tag} has {} values, not {n}",
                 d.len()
             )),
         }
     };
-    let b = BlackLevels {
+    let b = DarkLevels {
         cells,
-        delta_h: delta(tag::BLACK_DELTA_H, active.0, cx, cw)?,
-        delta_v: delta(tag::BLACK_DELTA_V, active.1, cy, ch)?,
+        delta_h: delta(tag::DARK_DELTA_H, active.0, cx, cw)?,
+        delta_v: delta(tag::DARK_DELTA_V, active.1, cy, ch)?,
     };
     let all = b.cells.iter().chain(&b.delta_h).chain(&b.delta_v);
     if all.clone().any(|v| !v.is_finite()) {
-        return Err("a BlackLevel or BlackLevelDelta value that is not a finite number".into());
+        return Err("a dark level (tags 50714-50716) that is not a finite number".into());
     }
     Ok(b)
 }
@@ -123,19 +123,16 @@ pub(super) fn crop(t: &Tiff, ifd: &Ifd, l: &Layout, raw: Vec<u16>) -> Result<Dng
     let [top, left, bottom, right] = l.active;
     let (aw, ah) = (right - left, bottom - top);
     let [cx, cy, cw, ch] = default_crop(t, ifd, aw, ah)?;
-    let black_levels = black_levels(t, ifd, [cx, cy, cw, ch], (aw, ah))?;
+    let dark = dark_levels(t, ifd, [cx, cy, cw, ch], (aw, ah))?;
     let white = match t.numbers(ifd, tag::WHITE)?.as_deref() {
         None => f64::from((1u32 << l.bits) - 1),
         Some([w, ..]) => *w,
         Some([]) => return Err("an empty WhiteLevel tag".into()),
     };
-    let darkest = black_levels
-        .cells
-        .iter()
-        .fold(f64::INFINITY, |a, &b| a.min(b));
+    let darkest = dark.cells.iter().fold(f64::INFINITY, |a, &b| a.min(b));
     if !(white.is_finite() && white > darkest) {
         return Err(format!(
-            "WhiteLevel {white} is not above the lowest BlackLevel {darkest}"
+            "WhiteLevel {white} is not above the lowest dark level {darkest} (tag 50714)"
         ));
     }
     // AsShotNeutral is a tag of IFD0.
@@ -154,7 +151,7 @@ pub(super) fn crop(t: &Tiff, ifd: &Ifd, l: &Layout, raw: Vec<u16>) -> Result<Dng
         mosaic,
         pattern: shifted(l.pattern, cx, cy),
         bits: l.bits,
-        black_levels,
+        dark,
         white,
         as_shot_neutral,
     })

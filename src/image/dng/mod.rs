@@ -54,7 +54,7 @@ use super::{DecodeLimits, Image};
 use crate::error::{Error, Result};
 use find::tag;
 use ifd::Tiff;
-pub use levels::BlackLevels;
+pub use levels::DarkLevels;
 
 /// A DNG's raw image, cropped to its default crop, with what the pipeline
 /// needs to level and balance it.
@@ -67,8 +67,10 @@ pub struct Dng {
     pub pattern: Pattern,
     /// `BitsPerSample` of the stored data.
     pub bits: u32,
-    /// The black level of every site of the mosaic.
-    pub black_levels: BlackLevels,
+    /// The black level of every site of the mosaic (DNG's `BlackLevel`
+    /// and deltas; named "dark" here, as the image layer leaves the names
+    /// of operations to `ops`).
+    pub dark: DarkLevels,
     /// The white level (`WhiteLevel`, else `2^bits - 1`).
     pub white: f64,
     /// `AsShotNeutral`: the camera's neutral as red, green and blue
@@ -78,8 +80,9 @@ pub struct Dng {
 
 impl Dng {
     /// The as-shot white balance as gains (`1 / neutral`, green 1): what a
-    /// `wb=r=..:g=1:b=..` stage takes. `None` without `AsShotNeutral`.
-    pub fn wb_gains(&self) -> Option<[f32; 3]> {
+    /// white-balance stage (`r=..:g=1:b=..`) takes. `None` without
+    /// `AsShotNeutral`.
+    pub fn as_shot_gains(&self) -> Option<[f32; 3]> {
         let n = self.as_shot_neutral?;
         Some([n[1] / n[0], 1.0, n[1] / n[2]])
     }
@@ -93,7 +96,7 @@ impl Dng {
         for y in 0..h {
             let row = out.row_mut(y);
             for (x, v) in row.iter_mut().enumerate().take(w) {
-                let b = self.black_levels.at(x, y);
+                let b = self.dark.at(x, y);
                 let range = self.white - b;
                 *v = if range > 0.0 {
                     ((f64::from(*v) - b) * (65535.0 / range))
