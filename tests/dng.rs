@@ -568,3 +568,37 @@ fn apply_reads_a_dng_as_a_leveled_raw_frame() {
     );
     assert!(!Path::new(&p("c.png")).exists());
 }
+
+/// A camera-sized file: 6000x4000, 14 bits, 256x256 lossless JPEG tiles
+/// of 2 components, read back exactly, with the times printed. Slow in a
+/// debug build: `cargo test --release --test dng -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn a_24_megapixel_lossless_jpeg_dng() {
+    let (w, h, t) = (6000usize, 4000usize, 256usize);
+    let s = noise(w * h, 14, 24);
+    let chunks: Vec<Vec<u8>> = tiles_of(&s, w, h, t, t)
+        .iter()
+        .map(|c| ljpeg(c, t / 2, t, 2, 14, 1, 0))
+        .collect();
+    let file = dng_files::dng(
+        LE,
+        &raw(w, h, 14, 7, Some((t as u32, t as u32)), 0, chunks),
+        false,
+        &[],
+    );
+    let limits = DecodeLimits::new(2 << 30);
+    for _ in 0..3 {
+        let t0 = std::time::Instant::now();
+        let d = dng::decode(&file, "big.dng", &limits).unwrap();
+        let read = t0.elapsed();
+        let lin = d.linear();
+        println!(
+            "{} MiB file: read {read:?}, leveled {:?}",
+            file.len() >> 20,
+            t0.elapsed()
+        );
+        assert_eq!(lin.width(), w);
+        assert_mosaic(&d, &s, w, h);
+    }
+}

@@ -17,13 +17,19 @@ pub(super) struct Frame {
     pub samples: Vec<u16>,
 }
 
+/// Codes of up to this many bits are decoded by one table look-up.
+const FAST_BITS: u32 = 9;
+
 /// A canonical Huffman table: for each code length, the largest code (or
-/// -1) and the index of its first value.
+/// -1) and the index of its first value; and `(length, value)` for every
+/// `FAST_BITS`-bit prefix that starts with a code that short (length 0
+/// for longer codes).
 #[derive(Debug, Clone)]
 struct Huffman {
     max_code: [i32; 17],
     offset: [i32; 17],
     values: Vec<u8>,
+    fast: Vec<(u8, u8)>,
 }
 
 impl Huffman {
@@ -34,17 +40,26 @@ impl Huffman {
         }
         let mut max_code = [-1i32; 17];
         let mut offset = [0i32; 17];
+        let mut fast = vec![(0u8, 0u8); 1 << FAST_BITS];
         let (mut code, mut k) = (0i32, 0i32);
         for len in 1..=16 {
             let n = i32::from(counts[len - 1]);
             offset[len] = k - code;
+            if code + n > (1 << len) {
+                return Err("a Huffman table has more codes than its lengths allow".into());
+            }
+            if len as u32 <= FAST_BITS {
+                let spread = FAST_BITS - len as u32;
+                for c in code..code + n {
+                    let v = values[(c + offset[len]) as usize];
+                    let first = (c as usize) << spread;
+                    fast[first..first + (1 << spread)].fill((len as u8, v));
+                }
+            }
             if n > 0 {
                 code += n;
                 k += n;
                 max_code[len] = code - 1;
-                if code > (1 << len) {
-                    return Err("a Huffman table has more codes than its lengths allow".into());
-                }
             }
             code <<= 1;
         }
@@ -52,12 +67,14 @@ impl Huffman {
             max_code,
             offset,
             values,
+            fast,
         })
     }
 }
 
 /// Reads the entropy-coded bits of a scan, removing stuffed zero bytes;
-/// a marker ends the data.
+/// a marker ends the data. Up to 64 bits are held ahead in `acc`, its low
+/// `count` bits unread.
 struct Bits<'a> {
     data: &'a [u8],
     pos: usize,
@@ -75,36 +92,65 @@ impl<'a> Bits<'a> {
         }
     }
 
-    fn bit(&mut self) -> Result<u32, String> {
-        if self.count == 0 {
-            let b = *self.data.get(self.pos).ok_or(TRUNCATED)?;
+    /// Loads whole bytes until 57 or more bits are held, or a marker (or
+    /// the data's end) comes; `pos` stays on the marker.
+    fn fill(&mut self) {
+        while self.count <= 56 {
+            let Some(&b) = self.data.get(self.pos) else {
+                return;
+            };
             if b == 0xFF {
-                match self.data.get(self.pos + 1) {
-                    Some(0) => self.pos += 1,
-                    _ => return Err(TRUNCATED.into()),
+                if self.data.get(self.pos + 1) != Some(&0) {
+                    return;
                 }
+                self.pos += 1;
             }
             self.pos += 1;
-            self.acc = u64::from(b);
-            self.count = 8;
+            self.acc = (self.acc << 8) | u64::from(b);
+            self.count += 8;
         }
-        self.count -= 1;
-        Ok(((self.acc >> self.count) & 1) as u32)
     }
 
-    fn bits(&mut self, n: u32) -> Result<u32, String> {
-        let mut v = 0;
-        for _ in 0..n {
-            v = (v << 1) | self.bit()?;
+    /// The next 16 bits, zeros past the end of the data.
+    fn peek16(&mut self) -> u32 {
+        if self.count < 16 {
+            self.fill();
         }
+        let v = if self.count >= 16 {
+            self.acc >> (self.count - 16)
+        } else {
+            self.acc << (16 - self.count)
+        };
+        (v & 0xFFFF) as u32
+    }
+
+    /// Takes `n` bits; an error when the data holds fewer.
+    fn consume(&mut self, n: u32) -> Result<(), String> {
+        if n > self.count {
+            return Err(TRUNCATED.into());
+        }
+        self.count -= n;
+        Ok(())
+    }
+
+    /// The next `n` bits (1 to 16) as a number.
+    fn bits(&mut self, n: u32) -> Result<u32, String> {
+        let v = self.peek16() >> (16 - n);
+        self.consume(n)?;
         Ok(v)
     }
 
     fn decode(&mut self, h: &Huffman) -> Result<u8, String> {
-        let mut code = 0i32;
-        for len in 1..=16 {
-            code = (code << 1) | self.bit()? as i32;
+        let p = self.peek16();
+        let (len, v) = h.fast[(p >> (16 - FAST_BITS)) as usize];
+        if len > 0 {
+            self.consume(u32::from(len))?;
+            return Ok(v);
+        }
+        for len in FAST_BITS as usize + 1..=16 {
+            let code = (p >> (16 - len)) as i32;
             if code <= h.max_code[len] {
+                self.consume(len as u32)?;
                 let i = (code + h.offset[len]) as usize;
                 return h.values.get(i).copied().ok_or_else(|| BAD_CODE.to_string());
             }
@@ -131,8 +177,12 @@ impl<'a> Bits<'a> {
         }
     }
 
-    /// Skips to the byte boundary and over the restart marker `RSTn`.
+    /// Drops the padding bits of the last byte and skips the restart
+    /// marker `RSTn`, which must come next.
     fn restart(&mut self, n: u8) -> Result<(), String> {
+        if self.count >= 8 {
+            return Err(format!("data left before restart marker RST{}", n & 7));
+        }
         self.count = 0;
         match self.data.get(self.pos..self.pos + 2) {
             Some([0xFF, m]) if *m == 0xD0 + (n & 7) => {

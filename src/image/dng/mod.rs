@@ -91,21 +91,24 @@ impl Dng {
     /// scaled to 0..65535, rounded to nearest and clamped (values below
     /// black become 0, above white 65535).
     pub fn linear(&self) -> Image<u16> {
-        let (w, h) = (self.mosaic.width(), self.mosaic.height());
-        let mut out = self.mosaic.clone();
-        for y in 0..h {
-            let row = out.row_mut(y);
-            for (x, v) in row.iter_mut().enumerate().take(w) {
-                let b = self.dark.at(x, y);
-                let range = self.white - b;
-                *v = if range > 0.0 {
-                    ((f64::from(*v) - b) * (65535.0 / range))
-                        .round()
-                        .clamp(0.0, 65535.0) as u16
-                } else {
-                    0 // deltas put this site's black at or above white
-                };
-            }
+        use rayon::prelude::*;
+        let mut out = self.mosaic.clone().into_packed();
+        let w = out.width();
+        // `into_packed` made the rows contiguous.
+        if let Some(data) = out.as_packed_mut() {
+            data.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+                for (x, v) in row.iter_mut().enumerate() {
+                    let b = self.dark.at(x, y);
+                    let range = self.white - b;
+                    *v = if range > 0.0 {
+                        ((f64::from(*v) - b) * (65535.0 / range))
+                            .round()
+                            .clamp(0.0, 65535.0) as u16
+                    } else {
+                        0 // the deltas put this site's black at or above white
+                    };
+                }
+            });
         }
         out
     }
