@@ -14,7 +14,7 @@ use clfilter::image::bayer::Pattern;
 use clfilter::image::dng::{self, Dng};
 use clfilter::image::DecodeLimits;
 use clfilter::Error;
-use dng_files::{ljpeg, noise, pack, Order, Raw, Val};
+use dng_files::{ljpeg, noise, pack, tiles_of, Order, Raw, Val};
 
 const LE: Order = Order(false);
 const BE: Order = Order(true);
@@ -53,25 +53,6 @@ fn raw(
         chunks,
         tags: cfa(Pattern::Rggb),
     }
-}
-
-/// The `tw x th` tiles of an image, full size (0 outside the image).
-fn tiles_of(s: &[u16], w: usize, h: usize, tw: usize, th: usize) -> Vec<Vec<u16>> {
-    let mut out = Vec::new();
-    for ty in (0..h).step_by(th) {
-        for tx in (0..w).step_by(tw) {
-            let tile = (0..tw * th).map(|i| {
-                let (x, y) = (tx + i % tw, ty + i / tw);
-                if x < w && y < h {
-                    s[y * w + x]
-                } else {
-                    0
-                }
-            });
-            out.push(tile.collect());
-        }
-    }
-    out
 }
 
 fn read(file: &[u8]) -> clfilter::Result<Dng> {

@@ -346,3 +346,22 @@ pub fn noise(n: usize, bits: u32, seed: u64) -> Vec<u16> {
         })
         .collect()
 }
+
+/// The `tw x th` tiles of an image, full size (0 outside the image).
+pub fn tiles_of(s: &[u16], w: usize, h: usize, tw: usize, th: usize) -> Vec<Vec<u16>> {
+    let mut out = Vec::new();
+    for ty in (0..h).step_by(th) {
+        for tx in (0..w).step_by(tw) {
+            let tile = (0..tw * th).map(|i| {
+                let (x, y) = (tx + i % tw, ty + i / tw);
+                if x < w && y < h {
+                    s[y * w + x]
+                } else {
+                    0
+                }
+            });
+            out.push(tile.collect());
+        }
+    }
+    out
+}
