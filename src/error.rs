@@ -139,6 +139,23 @@ pub enum Error {
         want: usize,
     },
 
+    /// The call needs a cargo feature this build of the library leaves out:
+    /// loading and saving image files need `formats` (on by default; a
+    /// library built with `default-features = false` has in-memory images
+    /// and raw frames only).
+    #[error(
+        "{path}: {what} needs the clfilter feature `{feature}`, which this build leaves out; \
+         enable it in Cargo.toml (features = [\"{feature}\"])"
+    )]
+    FeatureDisabled {
+        /// The feature, such as `formats`.
+        feature: &'static str,
+        /// What needs it, in words (`loading an image file`).
+        what: &'static str,
+        /// The file involved.
+        path: PathBuf,
+    },
+
     /// A borrowed view's layout or type does not fit
     /// ([`crate::image::view`]: slice too short, stride shorter than a
     /// row, an output view of the wrong type or shape).
@@ -206,6 +223,17 @@ impl Error {
         Error::Io {
             path: path.to_path_buf(),
             source,
+        }
+    }
+
+    /// [`Error::FeatureDisabled`] for the `formats` feature: `what` (loading
+    /// or saving) the file `path` needs the codecs.
+    #[cfg_attr(feature = "formats", allow(dead_code))]
+    pub(crate) fn formats_off(path: &std::path::Path, what: &'static str) -> Self {
+        Error::FeatureDisabled {
+            feature: "formats",
+            what,
+            path: path.to_path_buf(),
         }
     }
 

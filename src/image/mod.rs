@@ -1,7 +1,8 @@
 //! Host images: [`Image<T>`] buffers with 1, 3 or 4 channels and a row stride,
 //! [`DynImage`] for files whose sample type is known only at run time,
 //! loading ([`load`], with integrity checks and a memory limit,
-//! [`DecodeLimits`]) and saving, headerless raw camera frames ([`raw`]), and
+//! [`DecodeLimits`]) and saving, headerless raw camera frames ([`raw`]), DNG
+//! raw files (`dng`; loading, saving and DNG need the `formats` feature), and
 //! the NaN and infinity policy ([`finite`]), display pixels for GL
 //! textures ([`display`]), and borrowed views over caller memory
 //! ([`view`]: [`ImageView`], [`ImageViewMut`]). Files are written through
@@ -27,9 +28,14 @@ pub mod bayer;
 mod convert;
 pub(crate) mod decode;
 pub mod display;
+#[cfg(feature = "formats")]
+pub mod dng;
+#[cfg(feature = "formats")]
+mod encode;
 pub mod finite;
 mod format;
 mod io;
+#[cfg(feature = "formats")]
 mod orient;
 pub mod output;
 mod pixel;

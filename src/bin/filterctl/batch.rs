@@ -19,7 +19,7 @@ pub fn is_stdio(path: &Path) -> bool {
 
 /// The extensions of the image files a folder input contributes.
 const IMAGE_EXTENSIONS: &[&str] = &[
-    "png", "tif", "tiff", "jpg", "jpeg", "webp", "pgm", "ppm", "pnm", "pam", "pbm",
+    "png", "tif", "tiff", "jpg", "jpeg", "webp", "pgm", "ppm", "pnm", "pam", "pbm", "dng",
 ];
 
 /// The inputs with each folder replaced by the image files directly in it

@@ -190,3 +190,28 @@ pub(crate) fn check_image_format(
     }
     Ok(fmt)
 }
+
+/// A DNG file read as a raw frame: the mosaic leveled (black and white
+/// levels applied, scaled to 0..65535), its format (`bayer_PATTERN16`) and
+/// the `--report` description, which gives the levels and the as-shot
+/// white balance as a `wb=` stage.
+pub(crate) fn read_dng(
+    path: &Path,
+    limits: &clfilter::image::DecodeLimits,
+) -> Result<(RawImage, RawFormat, String), CliError> {
+    let dng = clfilter::image::dng::load(path, limits)?;
+    let black = dng.dark.cells.map(|b| b.to_string()).join("/");
+    let wb = match dng.as_shot_gains() {
+        Some([r, g, b]) => format!("as-shot white balance wb=r={r:.4}:g={g}:b={b:.4}"),
+        None => "no as-shot white balance".to_string(),
+    };
+    let described = format!(
+        "{}x{} DNG, {}-bit {}, leveled from black {black} and white {} to 16 bits; {wb}",
+        dng.mosaic.width(),
+        dng.mosaic.height(),
+        dng.bits,
+        dng.pattern,
+        dng.white,
+    );
+    Ok((RawImage::U16(dng.linear()), dng.linear_format(), described))
+}

@@ -7,7 +7,8 @@ use zune_jpeg::zune_core::colorspace::ColorSpace;
 use zune_jpeg::zune_core::options::DecoderOptions;
 use zune_jpeg::JpegDecoder;
 
-use super::{bytes_of, describe, Budget, Input, Metadata};
+use super::codecs::{bytes_of, describe, Budget, Input};
+use super::Metadata;
 use crate::error::{Error, Result};
 use crate::image::{DynImage, Image};
 

@@ -1,22 +1,27 @@
 //! Loading image files, with every integrity check the decoders offer and a
 //! memory limit ([`DecodeLimits`]): see [`load`].
 
+#[cfg(feature = "formats")]
+mod codecs;
+#[cfg(feature = "formats")]
 mod jpeg;
 mod limits;
+#[cfg(feature = "formats")]
 mod other;
+#[cfg(feature = "formats")]
 mod png;
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Cursor, ErrorKind, Read, Seek};
+use std::io::Read;
 use std::path::Path;
 
 use ::image::metadata::Orientation;
-use ::image::{DynamicImage, ImageFormat};
 
+#[cfg(feature = "formats")]
+use codecs::{decode_bytes, decode_file};
 pub use limits::DecodeLimits;
 pub(crate) use limits::{human_bytes, suggested_limit};
 
-use super::{check_shape, DynImage};
+use super::DynImage;
 use crate::error::{Error, Result};
 
 /// Loads an image file with the limit `FILTERCTL_DECODE_LIMIT` sets
@@ -28,6 +33,10 @@ use crate::error::{Error, Result};
 /// (lossy or lossless, 8-bit RGB or RGBA; the first frame of an
 /// animation). Gray+alpha files load as RGBA, so every image has 1, 3 or 4
 /// channels.
+///
+/// A DNG (a TIFF with a `DNGVersion` tag) is an [`Error::Format`] that
+/// says so: its pixels are a camera mosaic, which
+/// [`dng::load`](crate::image::dng::load) reads.
 ///
 /// An EXIF orientation (PNG `eXIf`, JPEG `APP1`, the TIFF tag, WebP
 /// `EXIF`) is applied: the pixels come out upright, as a viewer shows
@@ -66,6 +75,7 @@ use crate::error::{Error, Result};
 ///
 /// Errors: [`Error::Io`] when the file cannot be read (or is a folder),
 /// [`Error::Format`] when it is not a valid image of a supported format,
+/// [`Error::FeatureDisabled`] in a build without the `formats` feature,
 /// [`Error::DecodeLimit`] when it needs more memory than the limit,
 /// [`Error::InvalidArgument`] when the variable does not parse.
 pub fn load(path: impl AsRef<Path>) -> Result<DynImage> {
@@ -101,16 +111,7 @@ pub fn load_with_metadata(
     path: impl AsRef<Path>,
     limits: &DecodeLimits,
 ) -> Result<(DynImage, Metadata)> {
-    let path = path.as_ref();
-    let file = open(path)?;
-    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    let budget = Budget {
-        path,
-        source: Source::File(path),
-        limit: limits.max_bytes,
-        file_len: len,
-    };
-    decode(&mut BufReader::new(file), &budget)
+    decode_file(path.as_ref(), limits)
 }
 
 /// Reads an image from `reader` (stdin, a socket) to its end, then decodes
@@ -149,14 +150,7 @@ pub fn read_from(
             limit,
         });
     }
-    let budget = Budget {
-        path,
-        source: Source::Bytes(&bytes),
-        // The bytes stay in memory while they are decoded.
-        limit: limits.max_bytes.map(|l| l - bytes.len() as u64),
-        file_len: bytes.len() as u64,
-    };
-    decode(&mut Cursor::new(&bytes[..]), &budget)
+    decode_bytes(&bytes, path, limits)
 }
 
 /// What a file says about its pixels besides the pixels, as
@@ -172,198 +166,53 @@ pub struct Metadata {
     pub orientation: Option<Orientation>,
 }
 
-/// Decodes `input`, at its start, by the format its first bytes show, and
-/// turns the pixels upright.
-fn decode(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metadata)> {
-    let head = input.fill_buf().map_err(|e| Error::io(b.path, e))?;
-    if head.is_empty() {
-        return Err(b.format("the file is empty"));
-    }
-    let (img, meta) = match ::image::guess_format(head) {
-        Ok(ImageFormat::Png) => png::decode(input, b),
-        Ok(ImageFormat::Jpeg) => jpeg::decode(input, b),
-        Ok(ImageFormat::Tiff) => other::tiff(input, b),
-        Ok(ImageFormat::Pnm) => other::pnm(input, b),
-        Ok(ImageFormat::WebP) => other::webp(input, b),
-        Ok(other) => Err(b.format(format!("{other:?} files are not supported; use {READABLE}"))),
-        Err(_) => Err(b.format(format!("not an image file this engine reads ({READABLE})"))),
-    }?;
-    let mut meta = meta;
-    meta.orientation = meta.orientation.filter(|&o| o != Orientation::NoTransforms);
-    let img = match meta.orientation {
-        Some(o) => super::orient::apply(img, o),
-        None => img,
-    };
-    Ok((img, meta))
+/// Without the codecs every file is an [`Error::FeatureDisabled`].
+#[cfg(not(feature = "formats"))]
+fn decode_file(path: &Path, _limits: &DecodeLimits) -> Result<(DynImage, Metadata)> {
+    Err(Error::formats_off(path, "loading an image file"))
 }
 
-/// The formats [`load`] reads, for error messages.
-const READABLE: &str = "PNG, TIFF, PNM, JPEG or WebP";
-
-/// What the decoders read: a buffered file, or bytes read from a stream.
-pub(super) trait Input: BufRead + Seek + Send {}
-impl<T: BufRead + Seek + Send> Input for T {}
-
-/// Where the bytes being decoded live, for a second, independent reader.
-#[derive(Clone, Copy)]
-enum Source<'a> {
-    File(&'a Path),
-    Bytes(&'a [u8]),
+/// Without the codecs every stream is an [`Error::FeatureDisabled`].
+#[cfg(not(feature = "formats"))]
+fn decode_bytes(
+    _bytes: &[u8],
+    path: &Path,
+    _limits: &DecodeLimits,
+) -> Result<(DynImage, Metadata)> {
+    Err(Error::formats_off(path, "decoding an image"))
 }
 
-/// Opens `path` for reading; a folder is an [`ErrorKind::IsADirectory`]
-/// error that says so (some systems open folders, and fail only on read).
-fn open(path: &Path) -> Result<File> {
-    let folder = || {
-        Error::io(
-            path,
-            std::io::Error::new(ErrorKind::IsADirectory, "is a folder, not an image file"),
-        )
-    };
-    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-        return Err(folder());
+#[cfg(all(test, not(feature = "formats")))]
+mod tests {
+    use crate::image::{load, read_from, save, write_to, DecodeLimits, Image, OutputFormat};
+    use crate::{DynImage, Error};
+
+    /// Without `formats` every file call is a typed error that names the
+    /// feature, and nothing is written.
+    #[test]
+    fn files_need_the_formats_feature() {
+        let off = |e: Error| match e {
+            Error::FeatureDisabled { feature, .. } => {
+                assert_eq!(feature, "formats");
+                assert!(e.to_string().contains("features = [\"formats\"]"), "{e}");
+            }
+            other => panic!("expected FeatureDisabled, got {other:?}"),
+        };
+        let dir = std::env::temp_dir().join(format!("clf-noformats-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("x.png");
+        let img = DynImage::U8(Image::from_vec(2, 1, 1, vec![1, 2]).unwrap());
+        off(save(&img, &path).unwrap_err());
+        assert!(
+            std::fs::read_dir(&dir).unwrap().next().is_none(),
+            "a file was left"
+        );
+        std::fs::write(&path, b"\x89PNG\r\n\x1a\n").unwrap();
+        off(load(&path).unwrap_err());
+        off(read_from(&b"P5 1 1 255 x"[..], "<memory>", &DecodeLimits::default()).unwrap_err());
+        let mut sink = Vec::new();
+        off(write_to(&img, &mut sink, OutputFormat::Png, &Default::default()).unwrap_err());
+        assert!(sink.is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
-    File::open(path).map_err(|e| match e.kind() {
-        ErrorKind::IsADirectory => folder(),
-        _ => Error::io(path, e),
-    })
-}
-
-/// A file being loaded, and what it may allocate.
-struct Budget<'a> {
-    /// The name errors give.
-    path: &'a Path,
-    /// The bytes, for [`Budget::reopen`].
-    source: Source<'a>,
-    /// [`DecodeLimits::max_bytes`].
-    limit: Option<u64>,
-    /// The file's size in bytes.
-    file_len: u64,
-}
-
-impl Budget<'_> {
-    /// A second reader over the same bytes, at their start.
-    fn reopen(&self) -> Result<Box<dyn Input + '_>> {
-        Ok(match self.source {
-            Source::File(p) => Box::new(BufReader::new(File::open(p).map_err(|e| self.io(e))?)),
-            Source::Bytes(b) => Box::new(Cursor::new(b)),
-        })
-    }
-
-    /// Checks that `need` bytes (for `what`, described lazily) fit the
-    /// limit; returns the bytes left for the decoder's own buffers
-    /// (`u64::MAX` without a limit).
-    fn take(&self, need: u64, what: impl FnOnce() -> String) -> Result<u64> {
-        match self.limit {
-            None => Ok(u64::MAX),
-            Some(limit) if need <= limit => Ok(limit - need),
-            Some(limit) => Err(Error::DecodeLimit {
-                path: self.path.to_path_buf(),
-                what: what(),
-                need: Some(need),
-                limit,
-            }),
-        }
-    }
-
-    /// The error for a decoder that ran out of the bytes it was given.
-    fn exceeded(&self, what: &str) -> Error {
-        match self.limit {
-            Some(limit) => Error::DecodeLimit {
-                path: self.path.to_path_buf(),
-                what: what.to_string(),
-                need: None,
-                limit,
-            },
-            None => self.format(format!("{what} needs more memory than the decoder allows")),
-        }
-    }
-
-    /// Checks the engine's own bound on image shapes before anything is
-    /// allocated for one.
-    fn shape(&self, width: u64, height: u64, channels: usize) -> Result<()> {
-        let fits = |n: u64| usize::try_from(n).ok();
-        match (fits(width), fits(height)) {
-            (Some(w), Some(h)) => check_shape(w, h, channels).map(|_| ()),
-            _ => Err(Error::arg(format!(
-                "image size {width}x{height} is too large"
-            ))),
-        }
-        .map_err(|e| match e {
-            Error::InvalidArgument(m) => self.format(m),
-            other => other,
-        })
-    }
-
-    fn format(&self, message: impl Into<String>) -> Error {
-        Error::format(self.path, message)
-    }
-
-    fn io(&self, e: std::io::Error) -> Error {
-        if e.kind() == ErrorKind::UnexpectedEof {
-            return self.truncated();
-        }
-        Error::io(self.path, e)
-    }
-
-    /// The error for a file that ends inside its image data.
-    fn truncated(&self) -> Error {
-        self.format(format!(
-            "the file is truncated: it ends ({} bytes) before its image data does",
-            self.file_len
-        ))
-    }
-
-    /// Maps an error of the `image` crate's decoders.
-    fn image(&self, e: ::image::ImageError) -> Error {
-        match e {
-            ::image::ImageError::IoError(io) => self.io(io),
-            ::image::ImageError::Limits(_) => self.exceeded("the image"),
-            other => self.format(other.to_string()),
-        }
-    }
-}
-
-/// `a 640x480 RGB 16-bit image`, for limit errors.
-fn describe(width: u64, height: u64, channels: usize, bits: u32) -> String {
-    let layout = match channels {
-        1 => "gray",
-        2 => "gray+alpha",
-        3 => "RGB",
-        _ => "RGBA",
-    };
-    format!("a {width}x{height} {layout} {bits}-bit image")
-}
-
-/// Width x height x channels x bytes: the bytes of one buffer, saturating
-/// (a saturated need is over any limit).
-fn bytes_of(width: u64, height: u64, channels: usize, bytes_per_sample: u64) -> u64 {
-    width
-        .saturating_mul(height)
-        .saturating_mul(channels as u64)
-        .saturating_mul(bytes_per_sample)
-}
-
-/// Rewinds the input to the file's start (for a second pass over the headers).
-fn rewind(input: &mut dyn Input, b: &Budget) -> Result<()> {
-    input.rewind().map_err(|e| b.io(e))
-}
-
-/// The extra bytes [`from_dynamic`] allocates for an image of this colour
-/// type: gray+alpha is copied into RGBA, everything else is moved.
-fn expansion_bytes(color: ::image::ColorType, width: u64, height: u64) -> u64 {
-    use ::image::ColorType as C;
-    match color {
-        C::La8 => bytes_of(width, height, 4, 1),
-        C::La16 => bytes_of(width, height, 4, 2),
-        _ => 0,
-    }
-}
-
-/// An `image` crate image as a [`DynImage`] (gray+alpha becomes RGBA).
-fn from_dynamic(b: &Budget, d: DynamicImage) -> Result<DynImage> {
-    DynImage::try_from(d).map_err(|e| match e {
-        Error::InvalidArgument(m) => b.format(m),
-        other => other,
-    })
 }

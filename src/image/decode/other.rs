@@ -10,7 +10,8 @@ use ::image::codecs::webp::WebPDecoder;
 use ::image::metadata::Orientation;
 use ::image::{DynamicImage, ImageDecoder, Limits};
 
-use super::{bytes_of, describe, expansion_bytes, from_dynamic, rewind, Budget, Input, Metadata};
+use super::codecs::{bytes_of, describe, expansion_bytes, from_dynamic, rewind, Budget, Input};
+use super::Metadata;
 use crate::error::{Error, Result};
 use crate::image::{DynImage, Image};
 

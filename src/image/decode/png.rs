@@ -5,7 +5,8 @@ use std::io::SeekFrom;
 
 use png::{BitDepth, ColorType, DecodeOptions, Decoder, Limits, Reader, Transformations};
 
-use super::{bytes_of, describe, rewind, Budget, Input, Metadata};
+use super::codecs::{bytes_of, describe, rewind, Budget, Input};
+use super::Metadata;
 use crate::error::{Error, Result};
 use crate::image::{DynImage, Image};
 

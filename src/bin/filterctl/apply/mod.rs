@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::batch::{self, is_stdio};
 use crate::error::CliError;
-use crate::frames::{check_image_format, read_frame, FrameSpec};
+use crate::frames::{check_image_format, read_dng, read_frame, FrameSpec};
 use crate::guard;
 use crate::util::{check_output_as, describe, ms, parse_format, parse_size, report_line};
 use crate::Global;
@@ -29,9 +29,9 @@ pub struct Args {
     #[arg(short = 'f', long = "filter", value_name = "SPEC")]
     spec: String,
 
-    /// Input image files (PNG, TIFF, PNM, JPEG, WebP), folders of them (the
-    /// image files directly inside, run in parallel), or `-` for one image
-    /// on stdin; with --size headerless raw frames, one per file.
+    /// Input image files (PNG, TIFF, PNM, JPEG, WebP) or DNG raw files,
+    /// folders of them (the files directly inside, run in parallel), or `-`
+    /// for one image on stdin; with --size headerless raw frames, one per file.
     #[arg(value_name = "IN", required = true)]
     inputs: Vec<PathBuf>,
 
@@ -235,6 +235,8 @@ struct Loaded<'a> {
     /// The image file's ICC profile (orientation is applied already).
     meta: Metadata,
     ops: Cow<'a, [Op]>,
+    /// The raw format the JSON report names: `--format`, or a DNG's.
+    format: Option<RawFormat>,
     described: String,
 }
 
@@ -298,7 +300,26 @@ fn load_job<'a>(ctx: &Context<'a>, job: &Job) -> Result<Loaded<'a>, CliError> {
             input: Input::Raw(raw),
             meta: Metadata::default(),
             ops: Cow::Borrowed(ctx.ops),
+            format: Some(f.format),
             described: format!("{}x{} {} frame", f.width, f.height, f.format),
+        });
+    }
+    if !is_stdio(&job.input) && clfilter::image::dng::is_dng(&job.input)? {
+        if let Some(f) = ctx.args.format {
+            return Err(CliError::usage(format!(
+                "{}: a DNG file carries its own pattern and levels; leave out --format {f}",
+                job.input.display()
+            )));
+        }
+        let limits = ctx.args.decode_limit.unwrap_or_default();
+        let (raw, format, described) = read_dng(&job.input, &limits).map_err(in_file)?;
+        let ops = pipeline::parse_with_format(&ctx.args.spec, Some(&format))?;
+        return Ok(Loaded {
+            input: Input::Raw(raw),
+            meta: Metadata::default(),
+            ops: Cow::Owned(ops),
+            format: Some(format),
+            described,
         });
     }
     let (img, meta) = load_image(&job.input, ctx.args)?;
@@ -314,6 +335,7 @@ fn load_job<'a>(ctx: &Context<'a>, job: &Job) -> Result<Loaded<'a>, CliError> {
         input: Input::Image(img),
         meta,
         ops,
+        format: ctx.args.format,
         described,
     })
 }
@@ -367,6 +389,7 @@ fn apply_job(ctx: &Context, job: &Job) -> Result<(JsonFile, Vec<String>), CliErr
         input,
         meta,
         ops: file_ops,
+        format,
         described,
     } = load_job(ctx, job)?;
     let load = t.elapsed();
@@ -401,7 +424,7 @@ fn apply_job(ctx: &Context, job: &Job) -> Result<(JsonFile, Vec<String>), CliErr
     let file = JsonFile {
         input: job.input.clone(),
         output: job.output.clone(),
-        format: args.format,
+        format,
         width: w,
         height: h,
         channels: c,
