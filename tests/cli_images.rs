@@ -277,3 +277,22 @@ fn folders_run_in_parallel_and_a_bad_file_fails_alone() {
         .collect();
     assert!(names.windows(2).all(|w| w[0] < w[1]), "{text}");
 }
+
+#[test]
+fn a_folder_of_one_image_creates_the_output_folder() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let img = rgb(7, 5);
+    write_png(&input.join("only.png"), &img, None);
+    let out = d.path().join("new").join("out");
+    filterctl()
+        .args(["apply", "-f", "transpose"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let got = load(out.join("only.png")).unwrap();
+    assert_eq!(got, DynImage::U8(transposed(&img)));
+}

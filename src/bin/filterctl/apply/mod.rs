@@ -443,11 +443,13 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     let frame = frame_spec(&args)?;
     let jobs = plan(&args, &ops)?;
     check_inputs(&args, &jobs)?;
+    // As `plan` decided: a folder input writes into a folder even when it
+    // holds one image, and `-o` then names a folder that may not exist yet.
     let dir_mode = jobs.len() > 1
         || args
             .output
             .as_deref()
-            .is_some_and(|o| !is_stdio(o) && o.is_dir());
+            .is_some_and(|o| !is_stdio(o) && (o.is_dir() || args.inputs.iter().any(|i| i.is_dir())));
     prepare_outputs(&args, &jobs, dir_mode)?;
     let engine = global.engine()?;
     let ctx = Context {
