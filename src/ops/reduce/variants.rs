@@ -26,9 +26,11 @@ pub const COLS: usize = 32;
 /// Work-items sharing one column in `y_split` (a power of two).
 pub const SPLIT: usize = 8;
 
-/// Bytes of one `FLOATN` in local memory (3-vectors take 4 slots).
+/// Bytes of one accumulator in local memory (3-vectors take 4 slots): a
+/// `FLOATN`, or a `ULONGN` for integer samples (x_tree and y_split only).
 fn floatn(s: &Shape) -> usize {
-    4 * if s.channels == 3 { 4 } else { s.channels }
+    let lane = if s.sample == crate::image::SampleType::F32 { 4 } else { 8 };
+    lane * if s.channels == 3 { 4 } else { s.channels }
 }
 
 fn group_floats(s: &Shape) -> usize {
