@@ -206,3 +206,71 @@ fn the_stage_runs_on_host_and_device_and_refuses_bad_options() {
         common::skip_no_opencl("reduce device chain");
     }
 }
+
+/// Variants whose integer sums are rounded once (f64 or the OpenCL integer
+/// path); the others are held to their float bound elsewhere.
+const ROUNDED_ONCE: &[&str] = &["cpu", "x_tree", "y_split"];
+
+/// Sums, min and max of `img` along both axes against u64 arithmetic,
+/// for the variants of [`ROUNDED_ONCE`].
+fn check_integer_exact(img: &Image<u16>) {
+    let (w, h) = (img.width(), img.height());
+    for (name, e, _) in engines() {
+        if !ROUNDED_ONCE.contains(&name.as_str()) {
+            continue;
+        }
+        for axis in [Axis::X, Axis::Y] {
+            for op in [Reduction::Sum, Reduction::Min, Reduction::Max] {
+                let got = match e.reduce(img, &ReduceParams { axis, op }) {
+                    Ok(g) => g,
+                    Err(Error::Unsupported { .. }) => continue,
+                    Err(err) => panic!("{name}: {err}"),
+                };
+                let (n, len) = if axis == Axis::X { (h, w) } else { (w, h) };
+                for i in 0..n {
+                    let at = |j| {
+                        u64::from(if axis == Axis::X {
+                            img.get(j, i, 0)
+                        } else {
+                            img.get(i, j, 0)
+                        })
+                    };
+                    let want = match op {
+                        Reduction::Sum => (0..len).map(at).sum::<u64>(),
+                        Reduction::Min => (0..len).map(at).min().unwrap_or(0),
+                        _ => (0..len).map(at).max().unwrap_or(0),
+                    };
+                    let g = if axis == Axis::X {
+                        got.get(0, i, 0)
+                    } else {
+                        got.get(i, 0, 0)
+                    };
+                    assert_eq!(g, want as f32, "{name} {axis:?} {op:?} line {i}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn integer_sums_past_2_pow_24_are_rounded_once_and_max_is_exact() {
+    let mut rng = Rng::new(11);
+    // Near-full-scale u16: every line's sum passes 2^24 within ~260 samples.
+    let data = (0..37 * 1301)
+        .map(|_| 65535 - rng.below(1000) as u16)
+        .collect();
+    check_integer_exact(&Image::from_vec(37, 1301, 1, data).expect("shape"));
+    let data = (0..1301 * 3)
+        .map(|_| 65535 - rng.below(1000) as u16)
+        .collect();
+    check_integer_exact(&Image::from_vec(1301, 3, 1, data).expect("shape"));
+}
+
+#[test]
+fn a_u16_row_longer_than_a_work_items_uint_still_sums_exactly() {
+    // x_tree's work-item adds width / 256 samples: past 2^16 of them, the
+    // uint accumulator must fold into the ulong before it overflows.
+    let w = 256 * 65536 + 777;
+    let img = Image::<u16>::from_vec(w, 1, 1, vec![65535; w]).expect("shape");
+    check_integer_exact(&img);
+}

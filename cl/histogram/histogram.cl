@@ -53,7 +53,74 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 // A work-group's private histogram in local memory (local atomics), over
 // LWS * PER_ITEM consecutive pixels (strided by LWS, so loads coalesce),
 // then added to `counts` with one global atomic per non-empty bin.
-#ifdef HIST_LEN
+#ifdef BYTE_BINS
+// local_private for uchar samples whose bin is the byte itself (256 bins
+// per channel; the host checks every level with the f32 formula and then
+// defines BYTE_BINS and COPIES). The group's tile is
+// LWS * PER_ITEM consecutive pixels, read as uint4 words of 16
+// samples (sample b of the image is channel b % CH; a tile starts at a
+// multiple of 16 bytes), with no float math. Work-item lid counts into
+// sub-histogram lid % COPIES, each padded by one count so that a bin's
+// copies sit in different banks: fewer same-address local atomics when
+// neighbouring pixels are alike.
+#define BYTE_LEN (HIST_LEN + 1)
+#define QUADS (PER_ITEM * CH / 16)
+#if (PER_ITEM * CH) % 16 != 0
+#error "PER_ITEM * CH must be a multiple of 16"
+#endif
+#if CH == 3
+#define CH_OF(b) ((b) % 3)
+#else
+#define CH_OF(b) ((b) & (CH - 1))
+#endif
+// The four samples of word w, whose first sample is channel c0.
+#define COUNT_WORD(h, w, c0)                                            \
+    for (int k_ = 0; k_ < 4; k_++)                                      \
+        atomic_inc(&(h)[CH_OF((c0) + k_) * 256 + (((w) >> (8 * k_)) & 255u)]);
+
+__kernel void histogram_local_private(__global const T* in, int n, float lo, float hi,
+                                      float scale, int bins, __global uint* counts)
+{
+    __local uint hist[COPIES * BYTE_LEN];
+    int lid = get_local_id(0);
+    for (int j = lid; j < COPIES * BYTE_LEN; j += LWS) hist[j] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local uint* mine = hist + (lid % COPIES) * BYTE_LEN;
+    __global const uchar* bytes = (__global const uchar*)in;
+    size_t total = (size_t)n * CH;
+    // The group's tile from its global position: chunked launches agree.
+    size_t first = (get_global_id(0) - lid) * (size_t)(PER_ITEM * CH);
+    __global const uint4* quads = (__global const uint4*)(bytes + first);
+    for (int r0 = 0; r0 < QUADS; r0 += UNROLL) {
+        uint4 v[UNROLL];
+        for (int u = 0; u < UNROLL; u++) {
+            size_t q = (size_t)(r0 + u) * LWS + lid;
+            if (r0 + u < QUADS && first + 16 * q + 16 <= total) v[u] = quads[q];
+        }
+        for (int u = 0; u < UNROLL; u++) {
+            size_t q = (size_t)(r0 + u) * LWS + lid;
+            size_t b0 = first + 16 * q;
+            if (r0 + u >= QUADS) break;
+            if (b0 + 16 <= total) {
+                int c0 = CH_OF(b0);
+                COUNT_WORD(mine, v[u].x, c0)
+                COUNT_WORD(mine, v[u].y, c0 + 4)
+                COUNT_WORD(mine, v[u].z, c0 + 8)
+                COUNT_WORD(mine, v[u].w, c0 + 12)
+            } else {
+                for (size_t b = b0; b < total && b < b0 + 16; b++)
+                    atomic_inc(&mine[CH_OF(b) * 256 + bytes[b]]);
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int j = lid; j < HIST_LEN; j += LWS) {
+        uint c = 0;
+        for (int r = 0; r < COPIES; r++) c += hist[r * BYTE_LEN + j];
+        if (c) atomic_add(&counts[j], c);
+    }
+}
+#elif defined(HIST_LEN)
 #if PER_ITEM % UNROLL != 0
 #error "PER_ITEM must be a multiple of UNROLL"
 #endif

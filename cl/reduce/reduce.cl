@@ -52,16 +52,75 @@
 // The final value of `count` samples.
 #define FINISH(op, a, count) ((op) == REDUCE_MEAN ? (a) / (float)(count) : (a))
 
-// A local-memory tree over `n` (a power of two) entries of `buf`; entry 0
-// holds the result. Every work-item of the group must reach it.
-#define TREE(op, buf, lid, n)                                           \
+// A pixel of `in`. vload4 promises only the sample's alignment, so a
+// compiler may split it into four loads (NVIDIA's does for uchar4); a
+// 4-channel pixel of a buffer (the buffer's start is aligned far more) is
+// aligned to its whole size, so it loads as one vector.
+#if CH == 4
+#define LOADPIX(p, i) (((__global const PIX*)(p))[(i)])
+#else
+#define LOADPIX(p, i) LOADP(p, i)
+#endif
+
+// A local-memory tree over `n` (a power of two) entries of `buf` with the
+// two-argument combiner `comb`; entry 0 holds the result. Every work-item
+// of the group must reach it.
+#define TREE_BY(comb, op, buf, lid, n)                                  \
     for (int s_ = (n) / 2; s_ > 0; s_ >>= 1) {                          \
         barrier(CLK_LOCAL_MEM_FENCE);                                   \
-        if ((lid) < s_) buf[lid] = COMBINE(op, buf[lid], buf[(lid) + s_]); \
+        if ((lid) < s_) buf[lid] = comb(op, buf[lid], buf[(lid) + s_]); \
     }                                                                   \
     barrier(CLK_LOCAL_MEM_FENCE);
+#define TREE(op, buf, lid, n) TREE_BY(COMBINE, op, buf, lid, n)
 
-#define PIXEL(in, x, y, width) TO_FLOATN(LOADP(in, (size_t)(y) * (size_t)(width) + (size_t)(x)))
+#ifdef INT_SUM
+// Integer samples (uchar, ushort; the host defines INT_SUM and I_CHUNK for
+// them), in x_tree and y_split: sums, min and max in integers, exact. A
+// work-item adds at most I_CHUNK samples in a uint (2^24 for uchar, 2^16
+// for ushort: 255 * 2^24 and 65535 * 2^16 stay below 2^32), then folds
+// them into a ulong; groups combine ulongs. The one rounding is the final
+// conversion to float (to nearest), then the mean's division.
+#define UINTN VEC(uint)
+#define ULONGN VEC(ulong)
+#define TO_UINTN(v) CAT(convert_, UINTN)(v)
+#define TO_ULONGN(v) CAT(convert_, ULONGN)(v)
+#define AS_FLOATN(v) CAT(as_, FLOATN)(v)
+#define AS_UINTN(v) CAT(as_, UINTN)(v)
+// The identity of `op` (UINT_MAX exceeds every sample, so it serves min in
+// the ulong fold too).
+#define I_IDENTITY(op) ((op) == REDUCE_MIN ? (UINTN)(UINT_MAX) : (UINTN)(0))
+#define I_COMBINE(op, a, b) \
+    ((op) == REDUCE_MIN ? min((a), (b)) : (op) == REDUCE_MAX ? max((a), (b)) : (a) + (b))
+#define IPIX(in, i) TO_UINTN(LOADPIX(in, i))
+
+// `count` samples at in[base + j * stride], j < count (in pixels), folded
+// with `op`; four loads in flight per step.
+inline ULONGN walk_int(__global const T* in, size_t base, size_t stride, long count, int op)
+{
+    ULONGN t = TO_ULONGN(I_IDENTITY(op));
+    size_t i = base;
+    for (long j0 = 0; j0 < count; j0 += I_CHUNK) {
+        long j1 = min(count, j0 + (long)I_CHUNK), j = j0;
+        UINTN a = I_IDENTITY(op);
+        for (; j + 3 < j1; j += 4, i += 4 * stride) {
+            UINTN v0 = IPIX(in, i), v1 = IPIX(in, i + stride);
+            UINTN v2 = IPIX(in, i + 2 * stride), v3 = IPIX(in, i + 3 * stride);
+            a = I_COMBINE(op, a, v0);
+            a = I_COMBINE(op, a, v1);
+            a = I_COMBINE(op, a, v2);
+            a = I_COMBINE(op, a, v3);
+        }
+        for (; j < j1; j++, i += stride) a = I_COMBINE(op, a, IPIX(in, i));
+        t = I_COMBINE(op, t, TO_ULONGN(a));
+    }
+    return t;
+}
+#define ACC_T ULONGN
+#else
+#define ACC_T FLOATN
+#endif
+
+#define PIXEL(in, x, y, width) TO_FLOATN(LOADPIX(in, (size_t)(y) * (size_t)(width) + (size_t)(x)))
 
 // Axis x, one work-item per row: a sequential compensated walk along it.
 __kernel void reduce_x_row(__global const T* in, int width, int height, int op,
@@ -82,11 +141,17 @@ __kernel void reduce_x_row(__global const T* in, int width, int height, int op,
 __kernel void reduce_x_tree(__global const T* in, int width, int height, int op,
                             __global float* out)
 {
-    __local FLOATN buf[LWS];
+    __local ACC_T buf[LWS];
     int y = get_global_id(1);
     int lid = get_local_id(0);
     // A group is one row: the whole group leaves together.
     if (y >= height) return;
+#ifdef INT_SUM
+    long count = lid < width ? (width - lid + LWS - 1) / LWS : 0;
+    buf[lid] = walk_int(in, (size_t)y * (size_t)width + lid, LWS, count, op);
+    TREE_BY(I_COMBINE, op, buf, lid, LWS)
+    if (lid == 0) STOREP(FINISH(op, TO_FLOATN(buf[0]), width), out, y);
+#else
     FLOATN a = IDENTITY(op), c = (FLOATN)(0.0f);
     int x = lid;
     // Four loads issued before their adds, in the same order as one at a
@@ -106,6 +171,7 @@ __kernel void reduce_x_tree(__global const T* in, int width, int height, int op,
     buf[lid] = SETTLE(op, a, c);
     TREE(op, buf, lid, LWS)
     if (lid == 0) STOREP(FINISH(op, buf[0], width), out, y);
+#endif
 }
 
 // Axis y, one work-item per column: a sequential compensated walk down it
@@ -132,11 +198,29 @@ __kernel void reduce_y_column(__global const T* in, int width, int height, int o
 __kernel void reduce_y_split(__global const T* in, int width, int height, int op, int rows,
                              __global float* partial)
 {
-    __local FLOATN buf[SPLIT][COLS];
+    __local ACC_T buf[SPLIT][COLS];
     int x = get_global_id(0);
     int lx = get_local_id(0), part = get_local_id(1);
     int block = GROUP_ID(1);
     int y1 = min((block + 1) * rows, height);
+#ifdef INT_SUM
+    // The block's result is a ulong per channel: its low and high words go
+    // to rows 2 block and 2 block + 1 of `partial`, bit for bit.
+    int y0 = block * rows + part;
+    long count = (x < width && y0 < y1) ? (y1 - y0 + SPLIT - 1) / SPLIT : 0;
+    buf[part][lx] = walk_int(in, (size_t)y0 * (size_t)width + x, (size_t)SPLIT * (size_t)width,
+                             count, op);
+    for (int s = SPLIT / 2; s > 0; s >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (part < s) buf[part][lx] = I_COMBINE(op, buf[part][lx], buf[part + s][lx]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (part == 0 && x < width) {
+        ULONGN t = buf[0][lx];
+        STOREP(AS_FLOATN(TO_UINTN(t)), partial, (size_t)(2 * block) * width + x);
+        STOREP(AS_FLOATN(TO_UINTN(t >> 32)), partial, (size_t)(2 * block + 1) * width + x);
+    }
+#else
     FLOATN a = IDENTITY(op), c = (FLOATN)(0.0f);
     if (x < width) {
         int y = block * rows + part;
@@ -162,19 +246,31 @@ __kernel void reduce_y_split(__global const T* in, int width, int height, int op
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (part == 0 && x < width) STOREP(buf[0][lx], partial, (size_t)block * width + x);
+#endif
 }
 
 // Pass 2 of y_split: each column's block results, combined in block order
-// (compensated for sums), finished over all `height` rows.
+// (compensated for sums; exact in integers under INT_SUM), finished over
+// all `height` rows.
 __kernel void reduce_y_merge(__global const float* partial, int width, int blocks, int height,
                              int op, __global float* out)
 {
     int x = get_global_id(0);
     if (x >= width) return;
+#ifdef INT_SUM
+    ULONGN t = TO_ULONGN(I_IDENTITY(op));
+    for (int b = 0; b < blocks; b++) {
+        ULONGN lo = TO_ULONGN(AS_UINTN(LOADP(partial, (size_t)(2 * b) * width + x)));
+        ULONGN hi = TO_ULONGN(AS_UINTN(LOADP(partial, (size_t)(2 * b + 1) * width + x)));
+        t = I_COMBINE(op, t, lo | (hi << 32));
+    }
+    STOREP(FINISH(op, TO_FLOATN(t), height), out, x);
+#else
     FLOATN a = IDENTITY(op), c = (FLOATN)(0.0f);
     for (int b = 0; b < blocks; b++) {
         FLOATN v = LOADP(partial, (size_t)b * width + x);
         ACCUMULATE(op, a, c, v);
     }
     STOREP(FINISH(op, SETTLE(op, a, c), height), out, x);
+#endif
 }

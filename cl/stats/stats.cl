@@ -53,6 +53,16 @@
     }                                                                   \
     barrier(CLK_LOCAL_MEM_FENCE);
 
+// A pixel of `in`. vload4 promises only the sample's alignment, so a
+// compiler may split it into four loads (NVIDIA's does for uchar4); a
+// 4-channel pixel of a buffer (the buffer's start is aligned far more) is
+// aligned to its whole size, so it loads as one vector.
+#if CH == 4
+#define LOADPIX(p, i) (((__global const PIX*)(p))[(i)])
+#else
+#define LOADPIX(p, i) LOADP(p, i)
+#endif
+
 // The shift K: the first pixel where finite, else 0 (per channel).
 inline FLOATN shift_of(__global const T* in)
 {
@@ -84,7 +94,7 @@ __kernel void stats_tree(__global const T* in, int n, __global float4* partial)
     for (int r = 0; r < PER_ITEM; r++) {
         size_t i = first + (size_t)r * LWS + lid;
         if (i < (size_t)n) {
-            FLOATN v = TO_FLOATN(LOADP(in, i));
+            FLOATN v = TO_FLOATN(LOADPIX(in, i));
             FLOATN d = v - k;
             KAHAN_ADD(FLOATN, s, cs, v)
             KAHAN_ADD(FLOATN, q, cq, d * d)

@@ -41,7 +41,7 @@ pub(crate) fn launch<T: Sample>(
     input: &crate::backend::opencl::DeviceImage<T>,
     b: &Binning,
 ) -> Result<(Histogram, Duration)> {
-    use super::variants::{LWS, PER_ITEM};
+    use super::variants::{COPIES, LWS, PER_ITEM};
     use crate::backend::opencl::{Arg, DeviceBuffer};
     let c = input.channels();
     let params = HistogramParams {
@@ -54,10 +54,12 @@ pub(crate) fn launch<T: Sample>(
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
     let len = c * b.bins;
     let private = spec.name == "local_private";
-    let extra = if private {
-        format!("-DHIST_LEN={len}")
-    } else {
-        String::new()
+    let extra = match (private, super::variants::byte_bins(&shape)) {
+        (true, true) => format!(
+            "-DHIST_LEN={len} -DBYTE_BINS -DCOPIES={COPIES}"
+        ),
+        (true, false) => format!("-DHIST_LEN={len}"),
+        (false, _) => String::new(),
     };
     let kz = progs.kernel(dev, SPEC.name, spec, &shape, &extra, "histogram_zero")?;
     let k = progs.kernel(dev, SPEC.name, spec, &shape, &extra, &spec.kernel_name(SPEC.name))?;

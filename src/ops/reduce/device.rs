@@ -62,12 +62,15 @@ pub(crate) fn launch<T: Sample>(
     }
     let shape = Shape::new(w, h, c, T::TYPE).with_params(crate::ops::OpParams::new(*p));
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
-    let k = progs.kernel(dev, SPEC.name, spec, &shape, "", &spec.kernel_name(SPEC.name))?;
+    let extra = int_options(T::TYPE);
+    let k = progs.kernel(dev, SPEC.name, spec, &shape, extra, &spec.kernel_name(SPEC.name))?;
     if spec.name == "y_split" {
         // Blocks of at least 256 rows (32 per part), at most 64 of them.
         let blocks = h.div_ceil(256).clamp(1, 64);
         let rows = h.div_ceil(blocks);
-        let partial = crate::backend::opencl::DeviceImage::<f32>::new(dev, w, blocks, c)?;
+        // Integer samples keep a block's result as a ulong: two rows of words.
+        let words = if extra.is_empty() { 1 } else { 2 };
+        let partial = crate::backend::opencl::DeviceImage::<f32>::new(dev, w, words * blocks, c)?;
         let first = dev.launch(
             &k,
             &[w, SPLIT * blocks],
@@ -81,7 +84,7 @@ pub(crate) fn launch<T: Sample>(
                 Arg::img(&partial),
             ],
         )?;
-        let merge = progs.kernel(dev, SPEC.name, spec, &shape, "", "reduce_y_merge")?;
+        let merge = progs.kernel(dev, SPEC.name, spec, &shape, extra, "reduce_y_merge")?;
         let second = dev.launch(
             &merge,
             &[w],
@@ -114,6 +117,19 @@ pub(crate) fn launch<T: Sample>(
             Arg::img(out),
         ],
     )
+}
+
+/// The build options of the integer paths of `x_tree` and `y_split`
+/// (cl/reduce/reduce.cl, INT_SUM): samples per uint accumulator, so that
+/// `max sample * I_CHUNK < 2^32`. Float samples take none.
+#[cfg(feature = "opencl")]
+fn int_options(ty: crate::image::SampleType) -> &'static str {
+    use crate::image::SampleType;
+    match ty {
+        SampleType::U8 => "-DINT_SUM -DI_CHUNK=16777216",
+        SampleType::U16 => "-DINT_SUM -DI_CHUNK=65536",
+        SampleType::F32 => "",
+    }
 }
 
 /// The stage's arm in a device-resident chain ([`crate::ops::StageOp::run_device`]).

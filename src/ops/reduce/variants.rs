@@ -12,6 +12,10 @@
 //!   covers both;
 //! - `x_subgroup`: the sub-group combine has no specified order, so a
 //!   sub-group of s <= 64 lanes adds up to s - 1, then the tree 8: 80.
+//!
+//! On u8 and u16 input, `x_tree` and `y_split` sum in integers (exact) and
+//! round once to f32, well inside their bound; the float bounds above are
+//! those of f32 input.
 
 use super::{Axis, ReduceParams};
 use crate::ops::{Requirement, Shape, VariantSpec};
@@ -26,9 +30,12 @@ pub const COLS: usize = 32;
 /// Work-items sharing one column in `y_split` (a power of two).
 pub const SPLIT: usize = 8;
 
-/// Bytes of one `FLOATN` in local memory (3-vectors take 4 slots).
+/// Bytes of one accumulator in local memory (3-vectors take 4 slots): a
+/// `FLOATN`, or a `ULONGN` for integer samples (x_tree and y_split; an
+/// upper bound for x_subgroup, which keeps floats).
 fn floatn(s: &Shape) -> usize {
-    4 * if s.channels == 3 { 4 } else { s.channels }
+    let lane = if s.sample == crate::image::SampleType::F32 { 4 } else { 8 };
+    lane * if s.channels == 3 { 4 } else { s.channels }
 }
 
 fn group_floats(s: &Shape) -> usize {
