@@ -198,7 +198,7 @@ pub(crate) fn check_image_format(
 pub(crate) fn read_dng(
     path: &Path,
     limits: &clfilter::image::DecodeLimits,
-) -> Result<(RawImage, RawFormat, String), CliError> {
+) -> Result<(RawImage, RawFormat, String, Option<[f32; 3]>), CliError> {
     let dng = clfilter::image::dng::load(path, limits)?;
     let black = dng.dark.cells.map(|b| b.to_string()).join("/");
     let wb = match dng.as_shot_gains() {
@@ -213,5 +213,52 @@ pub(crate) fn read_dng(
         dng.pattern,
         dng.white,
     );
-    Ok((RawImage::U16(dng.linear()), dng.linear_format(), described))
+    Ok((
+        RawImage::U16(dng.linear()),
+        dng.linear_format(),
+        described,
+        dng.as_shot_gains(),
+    ))
+}
+
+/// Whether a spec's stage text is `wb=camera` (or `wb=mode=camera`).
+fn is_camera_wb(stage: &str) -> bool {
+    let t = stage.trim().to_ascii_lowercase();
+    t == "wb=camera" || t == "wb=mode=camera"
+}
+
+/// Whether `spec` asks for a DNG's white balance (`wb=camera`).
+pub(crate) fn uses_camera_wb(spec: &str) -> bool {
+    spec.split(',').any(is_camera_wb)
+}
+
+/// `spec` with each `wb=camera` (or `wb=mode=camera`) stage replaced by the
+/// DNG's as-shot gains, as `wb=r=..:g=..:b=..`; an error when the file
+/// recorded none (or gains no `wb` stage takes) and the spec asks for them.
+pub(crate) fn camera_wb(spec: &str, gains: Option<[f32; 3]>) -> Result<String, CliError> {
+    let mut stages = Vec::new();
+    for stage in spec.split(',') {
+        if !is_camera_wb(stage) {
+            stages.push(stage.to_string());
+            continue;
+        }
+        match gains {
+            Some([r, g, b]) if [r, g, b].iter().all(|v| v.is_finite() && *v > 0.0) => {
+                stages.push(format!("wb=r={r}:g={g}:b={b}"));
+            }
+            Some(g) => {
+                return Err(CliError::usage(format!(
+                    "wb=camera: the DNG's AsShotNeutral gives gains {g:?}, which no white \
+                     balance takes; give r=, g=, b="
+                )))
+            }
+            None => {
+                return Err(CliError::usage(
+                    "wb=camera: this DNG records no as-shot white balance (AsShotNeutral); \
+                     give r=, g=, b= or use wb=auto",
+                ))
+            }
+        }
+    }
+    Ok(stages.join(","))
 }

@@ -13,9 +13,10 @@ pub static WB: StageDef = StageDef {
     options: &[
         OptionDef {
             key: "mode",
-            value: "auto",
+            value: "auto|camera",
             help: "auto: gray world, the gains that make the red and blue means equal the green \
-                   mean (`wb=auto` is short for `wb=mode=auto`; not with r/g/b)",
+                   mean (`wb=auto` is short for `wb=mode=auto`; not with r/g/b); camera: the \
+                   gains a DNG input recorded (AsShotNeutral), filled in by `filterctl apply`",
         },
         OptionDef {
             key: "r",
@@ -40,8 +41,17 @@ pub static WB: StageDef = StageDef {
 fn build(a: &dyn StageArgs) -> Result<WbParams> {
     let keys = ["r", "g", "b"];
     if let Some(m) = a.get("mode") {
+        if m.trim().eq_ignore_ascii_case("camera") {
+            // `filterctl apply` replaces wb=camera with a DNG's gains before
+            // parsing; any other input has no recorded white balance.
+            return Err(a.error(
+                "mode",
+                &"wb=camera takes the white balance a DNG file recorded (AsShotNeutral): \
+                  only a DNG input to `filterctl apply` has one; give r=, g=, b= or use wb=auto",
+            ));
+        }
         if !m.trim().eq_ignore_ascii_case("auto") {
-            return Err(a.error("mode", &format_args!("mode={m} is not auto")));
+            return Err(a.error("mode", &format_args!("mode={m} is not auto or camera")));
         }
         if let Some(k) = keys.iter().find(|k| a.get(k).is_some()) {
             return Err(a.error(k, &"wb=auto finds the gains itself: leave out r, g and b"));

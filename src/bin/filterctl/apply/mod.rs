@@ -16,7 +16,9 @@ use serde::Serialize;
 
 use crate::batch::{self, is_stdio};
 use crate::error::CliError;
-use crate::frames::{check_image_format, read_dng, read_frame, FrameSpec};
+use crate::frames::{
+    camera_wb, check_image_format, read_dng, read_frame, uses_camera_wb, FrameSpec,
+};
 use crate::guard;
 use crate::util::{check_output_as, describe, ms, parse_format, parse_size, report_line};
 use crate::Global;
@@ -294,6 +296,13 @@ fn load_image(path: &Path, args: &Args) -> Result<(DynImage, Metadata), CliError
 /// needs another format (see [`check_image_format`]).
 fn load_job<'a>(ctx: &Context<'a>, job: &Job) -> Result<Loaded<'a>, CliError> {
     let in_file = |e: CliError| e.context(job.input.display().to_string());
+    let is_dng = !is_stdio(&job.input) && clfilter::image::dng::is_dng(&job.input)?;
+    if !is_dng && uses_camera_wb(&ctx.args.spec) {
+        return Err(in_file(CliError::usage(
+            "wb=camera takes the white balance a DNG file recorded, and this input is not a DNG; \
+             give r=, g=, b= or use wb=auto",
+        )));
+    }
     if let Some(f) = &ctx.frame {
         let raw = read_frame(&job.input, f).map_err(in_file)?;
         return Ok(Loaded {
@@ -304,7 +313,7 @@ fn load_job<'a>(ctx: &Context<'a>, job: &Job) -> Result<Loaded<'a>, CliError> {
             described: format!("{}x{} {} frame", f.width, f.height, f.format),
         });
     }
-    if !is_stdio(&job.input) && clfilter::image::dng::is_dng(&job.input)? {
+    if is_dng {
         if let Some(f) = ctx.args.format {
             return Err(CliError::usage(format!(
                 "{}: a DNG file carries its own pattern and levels; leave out --format {f}",
@@ -312,8 +321,9 @@ fn load_job<'a>(ctx: &Context<'a>, job: &Job) -> Result<Loaded<'a>, CliError> {
             )));
         }
         let limits = ctx.args.decode_limit.unwrap_or_default();
-        let (raw, format, described) = read_dng(&job.input, &limits).map_err(in_file)?;
-        let ops = pipeline::parse_with_format(&ctx.args.spec, Some(&format))?;
+        let (raw, format, described, gains) = read_dng(&job.input, &limits).map_err(in_file)?;
+        let spec = camera_wb(&ctx.args.spec, gains).map_err(in_file)?;
+        let ops = pipeline::parse_with_format(&spec, Some(&format))?;
         return Ok(Loaded {
             input: Input::Raw(raw),
             meta: Metadata::default(),
@@ -439,17 +449,19 @@ fn apply_job(ctx: &Context, job: &Job) -> Result<(JsonFile, Vec<String>), CliErr
 
 /// Runs `filterctl apply`.
 pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
-    let ops = pipeline::parse_with_format(&args.spec, args.format.as_ref())?;
+    // wb=camera is checked with unit gains here; each DNG input parses the
+    // spec again with its own, and other inputs refuse it (load_job).
+    let checked = camera_wb(&args.spec, Some([1.0; 3]))?;
+    let ops = pipeline::parse_with_format(&checked, args.format.as_ref())?;
     let frame = frame_spec(&args)?;
     let jobs = plan(&args, &ops)?;
     check_inputs(&args, &jobs)?;
     // As `plan` decided: a folder input writes into a folder even when it
     // holds one image, and `-o` then names a folder that may not exist yet.
     let dir_mode = jobs.len() > 1
-        || args
-            .output
-            .as_deref()
-            .is_some_and(|o| !is_stdio(o) && (o.is_dir() || args.inputs.iter().any(|i| i.is_dir())));
+        || args.output.as_deref().is_some_and(|o| {
+            !is_stdio(o) && (o.is_dir() || args.inputs.iter().any(|i| i.is_dir()))
+        });
     prepare_outputs(&args, &jobs, dir_mode)?;
     let engine = global.engine()?;
     let ctx = Context {
