@@ -50,6 +50,7 @@ use crate::image::Sample;
 pub mod blocks;
 pub mod lut;
 pub mod mem;
+pub mod minmax;
 mod portable;
 #[cfg(target_arch = "x86_64")]
 pub mod x86;

@@ -14,6 +14,7 @@ mod blocks;
 mod bytes;
 mod f32s;
 mod lut;
+pub mod minmax;
 
 pub use f32s::{F16, F8};
 pub(crate) use lut::map_bytes_vbmi;

@@ -1,0 +1,120 @@
+//! One output row of the rayon median with its column sorts shared: each
+//! column of `D` samples is sorted once into `D` rank rows, which every
+//! window that holds the column reads; the window's median then comes from
+//! [`net::window`] on its `D x D` sorted values, all in registers.
+//!
+//! The samples are interleaved pixels of `c` channels, and a vector holds
+//! adjacent samples, so a window's columns are `c` samples apart and no
+//! channel is ever split out.
+
+use super::net::{self, Net};
+use crate::simd::minmax::{Lanes, MinMax};
+
+/// Bytes of one rank row per strip: a strip's `D` rank rows (7 x 2 KiB at
+/// most) stay in the L1 cache between the sorts and the selections.
+const STRIP_BYTES: usize = 2048;
+
+/// The networks of a `D x D` window.
+pub(super) struct Nets<const D: usize>;
+
+impl<const D: usize> Nets<D> {
+    const SORT: Net = net::sort(D);
+    const WINDOW: Net = net::window(D);
+}
+
+/// The median of every sample of `out` (a row of `c` channels) from the
+/// window's source rows `rows` (top to bottom, borders replicated), with
+/// vectors `V` (made with `t`); `ranks` is scratch space. `N` is `D * D`.
+#[inline(always)]
+pub(super) fn median_row<V, const D: usize, const N: usize>(
+    t: V::Token,
+    rows: [&[V::Sample]; D],
+    out: &mut [V::Sample],
+    c: usize,
+    ranks: &mut Vec<V::Sample>,
+) where
+    V: MinMax,
+    V::Sample: Ord + Default,
+{
+    let (n, pad) = (out.len(), D / 2 * c);
+    let strip = (STRIP_BYTES / std::mem::size_of::<V::Sample>()).max(V::LANES);
+    let cap = strip + 2 * pad;
+    if ranks.len() < D * cap {
+        ranks.resize(D * cap, V::Sample::default());
+    }
+    for j0 in (0..n).step_by(strip) {
+        let j1 = (j0 + strip).min(n);
+        let len = j1 - j0 + 2 * pad;
+        // Rank row slot `s` holds the column of sample `j0 + s - pad`.
+        let (a, b) = (j0.saturating_sub(pad), (j1 + pad).min(n));
+        let mut bufs = ranks.chunks_exact_mut(cap).map(|b| &mut b[..len]);
+        let mut bufs: [&mut [V::Sample]; D] = std::array::from_fn(|_| bufs.next().expect("D rows"));
+        let at = a + pad - j0;
+        blocks(V::LANES, b - a, |i, full| {
+            let src = rows.map(|r| &r[a + i..]);
+            match full {
+                true => sort_column::<V, D>(t, src, &mut bufs, at + i),
+                false => sort_column::<Lanes<V::Sample, 1>, D>((), src, &mut bufs, at + i),
+            }
+        });
+        // Columns past the row's ends repeat its first and last pixels.
+        for s in (0..at).chain(at + b - a..len) {
+            let k = (j0 + s) as isize - pad as isize;
+            let px = k.div_euclid(c as isize).clamp(0, (n / c) as isize - 1) as usize;
+            let from = px * c + k.rem_euclid(c as isize) as usize + pad - j0;
+            for buf in bufs.iter_mut() {
+                buf[s] = buf[from];
+            }
+        }
+        let o = &mut out[j0..j1];
+        let bufs = bufs.map(|b| &*b);
+        blocks(V::LANES, o.len(), |i, full| match full {
+            true => select::<V, D, N>(t, &bufs, c, i, &mut o[i..]),
+            false => select::<Lanes<V::Sample, 1>, D, N>((), &bufs, c, i, &mut o[i..]),
+        });
+    }
+}
+
+/// Calls `f(i, true)` for blocks of `l` from `i` covering `0..n`, the last
+/// one moved back to end at `n`; if `n < l`, `f(i, false)` for each `i`.
+#[inline(always)]
+fn blocks(l: usize, n: usize, mut f: impl FnMut(usize, bool)) {
+    if n < l {
+        (0..n).for_each(|i| f(i, false));
+        return;
+    }
+    let mut i = 0;
+    while i < n {
+        let i0 = i.min(n - l);
+        f(i0, true);
+        i = i0 + l;
+    }
+}
+
+/// Sorts the columns from `src[..][0]` into rank rows `bufs[..][s..]`.
+#[inline(always)]
+fn sort_column<V: MinMax, const D: usize>(
+    t: V::Token,
+    src: [&[V::Sample]; D],
+    bufs: &mut [&mut [V::Sample]; D],
+    s: usize,
+) {
+    let mut v: [V; D] = net::gather(|k| V::load(t, src[k]));
+    net::apply(&mut v, &Nets::<D>::SORT);
+    net::each::<D>(|k| v[k].store(&mut bufs[k][s..]));
+}
+
+/// The medians of the windows of output samples `o..`, from the rank rows
+/// (slot `o + q c` holds the window's column `q`), into `out`.
+#[inline(always)]
+fn select<V: MinMax, const D: usize, const N: usize>(
+    t: V::Token,
+    bufs: &[&[V::Sample]; D],
+    c: usize,
+    o: usize,
+    out: &mut [V::Sample],
+) {
+    let mut v: [V; N] = net::gather(|k| V::load(t, &bufs[k / D][o + k % D * c..]));
+    net::apply(&mut v, &Nets::<D>::WINDOW);
+    v[Nets::<D>::WINDOW.out].store(out);
+}
