@@ -8,9 +8,10 @@
 //! keeps the columns sorted (a classic lemma), so sample `(i, j)` is at or
 //! above the `(i + 1)(j + 1)` samples up and left of it, and at or below
 //! the `(D - i)(D - j)` down and right. Where one of those counts reaches
-//! the median's rank `(D^2 + 1) / 2`, the sample cannot be the median
-//! unless it equals it, and as many such samples lie on each side: the
-//! median is the median of the others (3 of 9, 13 of 25, 27 of 49),
+//! the median's rank `(D^2 + 1) / 2` (7x7: exceeds it, see `excluding`),
+//! the sample cannot be the median unless it equals it, and as many such
+//! samples lie on each side: the median is the median of the others (3 of
+//! 9, 13 of 25, 29 of 49),
 //! chosen by forgetful selection, which skips the exchanges whose outcome
 //! the sorted axes already tell (`Known`). The compiler drops every min or max
 //! whose result is never read (a row's low ranks where only its high ones
@@ -18,7 +19,7 @@
 
 use crate::simd::minmax::MinMax;
 
-/// Room for the largest network (7x7: 112 row exchanges and 128 of the
+/// Room for the largest network (7x7: 112 row exchanges and 139 of the
 /// selection); [`apply`] unrolls this many steps.
 const MAX_PAIRS: usize = 512;
 
@@ -85,13 +86,13 @@ pub(super) const fn window(d: usize) -> Net {
         }
         i += 1;
     }
-    let rank = (d * d).div_ceil(2);
+    let t = excluding(d);
     let mut cands = [0usize; 49];
     let mut nc = 0;
     let mut i = 0;
     while i < d * d {
         let (y, x) = (i / d, i % d);
-        if (y + 1) * (x + 1) < rank && (d - y) * (d - x) < rank {
+        if (y + 1) * (x + 1) < t && (d - y) * (d - x) < t {
             cands[nc] = i;
             nc += 1;
         }
@@ -125,9 +126,30 @@ pub(super) const fn window(d: usize) -> Net {
     n
 }
 
+/// The count of samples known to lie on one side of a sample (see the
+/// module docs) from which the sample leaves the candidates: the median's
+/// rank, or one more where a rectangle of exactly that many samples fits
+/// in the window (7x7: 5 x 5 = 25). There, with ties, a sample whose
+/// rectangle holds exactly the median's rank may equal the median while
+/// the candidates left hold too few of its copies (a 0/1 window whose
+/// zeros fill the top-left 5 x 5 block); one more keeps the counts right,
+/// which `tests::windows_select_the_median_of_every_sorted_zero_one_window`
+/// checks on every such window.
+const fn excluding(d: usize) -> usize {
+    let rank = (d * d).div_ceil(2);
+    let mut a = 1;
+    while a <= d {
+        if rank.is_multiple_of(a) && rank / a <= d {
+            return rank + 1;
+        }
+        a += 1;
+    }
+    rank
+}
+
 /// What the selection knows of the order of the values it holds, so that
 /// it skips the exchanges whose outcome is known (16 of the 5x5 window's
-/// 48, 67 of the 7x7's 195). The selection works on
+/// 48, 85 of the 7x7's 224). The selection works on
 /// logical slots; a known exchange only swaps which register (`phys`)
 /// holds which slot.
 struct Known {
@@ -323,6 +345,35 @@ mod tests {
             idx[..24 + t % 2].iter().fold(0u64, |x, &i| x | 1 << i)
         });
         check_window(7, random);
+    }
+
+    #[test]
+    fn windows_select_the_median_of_every_sorted_zero_one_window() {
+        // The row and column sorts turn any 0/1 window into one sorted
+        // along both axes: its zeros fill the first `z[i]` samples of row
+        // `i`, `z` non-increasing. Every such window (3432 for 7x7), with
+        // the 0-1 principle, proves the whole network for all inputs.
+        for d in [3, 5, 7] {
+            let (col, win) = (sort(d), window(d));
+            let mut z = vec![0usize; d];
+            loop {
+                let mut v: Vec<u64> = (0..d * d).map(|k| (k % d >= z[k / d]) as u64).collect();
+                let ones = v.iter().sum::<u64>() as usize;
+                for q in 0..d {
+                    let mut c: Vec<u64> = (0..d).map(|i| v[d * i + q]).collect();
+                    bits(&col, &mut c);
+                    (0..d).for_each(|i| v[d * i + q] = c[i]);
+                }
+                bits(&win, &mut v);
+                assert_eq!(v[win.out], (ones > d * d / 2) as u64, "d={d} zeros per row {z:?}");
+                // The next non-increasing `z` (as digits, row 0 first).
+                let Some(i) = (0..d).rev().find(|&i| z[i] < if i == 0 { d } else { z[i - 1] }) else {
+                    break;
+                };
+                z[i] += 1;
+                z[i + 1..].iter_mut().for_each(|x| *x = 0);
+            }
+        }
     }
 
     #[test]
