@@ -48,9 +48,9 @@ use std::mem::MaybeUninit;
 use crate::image::Sample;
 
 pub mod blocks;
+pub mod lanes;
 pub mod lut;
 pub mod mem;
-pub mod minmax;
 mod portable;
 #[cfg(target_arch = "x86_64")]
 pub mod x86;

@@ -19,7 +19,7 @@ use std::mem::MaybeUninit;
 use super::{from_word, shared, word, MedianParams};
 use crate::error::Result;
 use crate::image::{check_shape, Image, Sample};
-use crate::simd::minmax::{Lanes, MinMax};
+use crate::simd::lanes::{Lanes, OrdLanes};
 #[cfg(target_arch = "x86_64")]
 use crate::simd::x86;
 use crate::simd::{mem, Isa, Simd, WithSimd};
@@ -65,28 +65,28 @@ pub fn median<T: Sample>(src: &Image<T>, p: &MedianParams) -> Result<Image<T>> {
 /// Integer samples that the median orders as they are, with their vectors.
 trait Native: Copy + Ord + Default + Send + Sync + 'static {
     /// 16 bytes of lanes as plain arrays (every CPU).
-    type Portable: MinMax<Sample = Self, Token = ()>;
+    type Portable: OrdLanes<Sample = Self, Token = ()>;
     /// An AVX2 register of lanes.
     #[cfg(target_arch = "x86_64")]
-    type Avx2: MinMax<Sample = Self, Token = x86::Avx2>;
+    type Avx2: OrdLanes<Sample = Self, Token = x86::Avx2>;
 }
 
 impl Native for u8 {
     type Portable = Lanes<u8, 16>;
     #[cfg(target_arch = "x86_64")]
-    type Avx2 = x86::minmax::U8x32;
+    type Avx2 = x86::lanes::U8x32;
 }
 
 impl Native for u16 {
     type Portable = Lanes<u16, 8>;
     #[cfg(target_arch = "x86_64")]
-    type Avx2 = x86::minmax::U16x16;
+    type Avx2 = x86::lanes::U16x16;
 }
 
 impl Native for u32 {
     type Portable = Lanes<u32, 4>;
     #[cfg(target_arch = "x86_64")]
-    type Avx2 = x86::minmax::U32x8;
+    type Avx2 = x86::lanes::U32x8;
 }
 
 /// Median-filters the `h` rows that `row` gives (`c` channels each) into

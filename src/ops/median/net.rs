@@ -17,7 +17,7 @@
 //! whose result is never read (a row's low ranks where only its high ones
 //! are candidates, the last maxima of the selection).
 
-use crate::simd::minmax::MinMax;
+use crate::simd::lanes::OrdLanes;
 
 /// Room for the largest network (7x7: 112 row exchanges and 139 of the
 /// selection); [`apply`] unrolls this many steps.
@@ -228,7 +228,7 @@ macro_rules! unroll {
 
 /// Runs `net` on `v`, unrolled: with `net` a constant, every index is one.
 #[inline(always)]
-pub(super) fn apply<V: MinMax, const N: usize>(v: &mut [V; N], net: &Net) {
+pub(super) fn apply<V: OrdLanes, const N: usize>(v: &mut [V; N], net: &Net) {
     unroll!(k in 256 128 64 32 16 8 4 2 1; {
         if k < net.len {
             let (i, j) = net.pairs[k];
@@ -260,7 +260,7 @@ pub(super) fn gather<V: Copy, const N: usize>(mut f: impl FnMut(usize) -> V) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simd::minmax::Lanes;
+    use crate::simd::lanes::Lanes;
 
     /// Runs `net` on 64 inputs at once: bit `b` of `v[i]` is input `i` of
     /// the `b`-th 0/1 vector (min is AND, max is OR).

@@ -8,7 +8,7 @@
 //! channel is ever split out.
 
 use super::net::{self, Net};
-use crate::simd::minmax::{Lanes, MinMax};
+use crate::simd::lanes::{Lanes, OrdLanes};
 
 /// Bytes of one rank row per strip: a strip's `D` rank rows (7 x 2 KiB at
 /// most) stay in the L1 cache between the sorts and the selections.
@@ -33,7 +33,7 @@ pub(super) fn median_row<V, const D: usize, const N: usize>(
     c: usize,
     ranks: &mut Vec<V::Sample>,
 ) where
-    V: MinMax,
+    V: OrdLanes,
     V::Sample: Ord + Default,
 {
     let (n, pad) = (out.len(), D / 2 * c);
@@ -93,7 +93,7 @@ fn blocks(l: usize, n: usize, mut f: impl FnMut(usize, bool)) {
 
 /// Sorts the columns from `src[..][0]` into rank rows `bufs[..][s..]`.
 #[inline(always)]
-fn sort_column<V: MinMax, const D: usize>(
+fn sort_column<V: OrdLanes, const D: usize>(
     t: V::Token,
     src: [&[V::Sample]; D],
     bufs: &mut [&mut [V::Sample]; D],
@@ -107,7 +107,7 @@ fn sort_column<V: MinMax, const D: usize>(
 /// The medians of the windows of output samples `o..`, from the rank rows
 /// (slot `o + q c` holds the window's column `q`), into `out`.
 #[inline(always)]
-fn select<V: MinMax, const D: usize, const N: usize>(
+fn select<V: OrdLanes, const D: usize, const N: usize>(
     t: V::Token,
     bufs: &[&[V::Sample]; D],
     c: usize,

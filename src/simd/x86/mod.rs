@@ -13,8 +13,8 @@ use crate::image::Sample;
 mod blocks;
 mod bytes;
 mod f32s;
+pub mod lanes;
 mod lut;
-pub mod minmax;
 
 pub use f32s::{F16, F8};
 pub(crate) use lut::map_bytes_vbmi;

@@ -1,14 +1,14 @@
 //! Vectors of unsigned integer lanes with lane-wise min and max: what
 //! sorting and selection networks (the median) are made of.
 //!
-//! [`MinMax`] is implemented by plain arrays ([`Lanes`], which the compiler
+//! [`OrdLanes`] is implemented by plain arrays ([`Lanes`], which the compiler
 //! vectorises for the build's baseline: SSE2 on x86-64, NEON on aarch64)
-//! and, on x86-64, by AVX2 registers (`x86::minmax`). A network written
-//! over `V: MinMax` keeps its values in local variables; indexed only by
+//! and, on x86-64, by AVX2 registers (`x86::lanes`). A network written
+//! over `V: OrdLanes` keeps its values in local variables; indexed only by
 //! constants, they stay in registers.
 
 /// A vector of `LANES` samples ordered as unsigned integers.
-pub trait MinMax: Copy {
+pub trait OrdLanes: Copy {
     /// The lane type.
     type Sample: Copy;
     /// What proves that the instructions exist ([`Lanes`]: `()`).
@@ -29,7 +29,7 @@ pub trait MinMax: Copy {
 #[derive(Debug, Clone, Copy)]
 pub struct Lanes<K, const L: usize>(pub [K; L]);
 
-impl<K: Copy + Ord, const L: usize> MinMax for Lanes<K, L> {
+impl<K: Copy + Ord, const L: usize> OrdLanes for Lanes<K, L> {
     type Sample = K;
     type Token = ();
     const LANES: usize = L;

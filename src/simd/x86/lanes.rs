@@ -1,7 +1,7 @@
-//! [`MinMax`] vectors in AVX2 registers: 32 u8, 16 u16 or 8 u32 lanes
+//! [`OrdLanes`] vectors in AVX2 registers: 32 u8, 16 u16 or 8 u32 lanes
 //! (`vpminub`/`vpmaxub`, `vpminuw`/`vpmaxuw`, `vpminud`/`vpmaxud`).
 //!
-//! A vector is only made by [`MinMax::load`], which takes the [`Avx2`]
+//! A vector is only made by [`OrdLanes::load`], which takes the [`Avx2`]
 //! token: holding one proves that the CPU has AVX2, which is what every
 //! `unsafe` intrinsic call here relies on. Loads and stores go through
 //! slices cut to the vector's length, so they stay in bounds.
@@ -9,15 +9,15 @@
 use std::arch::x86_64::*;
 
 use super::Avx2;
-use crate::simd::minmax::MinMax;
+use crate::simd::lanes::OrdLanes;
 
-macro_rules! avx2_minmax {
+macro_rules! avx2_lanes {
     ($(#[$doc:meta])* $name:ident, $k:ty, $lanes:expr, $min:ident, $max:ident) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy)]
         pub struct $name(__m256i);
 
-        impl MinMax for $name {
+        impl OrdLanes for $name {
             type Sample = $k;
             type Token = Avx2;
             const LANES: usize = $lanes;
@@ -53,15 +53,15 @@ macro_rules! avx2_minmax {
     };
 }
 
-avx2_minmax!(
+avx2_lanes!(
     /// 32 u8 lanes.
     U8x32, u8, 32, _mm256_min_epu8, _mm256_max_epu8
 );
-avx2_minmax!(
+avx2_lanes!(
     /// 16 u16 lanes.
     U16x16, u16, 16, _mm256_min_epu16, _mm256_max_epu16
 );
-avx2_minmax!(
+avx2_lanes!(
     /// 8 u32 lanes.
     U32x8, u32, 8, _mm256_min_epu32, _mm256_max_epu32
 );
