@@ -291,7 +291,7 @@ mod tests {
         let (col, win) = (sort(d), window(d));
         let n = d * d;
         let mut batch: Vec<u64> = Vec::new();
-        let mut run = |batch: &mut Vec<u64>| {
+        let run = |batch: &mut Vec<u64>| {
             let mut v = vec![0u64; n];
             for (b, x) in batch.iter().enumerate() {
                 for (i, v) in v.iter_mut().enumerate() {

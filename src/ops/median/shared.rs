@@ -118,3 +118,82 @@ fn select<V: OrdLanes, const D: usize, const N: usize>(
     net::apply(&mut v, &Nets::<D>::WINDOW);
     v[Nets::<D>::WINDOW.out].store(out);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The median of each sample's window, gathered and sorted.
+    fn expected<K: Copy + Ord, const D: usize>(rows: &[Vec<K>; D], c: usize) -> Vec<K> {
+        let n = rows[0].len();
+        let w = n / c;
+        (0..n)
+            .map(|s| {
+                let (x, ch) = (s / c, s % c);
+                let mut v: Vec<K> = (0..D * D)
+                    .map(|k| {
+                        let xx = (x + k % D).saturating_sub(D / 2).min(w - 1);
+                        rows[k / D][xx * c + ch]
+                    })
+                    .collect();
+                v.sort();
+                v[D * D / 2]
+            })
+            .collect()
+    }
+
+    /// `median_row` with vectors `V` against [`expected`] on random rows
+    /// of every width up to a few vectors, 1, 3 and 4 channels, and few
+    /// levels (ties) or many.
+    fn check<V, const D: usize, const N: usize>(t: V::Token, levels: u64, from: fn(u64) -> V::Sample)
+    where
+        V: OrdLanes,
+        V::Sample: Ord + Default + std::fmt::Debug,
+    {
+        let mut s = 0x9E37_79B9_7F4A_7C15u64 ^ (D as u64 * levels);
+        let mut ranks = Vec::new();
+        for c in [1, 3, 4] {
+            for w in 1..3 * 64 / c {
+                let rows: [Vec<V::Sample>; D] = std::array::from_fn(|_| {
+                    (0..w * c)
+                        .map(|_| {
+                            s ^= s << 13;
+                            s ^= s >> 7;
+                            s ^= s << 17;
+                            from(s % levels)
+                        })
+                        .collect()
+                });
+                let mut out = vec![V::Sample::default(); w * c];
+                median_row::<V, D, N>(t, std::array::from_fn(|i| &rows[i][..]), &mut out, c, &mut ranks);
+                assert_eq!(out, expected(&rows, c), "D={D} {w}x{c} lanes {}", V::LANES);
+            }
+        }
+    }
+
+    fn all<V: OrdLanes + Copy>(t: V::Token, levels: u64, from: fn(u64) -> V::Sample)
+    where
+        V::Sample: Ord + Default + std::fmt::Debug,
+    {
+        for l in [3, levels] {
+            check::<V, 3, 9>(t, l, from);
+            check::<V, 5, 25>(t, l, from);
+            check::<V, 7, 49>(t, l, from);
+        }
+    }
+
+    #[test]
+    fn every_vector_type_matches_sorting_the_window() {
+        all::<Lanes<u8, 16>>((), 256, |x| x as u8);
+        all::<Lanes<u16, 8>>((), 65536, |x| x as u16);
+        all::<Lanes<u32, 4>>((), 1 << 32, |x| x as u32);
+        all::<Lanes<u8, 1>>((), 256, |x| x as u8);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = crate::simd::x86::Avx2::try_new() {
+            use crate::simd::x86::lanes::{U16x16, U32x8, U8x32};
+            all::<U8x32>(t, 256, |x| x as u8);
+            all::<U16x16>(t, 65536, |x| x as u16);
+            all::<U32x8>(t, 1 << 32, |x| x as u32);
+        }
+    }
+}
