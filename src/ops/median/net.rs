@@ -226,35 +226,42 @@ macro_rules! unroll {
     };
 }
 
-/// Runs `net` on `v`, unrolled: with `net` a constant, every index is one.
+pub(super) use unroll;
+
+/// A network known at compile time.
+pub(super) trait Network {
+    /// The network.
+    const NET: Net;
+}
+
+/// The network that sorts `D` values.
+pub(super) struct Sort<const D: usize>;
+
+impl<const D: usize> Network for Sort<D> {
+    const NET: Net = sort(D);
+}
+
+/// The network that leaves the median of a `D x D` window with sorted
+/// columns in `v[Window::<D>::NET.out]`.
+pub(super) struct Window<const D: usize>;
+
+impl<const D: usize> Network for Window<D> {
+    const NET: Net = window(D);
+}
+
+/// Runs `W`'s network on `v`, unrolled, so every index is a constant.
+/// (Written out here, not in closures: a closure is compiled on its own,
+/// without the instruction set of the trampoline that calls it.)
 #[inline(always)]
-pub(super) fn apply<V: OrdLanes, const N: usize>(v: &mut [V; N], net: &Net) {
+pub(super) fn apply<V: OrdLanes, W: Network, const N: usize>(v: &mut [V; N]) {
     unroll!(k in 256 128 64 32 16 8 4 2 1; {
-        if k < net.len {
-            let (i, j) = net.pairs[k];
+        if k < W::NET.len {
+            let (i, j) = W::NET.pairs[k];
             let (a, b) = (v[i as usize], v[j as usize]);
             v[i as usize] = a.min(b);
             v[j as usize] = a.max(b);
         }
     });
-}
-
-/// `f(k)` for each `k` in `0..N` (`N` <= 64), unrolled: `k` is a constant.
-#[inline(always)]
-pub(super) fn each<const N: usize>(mut f: impl FnMut(usize)) {
-    unroll!(k in 32 16 8 4 2 1; {
-        if k < N {
-            f(k);
-        }
-    });
-}
-
-/// `[f(0), .., f(N - 1)]` (`N` <= 64), unrolled as [`each`].
-#[inline(always)]
-pub(super) fn gather<V: Copy, const N: usize>(mut f: impl FnMut(usize) -> V) -> [V; N] {
-    let mut v = [f(0); N];
-    each::<N>(|k| v[k] = f(k));
-    v
 }
 
 #[cfg(test)]
@@ -382,10 +389,10 @@ mod tests {
         let mut v: [Lanes<u8, 2>; 25] = std::array::from_fn(|i| Lanes([i as u8, 24 - i as u8]));
         for q in 0..5 {
             let mut c: [Lanes<u8, 2>; 5] = std::array::from_fn(|i| v[5 * i + q]);
-            apply(&mut c, &sort(5));
+            apply::<_, Sort<5>, 5>(&mut c);
             (0..5).for_each(|i| v[5 * i + q] = c[i]);
         }
-        apply(&mut v, &net);
+        apply::<_, Window<5>, 25>(&mut v);
         assert_eq!(v[net.out].0, [12, 12]);
     }
 }

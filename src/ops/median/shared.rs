@@ -7,20 +7,12 @@
 //! adjacent samples, so a window's columns are `c` samples apart and no
 //! channel is ever split out.
 
-use super::net::{self, Net};
+use super::net::{self, unroll, Network, Sort, Window};
 use crate::simd::lanes::{Lanes, OrdLanes};
 
 /// Bytes of one rank row per strip: a strip's `D` rank rows (7 x 2 KiB at
 /// most) stay in the L1 cache between the sorts and the selections.
 const STRIP_BYTES: usize = 2048;
-
-/// The networks of a `D x D` window.
-pub(super) struct Nets<const D: usize>;
-
-impl<const D: usize> Nets<D> {
-    const SORT: Net = net::sort(D);
-    const WINDOW: Net = net::window(D);
-}
 
 /// The median of every sample of `out` (a row of `c` channels) from the
 /// window's source rows `rows` (top to bottom, borders replicated), with
@@ -50,13 +42,12 @@ pub(super) fn median_row<V, const D: usize, const N: usize>(
         let mut bufs = ranks.chunks_exact_mut(cap).map(|b| &mut b[..len]);
         let mut bufs: [&mut [V::Sample]; D] = std::array::from_fn(|_| bufs.next().expect("D rows"));
         let at = a + pad - j0;
-        blocks(V::LANES, b - a, |i, full| {
-            let src = rows.map(|r| &r[a + i..]);
+        for (i, full) in Blocks::new(V::LANES, b - a) {
             match full {
-                true => sort_column::<V, D>(t, src, &mut bufs, at + i),
-                false => sort_column::<Lanes<V::Sample, 1>, D>((), src, &mut bufs, at + i),
+                true => sort_column::<V, D>(t, &rows, a + i, &mut bufs, at + i),
+                false => sort_column::<Lanes<V::Sample, 1>, D>((), &rows, a + i, &mut bufs, at + i),
             }
-        });
+        }
         // Columns past the row's ends repeat its first and last pixels.
         for s in (0..at).chain(at + b - a..len) {
             let k = (j0 + s) as isize - pad as isize;
@@ -68,40 +59,71 @@ pub(super) fn median_row<V, const D: usize, const N: usize>(
         }
         let o = &mut out[j0..j1];
         let bufs = bufs.map(|b| &*b);
-        blocks(V::LANES, o.len(), |i, full| match full {
-            true => select::<V, D, N>(t, &bufs, c, i, &mut o[i..]),
-            false => select::<Lanes<V::Sample, 1>, D, N>((), &bufs, c, i, &mut o[i..]),
-        });
+        for (i, full) in Blocks::new(V::LANES, o.len()) {
+            match full {
+                true => select::<V, D, N>(t, &bufs, c, i, &mut o[i..]),
+                false => select::<Lanes<V::Sample, 1>, D, N>((), &bufs, c, i, &mut o[i..]),
+            }
+        }
     }
 }
 
-/// Calls `f(i, true)` for blocks of `l` from `i` covering `0..n`, the last
-/// one moved back to end at `n`; if `n < l`, `f(i, false)` for each `i`.
-#[inline(always)]
-fn blocks(l: usize, n: usize, mut f: impl FnMut(usize, bool)) {
-    if n < l {
-        (0..n).for_each(|i| f(i, false));
-        return;
+/// Blocks of `l` from `i` covering `0..n`, as `(i, true)`, the last one
+/// moved back to end at `n`; if `n < l`, `(i, false)` for each `i`.
+struct Blocks {
+    l: usize,
+    n: usize,
+    i: usize,
+}
+
+impl Blocks {
+    #[inline(always)]
+    fn new(l: usize, n: usize) -> Blocks {
+        Blocks { l, n, i: 0 }
     }
-    let mut i = 0;
-    while i < n {
+}
+
+impl Iterator for Blocks {
+    type Item = (usize, bool);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<(usize, bool)> {
+        let Blocks { l, n, i } = *self;
+        if i >= n {
+            return None;
+        }
+        if n < l {
+            self.i += 1;
+            return Some((i, false));
+        }
         let i0 = i.min(n - l);
-        f(i0, true);
-        i = i0 + l;
+        self.i = i0 + l;
+        Some((i0, true))
     }
 }
 
-/// Sorts the columns from `src[..][0]` into rank rows `bufs[..][s..]`.
+/// Sorts the columns from sample `j` of `rows` into rank rows
+/// `bufs[..][s..]`.
 #[inline(always)]
 fn sort_column<V: OrdLanes, const D: usize>(
     t: V::Token,
-    src: [&[V::Sample]; D],
+    rows: &[&[V::Sample]; D],
+    j: usize,
     bufs: &mut [&mut [V::Sample]; D],
     s: usize,
 ) {
-    let mut v: [V; D] = net::gather(|k| V::load(t, src[k]));
-    net::apply(&mut v, &Nets::<D>::SORT);
-    net::each::<D>(|k| v[k].store(&mut bufs[k][s..]));
+    let mut v = [V::load(t, &rows[0][j..]); D];
+    unroll!(k in 4 2 1; {
+        if k < D {
+            v[k] = V::load(t, &rows[k][j..]);
+        }
+    });
+    net::apply::<V, Sort<D>, D>(&mut v);
+    unroll!(k in 4 2 1; {
+        if k < D {
+            v[k].store(&mut bufs[k][s..]);
+        }
+    });
 }
 
 /// The medians of the windows of output samples `o..`, from the rank rows
@@ -114,9 +136,14 @@ fn select<V: OrdLanes, const D: usize, const N: usize>(
     o: usize,
     out: &mut [V::Sample],
 ) {
-    let mut v: [V; N] = net::gather(|k| V::load(t, &bufs[k / D][o + k % D * c..]));
-    net::apply(&mut v, &Nets::<D>::WINDOW);
-    v[Nets::<D>::WINDOW.out].store(out);
+    let mut v = [V::load(t, &bufs[0][o..]); N];
+    unroll!(k in 32 16 8 4 2 1; {
+        if k < N {
+            v[k] = V::load(t, &bufs[k / D][o + k % D * c..]);
+        }
+    });
+    net::apply::<V, Window<D>, N>(&mut v);
+    v[Window::<D>::NET.out].store(out);
 }
 
 #[cfg(test)]
