@@ -254,9 +254,12 @@ impl<const D: usize> Network for Window<D> {
 /// without the instruction set of the trampoline that calls it.)
 #[inline(always)]
 pub(super) fn apply<V: OrdLanes, W: Network, const N: usize>(v: &mut [V; N]) {
+    // One reference to the constant: each mention of `W::NET` by value
+    // would copy it (1 KiB) onto the stack in an unoptimised build.
+    let net: &'static Net = const { &W::NET };
     unroll!(k in 256 128 64 32 16 8 4 2 1; {
-        if k < W::NET.len {
-            let (i, j) = W::NET.pairs[k];
+        if k < net.len {
+            let (i, j) = net.pairs[k];
             let (a, b) = (v[i as usize], v[j as usize]);
             v[i as usize] = a.min(b);
             v[j as usize] = a.max(b);
