@@ -63,10 +63,12 @@ fn main() {
             }
             // u16 and f32 RGB at the sizes OpenCV's medianBlur takes them.
             let n = w * h * 3;
-            let img16 = Image::from_vec(w, h, 3, xorshift(n).into_iter().map(|v| v as u16).collect())
-                .expect("image");
-            let imgf = Image::from_vec(w, h, 3, xorshift(n).into_iter().map(|v| v as f32).collect())
-                .expect("image");
+            let img16 =
+                Image::from_vec(w, h, 3, xorshift(n).into_iter().map(|v| v as u16).collect())
+                    .expect("image");
+            let imgf =
+                Image::from_vec(w, h, 3, xorshift(n).into_iter().map(|v| v as f32).collect())
+                    .expect("image");
             for r in 1..=2 {
                 let p = MedianParams::new(r).expect("radius");
                 let t = best(|| drop(median_cpu::median(&img16, &p).expect("median")));
