@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """CPU comparisons for docs/PERFORMANCE.md, in one run, best of 3 each:
 - the rayon median (radius 1, 2, 3) against OpenCV's cv2.medianBlur (ksize
-  3, 5, 7) on 3840x2160 u8 RGB random images, and radius 1, 2 on gray
-  (OpenCV's border is replicate too; both cost the same on any data);
+  3, 5, 7) on 3840x2160 u8 RGB and gray random images, and radius 1, 2 on
+  u16 and f32 RGB (the only ksizes medianBlur takes for them; OpenCV's
+  border is replicate too; both cost the same on any data);
 - the rayon Gaussian on 3840x2160 u8 RGB at sigma 1, 2, 4 (replicate
   border) against cv2.GaussianBlur with BORDER_REPLICATE, once with our
   window (ksize 2 ceil(6 sigma) + 1, the reference's radius) and once with
@@ -38,7 +39,7 @@ def both(*args):
     return rust(*args), (rust(*args, binary=before) if before else None)
 
 def row(what, size, key, ours, old, peer, peer_ms):
-    b = f"{old[key]:.1f}" if old else "-"
+    b = f"{old[key]:.1f}" if old and key in old else "-"
     ratio = peer_ms / ours[key]
     print(f"| {what} | {size} | {b} | {ours[key]:.1f} | {peer} | {peer_ms:.1f} | {ratio:.2f}x |")
 
@@ -56,11 +57,14 @@ if only in (None, "median"):
     rgb = rng.integers(0, 256, (2160, 3840, 3), dtype=np.uint8)
     gray = rng.integers(0, 256, (2160, 3840), dtype=np.uint8)
     if cv2 is not None:
-        for name, img, key, radii in (("RGB", rgb, "", (1, 2, 3)), ("gray", gray, "_gray", (1, 2))):
+        rgb16 = rng.integers(0, 65536, (2160, 3840, 3), dtype=np.uint16)
+        rgbf = rng.random((2160, 3840, 3), dtype=np.float32)
+        for name, img, key, radii in (("u8 RGB", rgb, "", (1, 2, 3)), ("u8 gray", gray, "_gray", (1, 2, 3)),
+                                      ("u16 RGB", rgb16, "_u16", (1, 2)), ("f32 RGB", rgbf, "_f32", (1, 2))):
             for rad in radii:
                 k = 2 * rad + 1
                 ms = best(lambda: cv2.medianBlur(img, k))
-                row(f"median r={rad} ({k}x{k}) u8 {name}", "3840x2160", f"clfilter_median{key}_r{rad}",
+                row(f"median r={rad} ({k}x{k}) {name}", "3840x2160", f"clfilter_median{key}_r{rad}",
                     r, b, f"cv2.medianBlur {cv2.__version__} ksize {k}", ms)
 if only in (None, "gaussian") and cv2 is not None:
     r, b = both("gaussian")

@@ -1,7 +1,8 @@
 //! CPU timings for `benches/cpu_compare.py`, best of 3 (after one warm-up),
 //! one `name ms` line each:
 //! - `median`: the rayon median (`ops::median::cpu`) on 3840x2160 u8 RGB
-//!   and gray (pseudo-random), radius 1, 2, 3 (RGB) and 1, 2 (gray);
+//!   and gray (pseudo-random), radius 1, 2, 3, and u16 and f32 RGB,
+//!   radius 1, 2;
 //! - `gaussian`: the rayon Gaussian (`ops::gaussian::cpu`) on 3840x2160 u8
 //!   RGB (pseudo-random), sigma 1, 2 and 4, replicate border;
 //! - `sort N`: N pseudo-random f32 keys through the rayon sort
@@ -51,14 +52,29 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("median") => {
             let (w, h) = (3840, 2160);
-            for (c, name, radii) in [(3, "", 1..=3), (1, "_gray", 1..=2)] {
+            for (c, name) in [(3, ""), (1, "_gray")] {
                 let data: Vec<u8> = xorshift(w * h * c).into_iter().map(|v| v as u8).collect();
                 let img = Image::from_vec(w, h, c, data).expect("image");
-                for r in radii {
+                for r in 1..=3 {
                     let p = MedianParams::new(r).expect("radius");
                     let t = best(|| drop(median_cpu::median(&img, &p).expect("median")));
                     println!("clfilter_median{name}_r{r} {:.3}", t.as_secs_f64() * 1e3);
                 }
+            }
+            // u16 and f32 RGB at the sizes OpenCV's medianBlur takes them.
+            let n = w * h * 3;
+            let img16 =
+                Image::from_vec(w, h, 3, xorshift(n).into_iter().map(|v| v as u16).collect())
+                    .expect("image");
+            let imgf =
+                Image::from_vec(w, h, 3, xorshift(n).into_iter().map(|v| v as f32).collect())
+                    .expect("image");
+            for r in 1..=2 {
+                let p = MedianParams::new(r).expect("radius");
+                let t = best(|| drop(median_cpu::median(&img16, &p).expect("median")));
+                println!("clfilter_median_u16_r{r} {:.3}", t.as_secs_f64() * 1e3);
+                let t = best(|| drop(median_cpu::median(&imgf, &p).expect("median")));
+                println!("clfilter_median_f32_r{r} {:.3}", t.as_secs_f64() * 1e3);
             }
         }
         Some("gaussian") => {

@@ -23,8 +23,9 @@
 //! plain Rust; every CPU), and `x86` (AVX2 + FMA and AVX-512F). aarch64
 //! runs `portable`; `FILTERCTL_SIMD=portable` makes x86 run it too, so it
 //! is tested there. [`blocks`] holds the cache-blocked image
-//! transposes, and [`mem`] the safe helpers for uninitialised output
-//! buffers and slice casts.
+//! transposes, [`lanes`] the integer vectors with lane-wise min and max
+//! that sorting networks are made of, and [`mem`] the safe helpers for
+//! uninitialised output buffers and slice casts.
 //!
 //! Every `unsafe` block here carries a `// SAFETY:` note.
 //!
@@ -40,6 +41,7 @@
 //! [`Simd::interleave_quads`]: crate::simd::Simd::interleave_quads
 //! [`mem`]: crate::simd::mem
 //! [`blocks`]: crate::simd::blocks
+//! [`lanes`]: crate::simd::lanes
 
 use std::fmt::Debug;
 use std::marker::PhantomData;
@@ -48,6 +50,7 @@ use std::mem::MaybeUninit;
 use crate::image::Sample;
 
 pub mod blocks;
+pub mod lanes;
 pub mod lut;
 pub mod mem;
 mod portable;

@@ -15,7 +15,9 @@
 pub mod api;
 pub mod cpu;
 pub(crate) mod device;
+mod net;
 pub mod reference;
+mod shared;
 pub mod stage;
 mod tune;
 pub mod variants;

@@ -13,6 +13,7 @@ use crate::image::Sample;
 mod blocks;
 mod bytes;
 mod f32s;
+pub mod lanes;
 mod lut;
 
 pub use f32s::{F16, F8};

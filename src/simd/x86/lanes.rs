@@ -1,0 +1,67 @@
+//! [`OrdLanes`] vectors in AVX2 registers: 32 u8, 16 u16 or 8 u32 lanes
+//! (`vpminub`/`vpmaxub`, `vpminuw`/`vpmaxuw`, `vpminud`/`vpmaxud`).
+//!
+//! A vector is only made by [`OrdLanes::load`], which takes the [`Avx2`]
+//! token: holding one proves that the CPU has AVX2, which is what every
+//! `unsafe` intrinsic call here relies on. Loads and stores go through
+//! slices cut to the vector's length, so they stay in bounds.
+
+use std::arch::x86_64::*;
+
+use super::Avx2;
+use crate::simd::lanes::OrdLanes;
+
+macro_rules! avx2_lanes {
+    ($(#[$doc:meta])* $name:ident, $k:ty, $lanes:expr, $min:ident, $max:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub struct $name(__m256i);
+
+        impl OrdLanes for $name {
+            type Sample = $k;
+            type Token = Avx2;
+            const LANES: usize = $lanes;
+
+            #[inline(always)]
+            fn load(_: Avx2, s: &[$k]) -> Self {
+                let s = &s[..$lanes];
+                // SAFETY: the token proves AVX2; `s` holds the vector's 32
+                // bytes (cut above); the load is unaligned.
+                $name(unsafe { _mm256_loadu_si256(s.as_ptr().cast()) })
+            }
+
+            #[inline(always)]
+            fn store(self, s: &mut [$k]) {
+                let s = &mut s[..$lanes];
+                // SAFETY: as in `load`: AVX2 (a vector exists) and 32
+                // bytes of `s`.
+                unsafe { _mm256_storeu_si256(s.as_mut_ptr().cast(), self.0) }
+            }
+
+            #[inline(always)]
+            fn min(self, o: Self) -> Self {
+                // SAFETY: a vector exists, so AVX2 does (see `load`).
+                $name(unsafe { $min(self.0, o.0) })
+            }
+
+            #[inline(always)]
+            fn max(self, o: Self) -> Self {
+                // SAFETY: as in `min`.
+                $name(unsafe { $max(self.0, o.0) })
+            }
+        }
+    };
+}
+
+avx2_lanes!(
+    /// 32 u8 lanes.
+    U8x32, u8, 32, _mm256_min_epu8, _mm256_max_epu8
+);
+avx2_lanes!(
+    /// 16 u16 lanes.
+    U16x16, u16, 16, _mm256_min_epu16, _mm256_max_epu16
+);
+avx2_lanes!(
+    /// 8 u32 lanes.
+    U32x8, u32, 8, _mm256_min_epu32, _mm256_max_epu32
+);
