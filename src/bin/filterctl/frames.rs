@@ -191,14 +191,23 @@ pub(crate) fn check_image_format(
     Ok(fmt)
 }
 
-/// A DNG file read as a raw frame: the mosaic leveled (black and white
-/// levels applied, scaled to 0..65535), its format (`bayer_PATTERN16`) and
-/// the `--report` description, which gives the levels and the as-shot
-/// white balance as a `wb=` stage.
+/// A DNG file read as a raw frame.
+pub(crate) struct DngFrame {
+    /// The mosaic leveled (black and white levels applied, scaled to 0..65535).
+    pub raw: RawImage,
+    /// Its format, `bayer_PATTERN16`.
+    pub format: RawFormat,
+    /// The `--report` description: the levels and the as-shot white balance as a `wb=` stage.
+    pub described: String,
+    /// The as-shot white balance gains (`wb=camera`), where the file has them.
+    pub gains: Option<[f32; 3]>,
+}
+
+/// Reads a DNG file as a raw frame.
 pub(crate) fn read_dng(
     path: &Path,
     limits: &clfilter::image::DecodeLimits,
-) -> Result<(RawImage, RawFormat, String, Option<[f32; 3]>), CliError> {
+) -> Result<DngFrame, CliError> {
     let dng = clfilter::image::dng::load(path, limits)?;
     let black = dng.dark.cells.map(|b| b.to_string()).join("/");
     let wb = match dng.as_shot_gains() {
@@ -213,12 +222,12 @@ pub(crate) fn read_dng(
         dng.pattern,
         dng.white,
     );
-    Ok((
-        RawImage::U16(dng.linear()),
-        dng.linear_format(),
+    Ok(DngFrame {
+        raw: RawImage::U16(dng.linear()),
+        format: dng.linear_format(),
         described,
-        dng.as_shot_gains(),
-    ))
+        gains: dng.as_shot_gains(),
+    })
 }
 
 /// Whether a spec's stage text is `wb=camera` (or `wb=mode=camera`).

@@ -321,8 +321,9 @@ fn load_job<'a>(ctx: &Context<'a>, job: &Job) -> Result<Loaded<'a>, CliError> {
             )));
         }
         let limits = ctx.args.decode_limit.unwrap_or_default();
-        let (raw, format, described, gains) = read_dng(&job.input, &limits).map_err(in_file)?;
-        let spec = camera_wb(&ctx.args.spec, gains).map_err(in_file)?;
+        let dng = read_dng(&job.input, &limits).map_err(in_file)?;
+        let (raw, format, described) = (dng.raw, dng.format, dng.described);
+        let spec = camera_wb(&ctx.args.spec, dng.gains).map_err(in_file)?;
         let ops = pipeline::parse_with_format(&spec, Some(&format))?;
         return Ok(Loaded {
             input: Input::Raw(raw),
