@@ -39,16 +39,16 @@ pub(super) fn run<T: Sample>(
 
 /// The row blocks of y_split's first pass for a `w` x `h` image: blocks of
 /// at least 256 rows (32 per part), at most 64 of them, and no more than
-/// bring the pass to about 2^19 work-items (a few waves of a large GPU).
+/// bring the pass to about 2^18 work-items (a few waves of a large GPU).
 /// More blocks than that only lengthen the second pass, whose work-items
 /// walk a column's blocks one after another (8192x8192 u8 RGBA: 32 blocks
-/// gave 62% of copy, 8 blocks see docs/PERFORMANCE.md). It depends on the
+/// gave 62% of copy, 4 blocks 79-82%: see docs/PERFORMANCE.md). It depends on the
 /// shape alone, so chunked launches and every device add in the same order.
 #[cfg(feature = "opencl")]
 fn y_blocks(w: usize, h: usize) -> usize {
     use super::variants::{COLS, SPLIT};
     let per_block = w.div_ceil(COLS) * COLS * SPLIT;
-    let fill = (1usize << 19).div_ceil(per_block).clamp(1, 64);
+    let fill = (1usize << 18).div_ceil(per_block).clamp(1, 64);
     h.div_ceil(256).clamp(1, 64).min(fill)
 }
 
