@@ -595,6 +595,33 @@ fn uses_tuned(stderr: &str, op: &str, mode: &str) -> bool {
     stderr.contains(&format!("{op} uses the tuned {mode} entry"))
 }
 
+/// The common formats leave out, quietly, those an operation never takes
+/// (a white balance on gray), and tune the rest.
+#[test]
+fn common_formats_skip_those_an_operation_never_takes() {
+    let cache = tempfile::tempdir().unwrap();
+    if engine_in(cache.path()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (c, d) = (cache.path(), dir.path());
+    let (_, stderr) = filterctl_in(
+        c,
+        d,
+        &["tune", "--ops", "wb", "--sizes", "17x9", "--budget", "0.2"],
+    );
+    assert!(!stderr.contains("not tuned"), "{stderr}");
+    let mut formats: Vec<String> = file_entries(c)
+        .iter()
+        .map(|e| e.key.format.to_string())
+        .collect();
+    formats.sort();
+    formats.dedup();
+    // Every sample type, 3 and 4 channels; no gray.
+    assert_eq!(formats.len(), 6, "{formats:?}");
+    assert!(formats.iter().all(|f| !f.ends_with("x1")), "{formats:?}");
+}
+
 /// After a default `filterctl tune` (no --type or --channels; tiny size,
 /// small budget), an RGB PNG, a 16-bit gray TIFF and a 12-bit packed Bayer
 /// stream each find tuned entries: end to end for the host calls, and in

@@ -72,6 +72,14 @@ pub trait Tunable: Sync {
         Ok(())
     }
 
+    /// `Err(why)` when the operation takes no `channels`-sample pixels of
+    /// `sample` whatever the size (a white balance on gray): the tuner
+    /// leaves the format out of its common formats. Default: [`Self::reads`].
+    fn takes(&self, sample: SampleType, channels: usize) -> std::result::Result<(), String> {
+        let _ = channels;
+        self.reads(sample)
+    }
+
     /// The shape the engine's dispatch sees for a job of `w x h x c` with
     /// `params`, after checking the size, channels and parameters.
     fn job_shape(
@@ -108,6 +116,29 @@ pub trait Tunable: Sync {
     ) -> Result<Box<dyn Case>>;
 }
 
+/// `Ok(Box<dyn Case>)` of `$case`, built with the type name `$t` bound to
+/// the Rust type of `$sample` (u8, u16 or f32): each operation's
+/// [`Tunable::case`] is one generic constructor over the three.
+macro_rules! boxed_case {
+    ($sample:expr, $t:ident => $case:expr) => {
+        Ok(match $sample {
+            $crate::image::SampleType::U8 => {
+                type $t = u8;
+                Box::new($case) as Box<dyn $crate::ops::tuning::Case>
+            }
+            $crate::image::SampleType::U16 => {
+                type $t = u16;
+                Box::new($case)
+            }
+            $crate::image::SampleType::F32 => {
+                type $t = f32;
+                Box::new($case)
+            }
+        })
+    };
+}
+pub(crate) use boxed_case;
+
 /// One request to gate and time: an input and its parameters.
 pub trait Case {
     /// The shape the engine's dispatch sees for it.
@@ -125,13 +156,16 @@ pub trait Case {
     fn run(&self, d: &dyn Dispatch) -> Result<(Output, RunReport)>;
 
     /// `Err(where and by how much)` when `got` is further from `want` than
-    /// `tolerance` (in units of the type's full scale).
+    /// `tolerance` (in units of the type's full scale). Default:
+    /// [`check_output`], for images and extremes.
     fn check(
         &self,
         got: &Output,
         want: &Expected,
         tolerance: f32,
-    ) -> std::result::Result<(), String>;
+    ) -> std::result::Result<(), String> {
+        check_output(got, want, tolerance, self.shape().sample)
+    }
 
     /// A kernel-only runner of device variant `spec` on data already on
     /// `dev` (uploaded once per case), returning the kernels' device time.
@@ -193,6 +227,30 @@ pub fn rgb_channels(channels: usize) -> usize {
     }
 }
 
+/// The common shape of a [`Case`]: a [`test_image`] of `T`, the
+/// operation's parameters (`()` where it has none), and the input's upload,
+/// made once for the kernel-only runs. An operation aliases it and
+/// implements [`Case`] on the alias.
+pub struct ImageCase<T: Sample, P> {
+    /// The input.
+    pub img: Image<T>,
+    /// The operation's parameters.
+    pub params: P,
+    /// The input on the device, once a kernel-only runner asked for it.
+    pub on_device: OnDevice,
+}
+
+impl<T: Sample, P> ImageCase<T, P> {
+    /// The case of a `w x h x c` [`test_image`] with `params`.
+    pub fn new(w: usize, h: usize, c: usize, params: P) -> Result<Self> {
+        Ok(ImageCase {
+            img: test_image(w, h, c)?,
+            params,
+            on_device: OnDevice::default(),
+        })
+    }
+}
+
 /// A reproducible pseudo-random image (xorshift), spanning the type's range.
 pub fn test_image<T: Sample>(width: usize, height: usize, channels: usize) -> Result<Image<T>> {
     let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -233,24 +291,35 @@ pub fn rounding<T: Sample>() -> f64 {
     }
 }
 
-/// [`Case::check`] for outputs of `Image<T>` or [`MinMax`].
-pub fn check_output<T: Sample>(
+/// [`Case::check`]'s default: an `Image<u8>`, `Image<u16>` or `Image<f32>`
+/// against [`Expected::Image`] at the image's own full scale, or a
+/// [`MinMax`] against [`Expected::Extremes`] at `sample`'s.
+pub fn check_output(
     got: &Output,
     want: &Expected,
     tolerance: f32,
+    sample: SampleType,
 ) -> std::result::Result<(), String> {
-    let full = T::TYPE.full_scale() as f64;
-    let limit = tolerance as f64 * full;
-    match (
-        got.downcast_ref::<Image<T>>(),
-        got.downcast_ref::<MinMax>(),
-        want,
-    ) {
-        (Some(g), _, Expected::Image(w, rounding)) => {
-            check_image(g, w, limit + rounding, tolerance)
-        }
-        (_, Some(g), Expected::Extremes(w)) => check_extremes(g, w, limit),
-        _ => Err(MISMATCH.into()),
+    fn image<T: Sample>(
+        got: &Output,
+        want: &Image<f32>,
+        rounding: f64,
+        tolerance: f32,
+    ) -> Option<std::result::Result<(), String>> {
+        let limit = tolerance as f64 * T::TYPE.full_scale() as f64 + rounding;
+        let g = got.downcast_ref::<Image<T>>()?;
+        Some(check_image(g, want, limit, tolerance))
+    }
+    match want {
+        Expected::Image(w, rounding) => image::<u8>(got, w, *rounding, tolerance)
+            .or_else(|| image::<u16>(got, w, *rounding, tolerance))
+            .or_else(|| image::<f32>(got, w, *rounding, tolerance))
+            .unwrap_or_else(|| Err(MISMATCH.into())),
+        Expected::Extremes(w) => match got.downcast_ref::<MinMax>() {
+            Some(g) => check_extremes(g, w, tolerance as f64 * sample.full_scale() as f64),
+            None => Err(MISMATCH.into()),
+        },
+        Expected::Words(_) | Expected::Custom(_) => Err(MISMATCH.into()),
     }
 }
 

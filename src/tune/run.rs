@@ -50,21 +50,29 @@ fn device(engine: &Engine) -> Result<std::sync::Arc<ClDevice>> {
 /// operation that does not read it (deband reads u8 and u16; demosaic no
 /// f32), the first of u8, u16, f32 that it reads, so that a mixed `--ops`
 /// list tunes every operation; for [`Formats::Common`], those of
-/// [`COMMON_FORMATS`] whose type it reads.
+/// [`COMMON_FORMATS`] that it takes ([`Tunable::takes`]).
 fn formats(t: &dyn Tunable, formats: Formats) -> Result<Vec<(SampleType, usize)>> {
     match formats {
+        // Said at info: a format an operation never takes is not a key the
+        // user asked for (unlike a size it refuses, said at warn in `plan`).
         Formats::Common => Ok(COMMON_FORMATS
             .into_iter()
-            .filter(|&(s, _)| t.reads(s).is_ok())
+            .filter(|&(s, c)| match t.takes(s, c) {
+                Ok(()) => true,
+                Err(why) => {
+                    log::info!("{} is not tuned on {s}x{c}: {why}", t.spec().name);
+                    false
+                }
+            })
             .collect()),
         Formats::Only(sample, channels) => {
-            let why = match t.reads(sample) {
+            let why = match t.takes(sample, channels) {
                 Ok(()) => return Ok(vec![(sample, channels)]),
                 Err(why) => why,
             };
             let other = [SampleType::U8, SampleType::U16, SampleType::F32]
                 .into_iter()
-                .find(|&s| t.reads(s).is_ok())
+                .find(|&s| t.takes(s, channels).is_ok())
                 .ok_or_else(|| Error::arg(why.clone()))?;
             log::warn!("{} is tuned on {other}: {why}", t.spec().name);
             Ok(vec![(other, channels)])

@@ -83,11 +83,7 @@ impl Tunable for Tune {
             return Err(Error::arg("tuning bilateral needs its parameters"));
         };
         p.validate()?;
-        Ok(match sample {
-            SampleType::U8 => Box::new(BilateralCase::<u8>::new(w, h, c, p)?),
-            SampleType::U16 => Box::new(BilateralCase::<u16>::new(w, h, c, p)?),
-            SampleType::F32 => Box::new(BilateralCase::<f32>::new(w, h, c, p)?),
-        })
+        tuning::boxed_case!(sample, T => BilateralCase::<T>::new(w, h, c, p)?)
     }
 }
 
@@ -135,15 +131,6 @@ impl<T: Sample> Case for BilateralCase<T> {
     fn run(&self, d: &dyn Dispatch) -> Result<(Output, RunReport)> {
         let (o, r) = d.bilateral_report(&self.img, &self.params)?;
         Ok((Box::new(o), r))
-    }
-
-    fn check(
-        &self,
-        got: &Output,
-        want: &Expected,
-        tolerance: f32,
-    ) -> std::result::Result<(), String> {
-        tuning::check_output::<T>(got, want, tolerance)
     }
 
     /// In the case's own sample type: RGBA8 times the uchar4 kernels.

@@ -61,11 +61,7 @@ impl Tunable for Tune {
         let Some(p) = params.get::<ColormapParams>().copied() else {
             return Err(Error::arg("tuning colormap needs its parameters"));
         };
-        Ok(match sample {
-            SampleType::U8 => Box::new(ColormapCase::<u8>::new(w, h, p)?),
-            SampleType::U16 => Box::new(ColormapCase::<u16>::new(w, h, p)?),
-            SampleType::F32 => Box::new(ColormapCase::<f32>::new(w, h, p)?),
-        })
+        tuning::boxed_case!(sample, T => ColormapCase::<T>::new(w, h, p)?)
     }
 }
 
@@ -116,15 +112,6 @@ impl<T: Sample> Case for ColormapCase<T> {
     fn run(&self, d: &dyn Dispatch) -> Result<(Output, RunReport)> {
         let (o, r) = d.colormap_report::<T, T>(&self.img, &self.p)?;
         Ok((Box::new(o), r))
-    }
-
-    fn check(
-        &self,
-        got: &Output,
-        want: &Expected,
-        tolerance: f32,
-    ) -> std::result::Result<(), String> {
-        tuning::check_output::<T>(got, want, tolerance)
     }
 
     /// Into a device output of the input's type with `p.channels`.

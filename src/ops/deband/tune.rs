@@ -117,15 +117,6 @@ impl<T: Sample> Case for DebandCase<T> {
         Ok((Box::new(o), r))
     }
 
-    fn check(
-        &self,
-        got: &Output,
-        want: &Expected,
-        tolerance: f32,
-    ) -> std::result::Result<(), String> {
-        tuning::check_output::<T>(got, want, tolerance)
-    }
-
     fn kernel_runner<'a>(
         &'a self,
         progs: &'a crate::ops::Programs,

@@ -79,11 +79,7 @@ impl Tunable for Tune {
         let Some(p) = params.get::<DemosaicParams>().copied() else {
             return Err(Error::arg("tuning demosaic needs its parameters"));
         };
-        Ok(match sample {
-            SampleType::U8 => Box::new(DemosaicCase::<u8>::new(w, h, p)?),
-            SampleType::U16 => Box::new(DemosaicCase::<u16>::new(w, h, p)?),
-            SampleType::F32 => Box::new(DemosaicCase::<f32>::new(w, h, p)?),
-        })
+        tuning::boxed_case!(sample, T => DemosaicCase::<T>::new(w, h, p)?)
     }
 }
 
@@ -142,15 +138,6 @@ impl<T: Sample> Case for DemosaicCase<T> {
     fn run(&self, d: &dyn Dispatch) -> Result<(Output, RunReport)> {
         let (o, r) = d.demosaic_report::<T>(&self.raw()?, &self.p)?;
         Ok((Box::new(o), r))
-    }
-
-    fn check(
-        &self,
-        got: &Output,
-        want: &Expected,
-        tolerance: f32,
-    ) -> std::result::Result<(), String> {
-        tuning::check_output::<T>(got, want, tolerance)
     }
 
     /// Uploads the frame for each runner, into an output of the frame's

@@ -65,11 +65,7 @@ impl Tunable for Tune {
         let Some(p) = params.get::<GaussianParams>().copied() else {
             return Err(Error::arg("tuning gaussian needs its parameters"));
         };
-        Ok(match sample {
-            SampleType::U8 => Box::new(GaussianCase::<u8>::new(w, h, c, p)?),
-            SampleType::U16 => Box::new(GaussianCase::<u16>::new(w, h, c, p)?),
-            SampleType::F32 => Box::new(GaussianCase::<f32>::new(w, h, c, p)?),
-        })
+        tuning::boxed_case!(sample, T => GaussianCase::<T>::new(w, h, c, p)?)
     }
 }
 
@@ -135,15 +131,6 @@ impl<T: Sample> Case for GaussianCase<T> {
     fn run(&self, d: &dyn Dispatch) -> Result<(Output, RunReport)> {
         let (o, r) = d.gaussian_report(&self.img, &self.gauss)?;
         Ok((Box::new(o), r))
-    }
-
-    fn check(
-        &self,
-        got: &Output,
-        want: &Expected,
-        tolerance: f32,
-    ) -> std::result::Result<(), String> {
-        tuning::check_output::<T>(got, want, tolerance)
     }
 
     /// Runs on the working image: f32 gray or RGBA input only (other

@@ -2,7 +2,7 @@
 //! and 4096 bins, where private histograms cost more local memory.
 
 use super::*;
-use crate::ops::tuning::{self, Case, Expected, OnDevice, Output, Runner, Tunable};
+use crate::ops::tuning::{self, Case, Expected, Output, Runner, Tunable};
 use crate::ops::{Dispatch, OpParams, VariantSpec};
 
 /// The tuning and bench entry (see [`crate::ops::tuning`]).
@@ -53,29 +53,12 @@ impl Tunable for Tune {
             bins,
             ..HistogramParams::default_for(sample)
         };
-        Ok(match sample {
-            SampleType::U8 => Box::new(HistogramCase::<u8>::new(w, h, c, p)?),
-            SampleType::U16 => Box::new(HistogramCase::<u16>::new(w, h, c, p)?),
-            SampleType::F32 => Box::new(HistogramCase::<f32>::new(w, h, c, p)?),
-        })
+        tuning::boxed_case!(sample, T => HistogramCase::<T>::new(w, h, c, p)?)
     }
 }
 
-pub(super) struct HistogramCase<T: Sample> {
-    pub(super) img: Image<T>,
-    pub(super) params: HistogramParams,
-    pub(super) on_device: OnDevice,
-}
-
-impl<T: Sample> HistogramCase<T> {
-    fn new(w: usize, h: usize, c: usize, params: HistogramParams) -> Result<Self> {
-        Ok(HistogramCase {
-            img: tuning::test_image(w, h, c)?,
-            params,
-            on_device: OnDevice::default(),
-        })
-    }
-}
+/// The input and its parameters.
+pub(super) type HistogramCase<T> = tuning::ImageCase<T, HistogramParams>;
 
 impl<T: Sample> Case for HistogramCase<T> {
     fn shape(&self) -> Shape {

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::image::SampleType;
-use crate::ops::tuning::{self, Ask, Case, Expected, OnDevice, Output, Runner, Tunable};
+use crate::ops::tuning::{self, Ask, Case, Expected, Output, Runner, Tunable};
 use crate::ops::{Dispatch, OpParams, VariantSpec};
 
 /// The tuning and bench entry (see [`crate::ops::tuning`]).
@@ -46,29 +46,12 @@ impl Tunable for Tune {
         let p = *params
             .get::<MedianParams>()
             .ok_or_else(|| Error::arg("median's tuning needs a MedianParams"))?;
-        Ok(match sample {
-            SampleType::U8 => Box::new(MedianCase::<u8>::new(w, h, c, p)?),
-            SampleType::U16 => Box::new(MedianCase::<u16>::new(w, h, c, p)?),
-            SampleType::F32 => Box::new(MedianCase::<f32>::new(w, h, c, p)?),
-        })
+        tuning::boxed_case!(sample, T => MedianCase::<T>::new(w, h, c, p)?)
     }
 }
 
-pub(super) struct MedianCase<T: Sample> {
-    pub(super) img: Image<T>,
-    pub(super) params: MedianParams,
-    pub(super) on_device: OnDevice,
-}
-
-impl<T: Sample> MedianCase<T> {
-    fn new(w: usize, h: usize, c: usize, params: MedianParams) -> Result<Self> {
-        Ok(MedianCase {
-            img: tuning::test_image(w, h, c)?,
-            params,
-            on_device: OnDevice::default(),
-        })
-    }
-}
+/// The input and its parameters.
+pub(super) type MedianCase<T> = tuning::ImageCase<T, MedianParams>;
 
 impl<T: Sample> Case for MedianCase<T> {
     fn shape(&self) -> Shape {
@@ -89,15 +72,6 @@ impl<T: Sample> Case for MedianCase<T> {
     fn run(&self, d: &dyn Dispatch) -> Result<(Output, RunReport)> {
         let (o, r) = d.median_report(&self.img, &self.params)?;
         Ok((Box::new(o), r))
-    }
-
-    fn check(
-        &self,
-        got: &Output,
-        want: &Expected,
-        tolerance: f32,
-    ) -> std::result::Result<(), String> {
-        tuning::check_output::<T>(got, want, tolerance)
     }
 
     fn kernel_runner<'a>(

@@ -27,11 +27,7 @@ impl Tunable for Tune {
         (w, h, c): (usize, usize, usize),
         _: OpParams,
     ) -> Result<Box<dyn Case>> {
-        Ok(match sample {
-            SampleType::U8 => Box::new(MinmaxCase::<u8>::new(w, h, c)?),
-            SampleType::U16 => Box::new(MinmaxCase::<u16>::new(w, h, c)?),
-            SampleType::F32 => Box::new(MinmaxCase::<f32>::new(w, h, c)?),
-        })
+        tuning::boxed_case!(sample, T => MinmaxCase::<T>::new(w, h, c)?)
     }
 }
 
@@ -66,15 +62,6 @@ impl<T: Sample> Case for MinmaxCase<T> {
     fn run(&self, d: &dyn Dispatch) -> Result<(Output, RunReport)> {
         let (m, r) = d.minmax_report(&self.img)?;
         Ok((Box::new(m), r))
-    }
-
-    fn check(
-        &self,
-        got: &Output,
-        want: &Expected,
-        tolerance: f32,
-    ) -> std::result::Result<(), String> {
-        tuning::check_output::<T>(got, want, tolerance)
     }
 
     fn kernel_runner<'a>(

@@ -21,11 +21,7 @@ impl Tunable for Tune {
         (w, h, c): (usize, usize, usize),
         _: OpParams,
     ) -> Result<Box<dyn Case>> {
-        Ok(match sample {
-            SampleType::U8 => Box::new(NormalizeCase::<u8>::new(w, h, c)?),
-            SampleType::U16 => Box::new(NormalizeCase::<u16>::new(w, h, c)?),
-            SampleType::F32 => Box::new(NormalizeCase::<f32>::new(w, h, c)?),
-        })
+        tuning::boxed_case!(sample, T => NormalizeCase::<T>::new(w, h, c)?)
     }
 }
 
@@ -81,15 +77,6 @@ impl<T: Sample> Case for NormalizeCase<T> {
             .pop()
             .ok_or_else(|| Error::arg("normalize reported no call"))?;
         Ok((Box::new(o), r))
-    }
-
-    fn check(
-        &self,
-        got: &Output,
-        want: &Expected,
-        tolerance: f32,
-    ) -> std::result::Result<(), String> {
-        tuning::check_output::<T>(got, want, tolerance)
     }
 
     fn kernel_runner<'a>(

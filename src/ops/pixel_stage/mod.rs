@@ -198,6 +198,12 @@ impl<P: PixelOp> Tunable for PixelTune<P> {
 
     /// The size, then the channels and parameters as the operation checks
     /// them (`wb` and `ccm` take RGB or RGBA only).
+    fn takes(&self, sample: SampleType, channels: usize) -> std::result::Result<(), String> {
+        P::tuning(sample)
+            .check(channels, sample)
+            .map_err(|e| e.to_string())
+    }
+
     fn job_shape(
         &self,
         sample: SampleType,
@@ -215,11 +221,7 @@ impl<P: PixelOp> Tunable for PixelTune<P> {
         (w, h, c): (usize, usize, usize),
         _: OpParams,
     ) -> Result<Box<dyn Case>> {
-        Ok(match sample {
-            SampleType::U8 => Box::new(PixelCase::<u8, P>::new(w, h, c)?),
-            SampleType::U16 => Box::new(PixelCase::<u16, P>::new(w, h, c)?),
-            SampleType::F32 => Box::new(PixelCase::<f32, P>::new(w, h, c)?),
-        })
+        tuning::boxed_case!(sample, T => PixelCase::<T, P>::new(w, h, c)?)
     }
 }
 
@@ -267,15 +269,6 @@ impl<T: Sample, P: PixelOp> Case for PixelCase<T, P> {
     fn run(&self, d: &dyn Dispatch) -> Result<(Output, RunReport)> {
         let (o, r) = self.p.call(d, &self.img)?;
         Ok((Box::new(o), r))
-    }
-
-    fn check(
-        &self,
-        got: &Output,
-        want: &Expected,
-        tolerance: f32,
-    ) -> std::result::Result<(), String> {
-        tuning::check_output::<T>(got, want, tolerance)
     }
 
     fn kernel_runner<'a>(

@@ -5,7 +5,7 @@ use super::reference::Exact;
 use super::variants::U;
 use super::*;
 use crate::image::SampleType;
-use crate::ops::tuning::{self, Case, Expected, OnDevice, Output, Runner, Tunable};
+use crate::ops::tuning::{self, Case, Expected, Output, Runner, Tunable};
 use crate::ops::{Dispatch, OpParams, VariantSpec};
 
 /// The tuning and bench entry (see [`crate::ops::tuning`]).
@@ -51,29 +51,12 @@ impl Tunable for Tune {
         let p = *params
             .get::<ReduceParams>()
             .ok_or_else(|| Error::arg("a reduce case needs reduce parameters"))?;
-        Ok(match sample {
-            SampleType::U8 => Box::new(ReduceCase::<u8>::new(w, h, c, p)?),
-            SampleType::U16 => Box::new(ReduceCase::<u16>::new(w, h, c, p)?),
-            SampleType::F32 => Box::new(ReduceCase::<f32>::new(w, h, c, p)?),
-        })
+        tuning::boxed_case!(sample, T => ReduceCase::<T>::new(w, h, c, p)?)
     }
 }
 
-pub(super) struct ReduceCase<T: Sample> {
-    pub(super) img: Image<T>,
-    pub(super) params: ReduceParams,
-    pub(super) on_device: OnDevice,
-}
-
-impl<T: Sample> ReduceCase<T> {
-    fn new(w: usize, h: usize, c: usize, params: ReduceParams) -> Result<Self> {
-        Ok(ReduceCase {
-            img: tuning::test_image(w, h, c)?,
-            params,
-            on_device: OnDevice::default(),
-        })
-    }
-}
+/// The input and its parameters.
+pub(super) type ReduceCase<T> = tuning::ImageCase<T, ReduceParams>;
 
 /// `Err(where)` unless `got` (the output image) is within `k * u * sum(|x|)`
 /// of `want` for sums (plus the division's 3u for means, over the count),

@@ -29,11 +29,7 @@ impl Tunable for Tune {
         (w, h, c): (usize, usize, usize),
         _: OpParams,
     ) -> Result<Box<dyn Case>> {
-        Ok(match sample {
-            SampleType::U8 => Box::new(StatsCase::<u8>::new(w, h, c)?),
-            SampleType::U16 => Box::new(StatsCase::<u16>::new(w, h, c)?),
-            SampleType::F32 => Box::new(StatsCase::<f32>::new(w, h, c)?),
-        })
+        tuning::boxed_case!(sample, T => StatsCase::<T>::new(w, h, c)?)
     }
 }
 

@@ -22,11 +22,7 @@ impl Tunable for Tune {
         (w, h, c): (usize, usize, usize),
         _: OpParams,
     ) -> Result<Box<dyn Case>> {
-        Ok(match sample {
-            SampleType::U8 => Box::new(TransposeCase::<u8>::new(w, h, c)?),
-            SampleType::U16 => Box::new(TransposeCase::<u16>::new(w, h, c)?),
-            SampleType::F32 => Box::new(TransposeCase::<f32>::new(w, h, c)?),
-        })
+        tuning::boxed_case!(sample, T => TransposeCase::<T>::new(w, h, c)?)
     }
 }
 
@@ -62,15 +58,6 @@ impl<T: Sample> Case for TransposeCase<T> {
     fn run(&self, d: &dyn Dispatch) -> Result<(Output, RunReport)> {
         let (o, r) = d.transpose_report(&self.img)?;
         Ok((Box::new(o), r))
-    }
-
-    fn check(
-        &self,
-        got: &Output,
-        want: &Expected,
-        tolerance: f32,
-    ) -> std::result::Result<(), String> {
-        tuning::check_output::<T>(got, want, tolerance)
     }
 
     fn kernel_runner<'a>(
