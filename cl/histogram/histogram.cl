@@ -23,6 +23,15 @@
 #define SAMPLE(p, k) ((k) == 0 ? (p).x : (k) == 1 ? (p).y : (k) == 2 ? (p).z : (p).w)
 #endif
 
+// A pixel of `in`. vload4 promises only the sample's alignment, so a
+// compiler may split it into four loads (NVIDIA's does); a 4-channel pixel
+// of a buffer (whose start is aligned far more) is aligned to its size.
+#if CH == 4
+#define LOADPIX(p, i) (((__global const PIX*)(p))[(i)])
+#else
+#define LOADPIX(p, i) LOADP(p, i)
+#endif
+
 // The bin of v, or -1 when v is outside [lo, hi] or NaN.
 inline int bin_of(float v, float lo, float hi, float scale, int bins)
 {
@@ -43,7 +52,7 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 {
     int i = get_global_id(0);
     if (i >= n) return;
-    FLOATN p = TO_FLOATN(LOADP(in, i));
+    FLOATN p = TO_FLOATN(LOADPIX(in, i));
     for (int k = 0; k < CH; k++) {
         int b = bin_of(SAMPLE(p, k), lo, hi, scale, bins);
         if (b >= 0) atomic_inc(&counts[k * bins + b]);
@@ -56,14 +65,26 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 #ifdef BYTE_BINS
 // local_private for uchar samples whose bin is the byte itself (256 bins
 // per channel; the host checks every level with the f32 formula and then
-// defines BYTE_BINS and COPIES). The group's tile is
-// LWS * PER_ITEM consecutive pixels, read as uint4 words of 16
-// samples (sample b of the image is channel b % CH; a tile starts at a
-// multiple of 16 bytes), with no float math. Work-item lid counts into
-// sub-histogram lid % COPIES, each padded by one count so that a bin's
-// copies sit in different banks: fewer same-address local atomics when
-// neighbouring pixels are alike.
-#define BYTE_LEN (HIST_LEN + 1)
+// defines BYTE_BINS and COPIES). The group's tile is LWS * PER_ITEM
+// consecutive pixels, read as uint4 words of 16 samples (sample b of the
+// image is channel b % CH; a tile starts at a multiple of 16 bytes), with
+// no float math.
+//
+// Random bins put a warp's 32 local atomics in random banks, and the
+// busiest bank sets the atomic's time (about 3.5 of 32 lanes). So there
+// are COPIES (16) sub-histograms of 16-bit counts, two bins to a word:
+// bins 2p and 2p + 1 of copy c share word 16p + c (low and high half), so
+// copy c lives in banks c and c + 16, and work-item lid counts into copy
+// lid % 16: the two lanes of a warp on a copy meet in a bank at most.
+// A half never carries into its neighbour: one bin of one group counts at
+// most LWS * PER_ITEM < 2^16 samples.
+#if COPIES != 16
+#error "the byte path's layout needs 16 copies"
+#endif
+#if LWS * PER_ITEM >= 65536
+#error "a group's count of one bin must fit 16 bits"
+#endif
+#define WORDS (HIST_LEN / 2 * COPIES)
 #define QUADS (PER_ITEM * CH / 16)
 #if (PER_ITEM * CH) % 16 != 0
 #error "PER_ITEM * CH must be a multiple of 16"
@@ -73,19 +94,21 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 #else
 #define CH_OF(b) ((b) & (CH - 1))
 #endif
+// Counts bin j (channel * 256 + level) in copy `mine` (hist + lid % 16).
+#define COUNT_BIN(h, j) atomic_add(&(h)[((j) >> 1) * COPIES], 1u << (((j) & 1) << 4))
 // The four samples of word w, whose first sample is channel c0.
 #define COUNT_WORD(h, w, c0)                                            \
     for (int k_ = 0; k_ < 4; k_++)                                      \
-        atomic_inc(&(h)[CH_OF((c0) + k_) * 256 + (((w) >> (8 * k_)) & 255u)]);
+        COUNT_BIN(h, CH_OF((c0) + k_) * 256 + (((w) >> (8 * k_)) & 255u));
 
 __kernel void histogram_local_private(__global const T* in, int n, float lo, float hi,
                                       float scale, int bins, __global uint* counts)
 {
-    __local uint hist[COPIES * BYTE_LEN];
+    __local uint hist[WORDS];
     int lid = get_local_id(0);
-    for (int j = lid; j < COPIES * BYTE_LEN; j += LWS) hist[j] = 0;
+    for (int j = lid; j < WORDS; j += LWS) hist[j] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    __local uint* mine = hist + (lid % COPIES) * BYTE_LEN;
+    __local uint* mine = hist + lid % COPIES;
     __global const uchar* bytes = (__global const uchar*)in;
     size_t total = (size_t)n * CH;
     // The group's tile from its global position: chunked launches agree.
@@ -109,21 +132,31 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
                 COUNT_WORD(mine, v[u].w, c0 + 12)
             } else {
                 for (size_t b = b0; b < total && b < b0 + 16; b++)
-                    atomic_inc(&mine[CH_OF(b) * 256 + bytes[b]]);
+                    COUNT_BIN(mine, CH_OF(b) * 256 + bytes[b]);
             }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int j = lid; j < HIST_LEN; j += LWS) {
+    // Word pair p: the copies' 16 words, summed whole (each half's total
+    // is below 2^16), starting at copy p % 16 so that the lanes of a warp
+    // read different banks.
+    for (int p = lid; p < HIST_LEN / 2; p += LWS) {
         uint c = 0;
-        for (int r = 0; r < COPIES; r++) c += hist[r * BYTE_LEN + j];
-        if (c) atomic_add(&counts[j], c);
+        for (int r = 0; r < COPIES; r++) c += hist[p * COPIES + ((r + p) & (COPIES - 1))];
+        if (c & 0xffffu) atomic_add(&counts[2 * p], c & 0xffffu);
+        if (c >> 16) atomic_add(&counts[2 * p + 1], c >> 16);
     }
 }
 #elif defined(HIST_LEN)
-#if PER_ITEM % UNROLL != 0
-#error "PER_ITEM must be a multiple of UNROLL"
+#if PER_ITEM % (4 * UNROLL) != 0
+#error "PER_ITEM must be a multiple of 4 * UNROLL"
 #endif
+// Counts gray sample v.
+#define COUNT_GRAY(v)                                                   \
+    {                                                                   \
+        int b_ = bin_of((v), lo, hi, scale, bins);                      \
+        if (b_ >= 0) atomic_inc(&hist[b_]);                             \
+    }
 __kernel void histogram_local_private(__global const T* in, int n, float lo, float hi,
                                       float scale, int bins, __global uint* counts)
 {
@@ -134,13 +167,35 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
     barrier(CLK_LOCAL_MEM_FENCE);
     // The group's tile from its global position: chunked launches agree.
     size_t first = (get_global_id(0) - lid) * PER_ITEM;
+#if CH == 1
+    // Gray: four samples per aligned vector load (quad q is samples
+    // 4q..4q+3; a tile starts at a multiple of 4, PER_ITEM being one), a
+    // partial last quad sample by sample. UNROLL loads go out before the
+    // atomics that the compiler would not move them across.
+    size_t q0 = first / 4;
+    for (int r0 = 0; r0 < PER_ITEM / 4; r0 += UNROLL) {
+        float4 p[UNROLL];
+        for (int u = 0; u < UNROLL; u++) {
+            size_t q = q0 + (size_t)(r0 + u) * LWS + lid;
+            if (4 * q + 4 <= (size_t)n) p[u] = convert_float4(((__global const CAT(T, 4)*)in)[q]);
+        }
+        for (int u = 0; u < UNROLL; u++) {
+            size_t q = q0 + (size_t)(r0 + u) * LWS + lid;
+            if (4 * q + 4 <= (size_t)n) {
+                COUNT_GRAY(p[u].x) COUNT_GRAY(p[u].y) COUNT_GRAY(p[u].z) COUNT_GRAY(p[u].w)
+            } else {
+                for (size_t i = 4 * q; i < (size_t)n; i++) COUNT_GRAY(convert_float(in[i]))
+            }
+        }
+    }
+#else
     // Loads go out UNROLL at a time, before the atomics that the compiler
     // would not move them across: more bytes in flight per work-item.
     for (int r0 = 0; r0 < PER_ITEM; r0 += UNROLL) {
         FLOATN p[UNROLL];
         for (int u = 0; u < UNROLL; u++) {
             size_t i = first + (size_t)(r0 + u) * LWS + lid;
-            if (i < (size_t)n) p[u] = TO_FLOATN(LOADP(in, i));
+            if (i < (size_t)n) p[u] = TO_FLOATN(LOADPIX(in, i));
         }
         for (int u = 0; u < UNROLL; u++) {
             size_t i = first + (size_t)(r0 + u) * LWS + lid;
@@ -152,6 +207,7 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
             }
         }
     }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int j = lid; j < total; j += LWS) {
         uint c = hist[j];
