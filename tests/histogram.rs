@@ -246,8 +246,8 @@ fn u8_smooth_images_count_alike_on_every_path_and_channel_count() {
     ] {
         let img = Image::<u8>::from_fn(w, h, c, |x, y, k| ((x / 9 + y + 40 * k) % 256) as u8)
             .expect("shape");
-        // Flat channels over several groups: one bin takes a group's every
-        // sample, in the low (200) and the high (255) half of a word.
+        // Flat channels over several groups: one bin takes every sample of
+        // a group (and of a warp's sub-histograms).
         let flat = Image::<u8>::from_fn(w, h, c, |_, _, k| if k % 2 == 0 { 200 } else { 255 })
             .expect("shape");
         for img in [img, flat] {

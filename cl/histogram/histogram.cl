@@ -23,15 +23,6 @@
 #define SAMPLE(p, k) ((k) == 0 ? (p).x : (k) == 1 ? (p).y : (k) == 2 ? (p).z : (p).w)
 #endif
 
-// A pixel of `in`. vload4 promises only the sample's alignment, so a
-// compiler may split it into four loads (NVIDIA's does); a 4-channel pixel
-// of a buffer (whose start is aligned far more) is aligned to its size.
-#if CH == 4
-#define LOADPIX(p, i) (((__global const PIX*)(p))[(i)])
-#else
-#define LOADPIX(p, i) LOADP(p, i)
-#endif
-
 // The bin of v, or -1 when v is outside [lo, hi] or NaN.
 inline int bin_of(float v, float lo, float hi, float scale, int bins)
 {
@@ -52,7 +43,7 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 {
     int i = get_global_id(0);
     if (i >= n) return;
-    FLOATN p = TO_FLOATN(LOADPIX(in, i));
+    FLOATN p = TO_FLOATN(LOADP(in, i));
     for (int k = 0; k < CH; k++) {
         int b = bin_of(SAMPLE(p, k), lo, hi, scale, bins);
         if (b >= 0) atomic_inc(&counts[k * bins + b]);
@@ -65,26 +56,14 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 #ifdef BYTE_BINS
 // local_private for uchar samples whose bin is the byte itself (256 bins
 // per channel; the host checks every level with the f32 formula and then
-// defines BYTE_BINS and COPIES). The group's tile is LWS * PER_ITEM
-// consecutive pixels, read as uint4 words of 16 samples (sample b of the
-// image is channel b % CH; a tile starts at a multiple of 16 bytes), with
-// no float math.
-//
-// Random bins put a warp's 32 local atomics in random banks, and the
-// busiest bank sets the atomic's time (about 3.5 of 32 lanes). So there
-// are COPIES (16) sub-histograms of 16-bit counts, two bins to a word:
-// bins 2p and 2p + 1 of copy c share word 16p + c (low and high half), so
-// copy c lives in banks c and c + 16, and work-item lid counts into copy
-// lid % 16: the two lanes of a warp on a copy meet in a bank at most.
-// A half never carries into its neighbour: one bin of one group counts at
-// most LWS * PER_ITEM < 2^16 samples.
-#if COPIES != 16
-#error "the byte path's layout needs 16 copies"
-#endif
-#if LWS * PER_ITEM >= 65536
-#error "a group's count of one bin must fit 16 bits"
-#endif
-#define WORDS (HIST_LEN / 2 * COPIES)
+// defines BYTE_BINS and COPIES). The group's tile is
+// LWS * PER_ITEM consecutive pixels, read as uint4 words of 16
+// samples (sample b of the image is channel b % CH; a tile starts at a
+// multiple of 16 bytes), with no float math. Work-item lid counts into
+// sub-histogram lid % COPIES, each padded by one count so that a bin's
+// copies sit in different banks: fewer same-address local atomics when
+// neighbouring pixels are alike.
+#define BYTE_LEN (HIST_LEN + 1)
 #define QUADS (PER_ITEM * CH / 16)
 #if (PER_ITEM * CH) % 16 != 0
 #error "PER_ITEM * CH must be a multiple of 16"
@@ -94,21 +73,19 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 #else
 #define CH_OF(b) ((b) & (CH - 1))
 #endif
-// Counts bin j (channel * 256 + level) in copy `mine` (hist + lid % 16).
-#define COUNT_BIN(h, j) atomic_add(&(h)[((j) >> 1) * COPIES], 1u << (((j) & 1) << 4))
 // The four samples of word w, whose first sample is channel c0.
 #define COUNT_WORD(h, w, c0)                                            \
     for (int k_ = 0; k_ < 4; k_++)                                      \
-        COUNT_BIN(h, CH_OF((c0) + k_) * 256 + (((w) >> (8 * k_)) & 255u));
+        atomic_inc(&(h)[CH_OF((c0) + k_) * 256 + (((w) >> (8 * k_)) & 255u)]);
 
 __kernel void histogram_local_private(__global const T* in, int n, float lo, float hi,
                                       float scale, int bins, __global uint* counts)
 {
-    __local uint hist[WORDS];
+    __local uint hist[COPIES * BYTE_LEN];
     int lid = get_local_id(0);
-    for (int j = lid; j < WORDS; j += LWS) hist[j] = 0;
+    for (int j = lid; j < COPIES * BYTE_LEN; j += LWS) hist[j] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    __local uint* mine = hist + lid % COPIES;
+    __local uint* mine = hist + (lid % COPIES) * BYTE_LEN;
     __global const uchar* bytes = (__global const uchar*)in;
     size_t total = (size_t)n * CH;
     // The group's tile from its global position: chunked launches agree.
@@ -132,19 +109,15 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
                 COUNT_WORD(mine, v[u].w, c0 + 12)
             } else {
                 for (size_t b = b0; b < total && b < b0 + 16; b++)
-                    COUNT_BIN(mine, CH_OF(b) * 256 + bytes[b]);
+                    atomic_inc(&mine[CH_OF(b) * 256 + bytes[b]]);
             }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    // Word pair p: the copies' 16 words, summed whole (each half's total
-    // is below 2^16), starting at copy p % 16 so that the lanes of a warp
-    // read different banks.
-    for (int p = lid; p < HIST_LEN / 2; p += LWS) {
+    for (int j = lid; j < HIST_LEN; j += LWS) {
         uint c = 0;
-        for (int r = 0; r < COPIES; r++) c += hist[p * COPIES + ((r + p) & (COPIES - 1))];
-        if (c & 0xffffu) atomic_add(&counts[2 * p], c & 0xffffu);
-        if (c >> 16) atomic_add(&counts[2 * p + 1], c >> 16);
+        for (int r = 0; r < COPIES; r++) c += hist[r * BYTE_LEN + j];
+        if (c) atomic_add(&counts[j], c);
     }
 }
 #elif defined(HIST_LEN)
@@ -195,7 +168,7 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
         FLOATN p[UNROLL];
         for (int u = 0; u < UNROLL; u++) {
             size_t i = first + (size_t)(r0 + u) * LWS + lid;
-            if (i < (size_t)n) p[u] = TO_FLOATN(LOADPIX(in, i));
+            if (i < (size_t)n) p[u] = TO_FLOATN(LOADP(in, i));
         }
         for (int u = 0; u < UNROLL; u++) {
             size_t i = first + (size_t)(r0 + u) * LWS + lid;

@@ -15,10 +15,8 @@ fn bins(s: &Shape) -> usize {
     s.params.get::<HistogramParams>().map_or(0, |p| p.bins)
 }
 
-/// Sub-histograms of `local_private` on u8 samples with [`byte_bins`]:
-/// 16-bit counts, two bins to a 32-bit word, work-item `lid` counting into
-/// copy `lid % 16` (cl/histogram/histogram.cl says why).
-pub const COPIES: usize = 16;
+/// Sub-histograms of `local_private` on u8 samples with [`byte_bins`].
+pub const COPIES: usize = 4;
 
 /// Whether `local_private` counts `s` by the byte itself: u8 samples in a
 /// binning whose bin of every level `v` is `v` (checked with the f32
@@ -34,7 +32,7 @@ pub fn byte_bins(s: &Shape) -> bool {
 
 fn private_bytes(s: &Shape) -> usize {
     if byte_bins(s) {
-        2 * COPIES * s.channels * 256
+        4 * COPIES * (s.channels * 256 + 1)
     } else {
         4 * s.channels * bins(s)
     }
@@ -57,7 +55,7 @@ fn private_fits(s: &Shape) -> Result<(), String> {
 pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "local_private",
-        summary: "a private histogram per work-group in local memory, merged with global atomics (u8 with a bin per level: uint4 loads, the byte as the bin, 16 sub-histograms of 16-bit counts)",
+        summary: "a private histogram per work-group in local memory, merged with global atomics (u8 with a bin per level: uint4 loads, the byte as the bin, 4 sub-histograms)",
         files: &["histogram/histogram.cl"],
         options: "-DLWS=256 -DPER_ITEM=32 -DUNROLL=4",
         local: [LWS, 1],
