@@ -199,11 +199,15 @@ fn check_integer<T: Sample>(img: &Image<T>, what: &str) {
 fn integer_samples_are_exact_on_a_device_and_large_images_take_more_loads() {
     let mut rng = Rng::new(31);
     // Past 2^22 pixels (2^24 for tree_vec4's quads) each work-item makes
-    // more than 16 loads (17 here: the unrolled walk's remainder); the gray
-    // size leaves a partial last quad; the u16 maximum everywhere is the
-    // largest sum of squares per pixel.
-    let big: Image<u8> = common::random_image(&mut rng, 2053, 2053, 4);
-    check_integer(&big, "u8 2053x2053x4");
+    // more than 16 loads: 17 at 2053x2053 (the unrolled walk's remainder),
+    // 20 at 2237x2237 (u8 RGBA's walk of 16-byte loads: 5, one past the
+    // unrolled 4); 1031x1021 has 16, in whole blocks and a partial one. The
+    // gray size leaves a partial last quad; the u16 maximum everywhere is
+    // the largest sum of squares per pixel.
+    for (w, h) in [(1031, 1021), (2053, 2053), (2237, 2237)] {
+        let img: Image<u8> = common::random_image(&mut rng, w, h, 4);
+        check_integer(&img, &format!("u8 {w}x{h}x4"));
+    }
     let gray: Image<u8> = common::random_image(&mut rng, 4097, 4099, 1);
     check_integer(&gray, "u8 4097x4099x1");
     let full = Image::from_vec(2053, 2053, 4, vec![u16::MAX; 2053 * 2053 * 4]).unwrap();
