@@ -242,24 +242,31 @@ fn u8_smooth_images_count_alike_on_every_path_and_channel_count() {
         (257, 31, 4),
         (1021, 13, 3),
         (613, 7, 1),
+        (517, 131, 4),
     ] {
         let img = Image::<u8>::from_fn(w, h, c, |x, y, k| ((x / 9 + y + 40 * k) % 256) as u8)
             .expect("shape");
-        for params in [
-            HistogramParams::default_for(clfilter::SampleType::U8),
-            HistogramParams::per_level(clfilter::SampleType::U8).expect("u8 levels"),
-        ] {
-            let mut want = vec![vec![0u64; 256]; c];
-            for y in 0..h {
-                for x in 0..w {
-                    for (k, counts) in want.iter_mut().enumerate() {
-                        counts[img.get(x, y, k) as usize] += 1;
+        // Flat channels over several groups: one bin takes every sample of
+        // a group (and of a warp's sub-histograms).
+        let flat = Image::<u8>::from_fn(w, h, c, |_, _, k| if k % 2 == 0 { 200 } else { 255 })
+            .expect("shape");
+        for img in [img, flat] {
+            for params in [
+                HistogramParams::default_for(clfilter::SampleType::U8),
+                HistogramParams::per_level(clfilter::SampleType::U8).expect("u8 levels"),
+            ] {
+                let mut want = vec![vec![0u64; 256]; c];
+                for y in 0..h {
+                    for x in 0..w {
+                        for (k, counts) in want.iter_mut().enumerate() {
+                            counts[img.get(x, y, k) as usize] += 1;
+                        }
                     }
                 }
-            }
-            for (name, e) in engines() {
-                let got = e.histogram(&img, &params).expect("histogram");
-                assert_eq!(got.counts, want, "{name} {w}x{h}x{c} {params:?}");
+                for (name, e) in engines() {
+                    let got = e.histogram(&img, &params).expect("histogram");
+                    assert_eq!(got.counts, want, "{name} {w}x{h}x{c} {params:?}");
+                }
             }
         }
     }

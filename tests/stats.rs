@@ -138,6 +138,95 @@ fn a_million_samples_stay_within_the_bound_and_a_large_mean_keeps_its_spread() {
     }
 }
 
+/// Per channel of an integer image: the exact sum, the standard deviation
+/// (two passes in f64 over the count of each level, so at most 65536
+/// terms: within about 1e-14 of itself), min and max.
+fn integer_truth<T: Sample>(img: &Image<T>) -> Vec<(u64, f64, f64, f64)> {
+    let (w, h, ch) = (img.width(), img.height(), img.channels());
+    let n = (w * h) as f64;
+    (0..ch)
+        .map(|c| {
+            let mut levels = std::collections::BTreeMap::<u64, u64>::new();
+            for y in 0..h {
+                for x in 0..w {
+                    *levels.entry(img.get(x, y, c).to_f32() as u64).or_default() += 1;
+                }
+            }
+            let sum: u64 = levels.iter().map(|(v, k)| v * k).sum();
+            let mean = sum as f64 / n;
+            let sq: f64 = levels
+                .iter()
+                .map(|(&v, &k)| k as f64 * (v as f64 - mean).powi(2))
+                .sum();
+            let (lo, hi) = (levels.keys().next(), levels.keys().next_back());
+            (
+                sum,
+                (sq / n).sqrt(),
+                *lo.unwrap() as f64,
+                *hi.unwrap() as f64,
+            )
+        })
+        .collect()
+}
+
+/// Every device variant's integer path against [`integer_truth`]: sums,
+/// means, min and max equal, the deviation within 1e-12 of itself.
+fn check_integer<T: Sample>(img: &Image<T>, what: &str) {
+    let truth = integer_truth(img);
+    let n = (img.width() * img.height()) as f64;
+    for (name, e, _) in engines().into_iter().filter(|(n, _, _)| n != "cpu") {
+        let got = match e.stats(img) {
+            Ok(g) => g,
+            Err(Error::Unsupported { .. }) => continue,
+            Err(err) => panic!("{name} {what}: {err}"),
+        };
+        for (c, &(sum, std, lo, hi)) in truth.iter().enumerate() {
+            let at = format!("{name} {what} channel {c}");
+            assert_eq!(got.sum[c], sum as f64, "{at}: sum");
+            assert_eq!(got.mean[c], sum as f64 / n, "{at}: mean");
+            assert_eq!((got.min[c], got.max[c]), (lo, hi), "{at}: min, max");
+            let d = (got.std[c] - std).abs();
+            assert!(
+                d <= 1e-12 * std.max(1e-300),
+                "{at}: std {} vs {std}",
+                got.std[c]
+            );
+        }
+    }
+}
+
+#[test]
+fn integer_samples_are_exact_on_a_device_and_large_images_take_more_loads() {
+    let mut rng = Rng::new(31);
+    // Past 2^22 pixels (2^24 for tree_vec4's quads) each work-item makes
+    // more than 16 loads: 17 at 2053x2053 (the unrolled walk's remainder),
+    // 20 at 2237x2237 (u8 RGBA's walk of 16-byte loads: 5, one past the
+    // unrolled 4); 1031x1021 has 16, in whole blocks and a partial one. The
+    // gray size leaves a partial last quad; the u16 maximum everywhere is
+    // the largest sum of squares per pixel.
+    for (w, h) in [(1031, 1021), (2053, 2053), (2237, 2237)] {
+        let img: Image<u8> = common::random_image(&mut rng, w, h, 4);
+        check_integer(&img, &format!("u8 {w}x{h}x4"));
+    }
+    let gray: Image<u8> = common::random_image(&mut rng, 4097, 4099, 1);
+    check_integer(&gray, "u8 4097x4099x1");
+    let full = Image::from_vec(2053, 2053, 4, vec![u16::MAX; 2053 * 2053 * 4]).unwrap();
+    check_integer(&full, "u16 max 2053x2053x4");
+    for &(w, h) in SIZES {
+        for c in [1, 3, 4] {
+            let a: Image<u8> = common::random_image(&mut rng, w, h, c);
+            check_integer(&a, &format!("u8 {w}x{h}x{c}"));
+            let b: Image<u16> = common::random_image(&mut rng, w, h, c);
+            check_integer(&b, &format!("u16 {w}x{h}x{c}"));
+        }
+    }
+    // The float path at 17 loads per work-item, against its bound.
+    let f = awkward(&mut rng, 2053, 2053, 1, 0.0);
+    check_all(&f, "f32 2053x2053x1");
+    let f4 = awkward(&mut rng, 1031, 1031, 4, 0.0);
+    check_all(&f4, "f32 1031x1031x4");
+}
+
 #[test]
 fn min_max_ignore_nan_sums_propagate_it_and_infinities_have_no_spread() {
     let (nan, inf) = (f32::NAN, f32::INFINITY);

@@ -121,9 +121,15 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
     }
 }
 #elif defined(HIST_LEN)
-#if PER_ITEM % UNROLL != 0
-#error "PER_ITEM must be a multiple of UNROLL"
+#if PER_ITEM % (4 * UNROLL) != 0
+#error "PER_ITEM must be a multiple of 4 * UNROLL"
 #endif
+// Counts gray sample v.
+#define COUNT_GRAY(v)                                                   \
+    {                                                                   \
+        int b_ = bin_of((v), lo, hi, scale, bins);                      \
+        if (b_ >= 0) atomic_inc(&hist[b_]);                             \
+    }
 __kernel void histogram_local_private(__global const T* in, int n, float lo, float hi,
                                       float scale, int bins, __global uint* counts)
 {
@@ -134,6 +140,28 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
     barrier(CLK_LOCAL_MEM_FENCE);
     // The group's tile from its global position: chunked launches agree.
     size_t first = (get_global_id(0) - lid) * PER_ITEM;
+#if CH == 1
+    // Gray: four samples per aligned vector load (quad q is samples
+    // 4q..4q+3; a tile starts at a multiple of 4, PER_ITEM being one), a
+    // partial last quad sample by sample. UNROLL loads go out before the
+    // atomics that the compiler would not move them across.
+    size_t q0 = first / 4;
+    for (int r0 = 0; r0 < PER_ITEM / 4; r0 += UNROLL) {
+        float4 p[UNROLL];
+        for (int u = 0; u < UNROLL; u++) {
+            size_t q = q0 + (size_t)(r0 + u) * LWS + lid;
+            if (4 * q + 4 <= (size_t)n) p[u] = convert_float4(((__global const CAT(T, 4)*)in)[q]);
+        }
+        for (int u = 0; u < UNROLL; u++) {
+            size_t q = q0 + (size_t)(r0 + u) * LWS + lid;
+            if (4 * q + 4 <= (size_t)n) {
+                COUNT_GRAY(p[u].x) COUNT_GRAY(p[u].y) COUNT_GRAY(p[u].z) COUNT_GRAY(p[u].w)
+            } else {
+                for (size_t i = 4 * q; i < (size_t)n; i++) COUNT_GRAY(convert_float(in[i]))
+            }
+        }
+    }
+#else
     // Loads go out UNROLL at a time, before the atomics that the compiler
     // would not move them across: more bytes in flight per work-item.
     for (int r0 = 0; r0 < PER_ITEM; r0 += UNROLL) {
@@ -152,6 +180,7 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
             }
         }
     }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int j = lid; j < total; j += LWS) {
         uint c = hist[j];

@@ -16,6 +16,7 @@ mod sealed {
     pub trait Sealed {}
     impl<T: crate::image::Sample> Sealed for T {}
     impl Sealed for [f32; 4] {}
+    impl Sealed for [u64; 4] {}
     impl Sealed for u32 {}
 }
 
@@ -25,6 +26,7 @@ mod sealed {
 pub trait Plain: sealed::Sealed + Copy + Default + Send + Sync + 'static {}
 impl<T: Sample> Plain for T {}
 impl Plain for [f32; 4] {}
+impl Plain for [u64; 4] {}
 impl Plain for u32 {}
 
 /// Device allocations kept for reuse, keyed by their size in bytes.

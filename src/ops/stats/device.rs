@@ -40,53 +40,78 @@ pub(crate) fn launch<T: Sample>(
     input: &crate::backend::opencl::DeviceImage<T>,
     channels: usize,
 ) -> Result<(Stats, Duration)> {
-    use super::variants::{LWS, PER_ITEM};
+    use super::variants::{int_options, loads_per_item, LWS};
     use crate::backend::opencl::{Arg, DeviceBuffer};
     let c = input.channels();
     let shape = Shape::new(input.width(), input.height(), c, T::TYPE);
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
     let n = input.pixel_count();
-    // Each group covers a fixed block: LWS * PER_ITEM pixels, or quads of
-    // four gray samples for tree_vec4.
+    let n_arg = Arg::int(n)?;
+    // Each group covers a fixed block: LWS * per pixels, or quads of four
+    // gray samples for tree_vec4.
     let items = if spec.name == "tree_vec4" {
         n.div_ceil(4)
     } else {
         n
     };
-    let groups = items.div_ceil(LWS * PER_ITEM);
-    let k1 = progs.kernel(dev, SPEC.name, spec, &shape, "", &spec.kernel_name(SPEC.name))?;
-    let k2 = progs.kernel(dev, SPEC.name, spec, &shape, "", "stats_final")?;
-    let partial = DeviceBuffer::<[f32; 4]>::new(dev, 4 * groups)?;
-    let result = DeviceBuffer::<[f32; 4]>::new(dev, 5)?;
-    let e1 = dev.launch(
-        &k1,
-        &[groups * LWS],
-        &[LWS],
-        &[Arg::img(input), Arg::int(n)?, Arg::buf(&partial)],
-    )?;
-    let e2 = dev.launch(
-        &k2,
-        &[LWS],
-        &[LWS],
-        &[
-            Arg::img(input),
-            Arg::buf(&partial),
-            Arg::int(groups)?,
-            Arg::buf(&result),
-        ],
-    )?;
-    let r = result.to_vec(dev)?;
-    let kt = e1.duration()?.unwrap_or_default() + e2.duration()?.unwrap_or_default();
-    let sums: Vec<Sums> = (0..channels.min(c))
-        .map(|ch| Sums {
-            sum: f64::from(r[0][ch]),
-            shifted_sq: f64::from(r[1][ch]),
-            shift: f64::from(r[4][ch]),
-            min: f64::from(r[2][ch]),
-            max: f64::from(r[3][ch]),
-        })
-        .collect();
-    Ok((Sums::finish(&sums, n as u64), kt))
+    let per = loads_per_item(items);
+    let groups = items.div_ceil(LWS * per);
+    let extra = int_options(T::TYPE);
+    let k1 = progs.kernel(dev, SPEC.name, spec, &shape, extra, &spec.kernel_name(SPEC.name))?;
+    let k2 = progs.kernel(dev, SPEC.name, spec, &shape, extra, "stats_final")?;
+    let first = [n_arg, Arg::int(per)?];
+    if extra.is_empty() {
+        let partial = DeviceBuffer::<[f32; 4]>::new(dev, 4 * groups)?;
+        let result = DeviceBuffer::<[f32; 4]>::new(dev, 5)?;
+        let bufs = [Arg::buf(&partial), Arg::buf(&result)];
+        let kt = two_passes(dev, (&k1, &k2), input, first, bufs, groups)?;
+        let r = result.to_vec(dev)?;
+        let sums: Vec<Sums> = (0..channels.min(c))
+            .map(|ch| Sums {
+                sum: f64::from(r[0][ch]),
+                shifted_sq: f64::from(r[1][ch]),
+                shift: f64::from(r[4][ch]),
+                min: f64::from(r[2][ch]),
+                max: f64::from(r[3][ch]),
+            })
+            .collect();
+        Ok((Sums::finish(&sums, n as u64), kt))
+    } else {
+        let partial = DeviceBuffer::<[u64; 4]>::new(dev, 4 * groups)?;
+        let result = DeviceBuffer::<[u64; 4]>::new(dev, 4)?;
+        let bufs = [Arg::buf(&partial), Arg::buf(&result)];
+        let kt = two_passes(dev, (&k1, &k2), input, first, bufs, groups)?;
+        let r = result.to_vec(dev)?;
+        let sums: Vec<IntSums> = (0..channels.min(c))
+            .map(|ch| IntSums {
+                sum: r[0][ch],
+                sq: r[1][ch],
+                min: r[2][ch],
+                max: r[3][ch],
+            })
+            .collect();
+        Ok((IntSums::finish(&sums, n as u64), kt))
+    }
+}
+
+/// Launches the first pass (over `groups` groups, with the arguments
+/// `first` after the image) and the final pass, between the buffers
+/// `partial` and `result`; returns their device time.
+#[cfg(feature = "opencl")]
+fn two_passes<T: Sample>(
+    dev: &Dev,
+    (k1, k2): (&crate::backend::opencl::Kernel, &crate::backend::opencl::Kernel),
+    input: &crate::backend::opencl::DeviceImage<T>,
+    [n, per]: [crate::backend::opencl::Arg<'_>; 2],
+    [partial, result]: [crate::backend::opencl::Arg<'_>; 2],
+    groups: usize,
+) -> Result<Duration> {
+    use super::variants::LWS;
+    use crate::backend::opencl::Arg;
+    let e1 = dev.launch(k1, &[groups * LWS], &[LWS], &[Arg::img(input), n, per, partial])?;
+    let args = [Arg::img(input), partial, Arg::int(groups)?, result];
+    let e2 = dev.launch(k2, &[LWS], &[LWS], &args)?;
+    Ok(e1.duration()?.unwrap_or_default() + e2.duration()?.unwrap_or_default())
 }
 
 /// The stage's arm in a device-resident chain ([`crate::ops::StageOp::run_device`]):

@@ -7,20 +7,49 @@
 //! exactness). Both variants chain: a compensated walk per work-item
 //! (Kahan: 2, and its fold: 1), for `tree_vec4` the sum of the four lanes
 //! (2), the group's tree (depth 8), the final pass's compensated walk
-//! over the partials (3) and its tree (8): at most 24, with the O(n u^2)
-//! terms of the walks (at most 64 terms each) far below one more unit.
+//! over the partials (3) and its tree (8): at most 24, with the O(m u^2)
+//! terms of the walks (m at most 2^13 terms each: 2^-11 u) far below one
+//! more unit. That is the bound of float samples; u8 and u16 samples take
+//! an integer path in both variants (exact sums and extremes: see
+//! [`int_options`]), well inside it.
 
+use crate::image::SampleType;
 use crate::ops::{any_shape, Shape, VariantSpec};
 
 /// Work-group size of every pass (a power of two).
 pub const LWS: usize = 256;
-/// Loads per work-item in the first pass (pixels, or quads for `tree_vec4`).
-pub const PER_ITEM: usize = 16;
+/// The fewest loads per work-item in the first pass (pixels, or quads for
+/// `tree_vec4`).
+pub const MIN_PER_ITEM: usize = 16;
+/// The first pass's work-items, about: larger images give each more
+/// loads rather than adding groups, so the final pass (one group) walks
+/// at most `TARGET_ITEMS / LWS` partials. 2^18 is 1024 groups, about one
+/// wave of 8 groups on each of an H100's 132 compute units.
+pub const TARGET_ITEMS: usize = 1 << 18;
 
-/// The largest local arrays: the final pass's four float4 arrays (the
-/// first pass keeps four FLOATN arrays, at most as large).
-fn four_arrays(_: &Shape) -> usize {
-    4 * LWS * 16
+/// Loads per work-item of the first pass over `items` pixels (or quads).
+/// Below 2^31 items (an `int` pixel count) this is at most 2^13, the
+/// integer path's bound (cl/stats/stats.cl).
+pub fn loads_per_item(items: usize) -> usize {
+    items.div_ceil(TARGET_ITEMS).max(MIN_PER_ITEM)
+}
+
+/// The build options of the integer path (cl/stats/stats.cl, INT_STATS):
+/// the type of a work-item's sum of squares, so that it cannot overflow.
+/// Float samples take none.
+pub fn int_options(ty: SampleType) -> &'static str {
+    match ty {
+        SampleType::U8 => "-DINT_STATS -DSQ_T=uint",
+        SampleType::U16 => "-DINT_STATS -DSQ_T=ulong",
+        SampleType::F32 => "",
+    }
+}
+
+/// The largest local arrays: the final pass's four float4 arrays, or
+/// ulong4 ones on the integer path (the first pass keeps smaller ones).
+fn four_arrays(s: &Shape) -> usize {
+    let lane = if s.sample == SampleType::F32 { 4 } else { 8 };
+    4 * LWS * 4 * lane
 }
 
 fn gray_only(s: &Shape) -> Result<(), String> {
@@ -35,9 +64,9 @@ fn gray_only(s: &Shape) -> Result<(), String> {
 pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "tree",
-        summary: "a block of 4096 pixels per work-group: compensated walks, a local tree, one final group",
+        summary: "a block of 256 x (n / 2^18, at least 16) pixels per work-group: compensated walks (integers: exact), a local tree, one final group",
         files: &["stats/stats.cl"],
-        options: "-DLWS=256 -DPER_ITEM=16",
+        options: "-DLWS=256",
         local: [LWS, 1],
         local_bytes: four_arrays,
         supports: any_shape,
@@ -46,9 +75,9 @@ pub static VARIANTS: &[VariantSpec] = &[
     },
     VariantSpec {
         name: "tree_vec4",
-        summary: "as tree, loading 4 gray samples per vector load (16384 samples per group)",
+        summary: "as tree, loading 4 gray samples per aligned vector load",
         files: &["stats/stats.cl"],
-        options: "-DLWS=256 -DPER_ITEM=16",
+        options: "-DLWS=256",
         local: [LWS, 1],
         local_bytes: four_arrays,
         supports: gray_only,
