@@ -310,7 +310,7 @@ fn reader_loop<R: Read, B>(
         match bytes(&mut buf) {
             Err(e) => stop = Some(Err(e)),
             Ok(b) => {
-                while count < batch && !frames.is_some_and(|n| index + count >= n) {
+                while count < batch && frames.is_none_or(|n| index + count < n) {
                     let f = &mut b[count * stride..count * stride + in_bytes];
                     let got = match &mut reader {
                         Some(r) => r.read_into(f),
@@ -514,12 +514,15 @@ fn host_run<R: Read + Send>(
         });
         loop {
             match full_rx.recv() {
-                Ok(Read_::Frames(i, _, buf)) => {
-                    let st = host_frame(engine, ops, opts, i, &buf, sink)?;
-                    if stages.is_empty() {
-                        stages = st;
+                // Batches of one frame (the layout above).
+                Ok(Read_::Frames(i, n, buf)) => {
+                    for (j, frame) in buf.chunks_exact(in_bytes).take(n).enumerate() {
+                        let st = host_frame(engine, ops, opts, i + j, frame, sink)?;
+                        if stages.is_empty() {
+                            stages = st;
+                        }
+                        clock.tick(1);
                     }
-                    clock.tick(1);
                     let _ = free_tx.send(buf);
                 }
                 Ok(Read_::End(r)) => return r,
@@ -545,3 +548,5 @@ fn host_run<R: Read + Send>(
 }
 
 mod device;
+#[cfg(feature = "opencl")]
+mod slot;

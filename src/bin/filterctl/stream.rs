@@ -291,7 +291,7 @@ fn line(s: &StreamTotals) -> String {
         s.frames,
         s.fps,
         if s.batch > 1 {
-            format!("batch of {} frames {}", s.batch, ms(s.first_frame))
+            format!("batch {}, batches of {} frames", ms(s.first_frame), s.batch)
         } else {
             format!("frame {}", ms(s.first_frame))
         },
