@@ -108,6 +108,12 @@ fn table() -> Vec<(Vec<&'static str>, i32)> {
         (stream(&["--size", "8x8", "in.raw", "--json"]), 0),
         (stream(&["--size", "7x8", "in.raw"]), 2),
         (stream(&["--size", "8x8", "--in-flight", "9", "in.raw"]), 2),
+        (stream(&["--size", "8x8", "--batch", "0", "in.raw"]), 2),
+        (stream(&["--size", "8x8", "--batch", "65", "in.raw"]), 2),
+        (
+            stream(&["--size", "8x8", "--batch", "3", "in.raw", "-o", "o.raw"]),
+            0,
+        ),
         (
             stream(&["--size", "8x8", "--compare-transfer", "in.raw"]),
             2,

@@ -5,15 +5,23 @@
 //! results to a [`FrameSink`] in order.
 //!
 //! On an OpenCL device the stream is double-buffered (more precisely,
-//! `in_flight`-buffered): a reader thread fills pinned host buffers, the
-//! upload of frame n+1 runs on one transfer queue while frame n's kernels
-//! run on the device's queue and frame n-1's result comes back on a second
+//! `in_flight`-buffered) in batches of frames: a reader thread fills pinned
+//! host buffers, each with a batch of frames one after another, the upload
+//! of batch n+1 runs on one transfer queue while batch n's kernels run on
+//! the device's queue and batch n-1's results come back on a second
 //! transfer queue into pinned memory, which a writer thread hands to the
-//! sink. Device buffers are allocated once per slot, and the stages'
+//! sink frame by frame. A batch is one upload and one download (its frames
+//! lie in one device allocation, each in a sub-buffer of its own), and each
+//! frame's kernels run on that frame alone, so a frame's result does not
+//! depend on the batch it came in. Small frames are batched so that each
+//! transfer moves a few megabytes ([`batch_size`]): per frame, the fixed
+//! costs of transfers and of the host's hand-offs would otherwise bound the
+//! rate. Device buffers are allocated once per slot, and the stages'
 //! intermediates come from the device's buffer pool, so nothing is
-//! allocated per frame after the first. If the device fails on a frame, the
-//! reason is logged and that frame and the rest run on the host path; the
-//! frame's bytes are kept until its result exists, so nothing is lost.
+//! allocated per frame after the first batch. If the device fails on a
+//! batch, the reason is logged and that batch and the rest run on the host
+//! path; the frames' bytes are kept until their results exist, so nothing
+//! is lost.
 //!
 //! On the CPU backend the same pipeline runs on rayon, frame by frame, with
 //! the reading done ahead on a thread.
@@ -43,9 +51,12 @@ pub struct StreamOptions {
     pub skip: usize,
     /// Stop after this many frames (`None`: at the end of the input).
     pub frames: Option<usize>,
-    /// Frames in flight on a device (2 = classic double buffering; 3, the
-    /// default, lets upload, kernels and download of three frames overlap).
+    /// Batches in flight on a device (2 = classic double buffering; 3, the
+    /// default, lets upload, kernels and download of three batches overlap).
     pub in_flight: usize,
+    /// Frames per batch on a device (1..=[`MAX_BATCH`]); `None` chooses
+    /// from the frame size ([`batch_size`]).
+    pub batch: Option<usize>,
     /// Measure the transfer bound instead: upload every frame and download a
     /// result-sized buffer, with the same overlap, but run no kernels (the
     /// sink receives nothing).
@@ -64,6 +75,7 @@ impl StreamOptions {
             skip: 0,
             frames: None,
             in_flight: 3,
+            batch: None,
             transfer_only: false,
             input_name: "stdin".into(),
         }
@@ -132,11 +144,15 @@ pub struct StreamTotals {
     /// From the first read to the last result handed over.
     #[serde(serialize_with = "crate::ops::ser_ms")]
     pub elapsed: Duration,
-    /// The first frame alone (kernel builds and allocations happen there).
+    /// The first frame alone (kernel builds and allocations happen there);
+    /// on a device, the first batch.
     #[serde(serialize_with = "crate::ops::ser_ms")]
     pub first_frame: Duration,
-    /// Frames per second over frames 2..N (over all frames when there is one).
+    /// Frames per second after the first frame (on a device, after the
+    /// first batch); over all frames when there is only that one.
     pub fps: f64,
+    /// Frames per batch (1 on the host path).
+    pub batch: usize,
     /// Input bytes per frame.
     pub in_bytes: usize,
     /// Output bytes per frame.
@@ -168,6 +184,8 @@ pub fn output_shape(
 struct Clock {
     start: Instant,
     first_done: Option<Instant>,
+    /// Frames handed over at the first tick (a batch comes at once).
+    first_frames: usize,
     frames: usize,
 }
 
@@ -176,25 +194,28 @@ impl Clock {
         Clock {
             start: Instant::now(),
             first_done: None,
+            first_frames: 0,
             frames: 0,
         }
     }
 
-    fn tick(&mut self) {
-        self.frames += 1;
+    /// `n` more frames handed over.
+    fn tick(&mut self, n: usize) {
+        self.frames += n;
         if self.first_done.is_none() {
             self.first_done = Some(Instant::now());
+            self.first_frames = n;
         }
     }
 
-    /// (elapsed, first frame, fps over frames 2..N)
+    /// (elapsed, first tick, fps over the frames after the first tick)
     fn finish(&self) -> (Duration, Duration, f64) {
         let elapsed = self.start.elapsed();
         let first = self
             .first_done
             .map_or(elapsed, |t| t.duration_since(self.start));
-        let fps = if self.frames > 1 {
-            (self.frames - 1) as f64 / (elapsed - first).as_secs_f64().max(1e-9)
+        let fps = if self.frames > self.first_frames {
+            (self.frames - self.first_frames) as f64 / (elapsed - first).as_secs_f64().max(1e-9)
         } else {
             self.frames as f64 / elapsed.as_secs_f64().max(1e-9)
         };
@@ -202,9 +223,10 @@ impl Clock {
     }
 }
 
-/// A frame read ahead by the reader thread, or why reading stopped.
+/// A batch read ahead by the reader thread (its first frame's index, its
+/// frame count and the buffer), or why reading stopped.
 enum Read_<B> {
-    Frame(usize, B),
+    Frames(usize, usize, B),
     /// The end: `Ok` for a clean end (or the frame limit), else the error
     /// (a truncated frame names itself; the frames before it were sent).
     End(Result<()>),
@@ -237,18 +259,34 @@ fn fill_random(b: &mut [u8], seed: u64) {
     }
 }
 
-/// Fills buffers handed over by `free` with frames from `source`, sending
-/// them on `full`. `buffers` is how many distinct buffers circulate (a
-/// synthetic source fills each once: the first `buffers` frames).
+/// How frames lie in a buffer: `batch` of them, `stride` bytes apart, each
+/// `in_bytes` long.
+#[derive(Clone, Copy)]
+struct Layout {
+    batch: usize,
+    stride: usize,
+    in_bytes: usize,
+}
+
+/// Fills buffers handed over by `free` with batches of frames from
+/// `source`, sending them on `full` (a batch cut short by the end of the
+/// input goes out before the end). `buffers` is how many distinct buffers
+/// circulate (a synthetic source fills each once: the first `buffers`
+/// batches).
 fn reader_loop<R: Read, B>(
     source: Source<R>,
-    in_bytes: usize,
+    layout: Layout,
     opts: &StreamOptions,
     buffers: usize,
     free: mpsc::Receiver<B>,
     full: mpsc::SyncSender<Read_<B>>,
     mut bytes: impl FnMut(&mut B) -> Result<&mut [u8]>,
 ) {
+    let Layout {
+        batch,
+        stride,
+        in_bytes,
+    } = layout;
     let (mut reader, synthetic) = match source {
         Source::Reader(r) => (
             Some(FrameReader::new(r, in_bytes, opts.skip).with_path(&opts.input_name)),
@@ -267,24 +305,41 @@ fn reader_loop<R: Read, B>(
         }
         // The consumer hung up (it failed): stop quietly.
         let Ok(mut buf) = free.recv() else { return };
-        let got = bytes(&mut buf).and_then(|b| match &mut reader {
-            Some(r) => r.read_into(b),
-            None => {
-                if index < buffers {
-                    fill_random(b, index as u64);
+        let mut count = 0;
+        let mut stop = None;
+        match bytes(&mut buf) {
+            Err(e) => stop = Some(Err(e)),
+            Ok(b) => {
+                while count < batch && frames.is_none_or(|n| index + count < n) {
+                    let f = &mut b[count * stride..count * stride + in_bytes];
+                    let got = match &mut reader {
+                        Some(r) => r.read_into(f),
+                        None => {
+                            if index < buffers * batch {
+                                fill_random(f, (index + count) as u64);
+                            }
+                            Ok(true)
+                        }
+                    };
+                    match got {
+                        Ok(true) => count += 1,
+                        Ok(false) => stop = Some(Ok(())),
+                        Err(e) => stop = Some(Err(e)),
+                    }
+                    if stop.is_some() {
+                        break;
+                    }
                 }
-                Ok(true)
             }
-        });
-        match got {
-            Ok(true) => {
-                if full.send(Read_::Frame(index, buf)).is_err() {
-                    return;
-                }
-                index += 1;
+        }
+        if count > 0 {
+            if full.send(Read_::Frames(index, count, buf)).is_err() {
+                return;
             }
-            Ok(false) => break Ok(()),
-            Err(e) => break Err(e),
+            index += count;
+        }
+        if let Some(end) = stop {
+            break end;
         }
     };
     let _ = full.send(Read_::End(end));
@@ -316,10 +371,11 @@ pub fn run_source<R: Read + Send>(
     let in_bytes = opts.format.frame_bytes(w, h)?;
     if !(2..=8).contains(&opts.in_flight) {
         return Err(Error::arg(format!(
-            "frames in flight must be 2..8, got {}",
+            "batches in flight must be 2..8, got {}",
             opts.in_flight
         )));
     }
+    let batch = batch_size(opts.batch, in_bytes)?;
     let raw_reader = ops.iter().find(|o| o.stage.reads_raw());
     if let (None, Some(op)) = (opts.format.pattern, raw_reader) {
         return Err(Error::arg(format!(
@@ -332,7 +388,7 @@ pub fn run_source<R: Read + Send>(
     // the overlapped device path uploads the bytes as they are.
     if let Some(dev) = engine.backend().device() {
         if opts.format.depth.device_reads_bytes() {
-            return device::run(engine, dev, ops, opts, in_bytes, input, sink);
+            return device::run(engine, dev, ops, opts, (in_bytes, batch), input, sink);
         }
         if opts.transfer_only {
             return Err(Error::arg(format!(
@@ -348,6 +404,32 @@ pub fn run_source<R: Read + Send>(
         ));
     }
     host_run(engine, ops, opts, in_bytes, input, sink)
+}
+
+/// Bytes one batch's upload aims for: below a few megabytes, the fixed
+/// costs of each transfer and of the host's work per batch weigh on the rate
+/// (docs/PERFORMANCE.md, "Camera streams").
+pub const BATCH_TARGET_BYTES: usize = 4 << 20;
+
+/// The most frames the automatic choice puts in a batch.
+pub const AUTO_BATCH_MAX: usize = 16;
+
+/// The most frames a batch may hold.
+pub const MAX_BATCH: usize = 64;
+
+/// Frames per batch on a device for frames of `in_bytes`: `chosen` if given
+/// (1..=[`MAX_BATCH`]), else enough frames for [`BATCH_TARGET_BYTES`] per
+/// upload, at most [`AUTO_BATCH_MAX`] (1 for frames of that size or more).
+pub fn batch_size(chosen: Option<usize>, in_bytes: usize) -> Result<usize> {
+    match chosen {
+        Some(b) if (1..=MAX_BATCH).contains(&b) => Ok(b),
+        Some(b) => Err(Error::arg(format!(
+            "frames per batch must be 1..{MAX_BATCH}, got {b}"
+        ))),
+        None => Ok(BATCH_TARGET_BYTES
+            .div_ceil(in_bytes.max(1))
+            .clamp(1, AUTO_BATCH_MAX)),
+    }
 }
 
 /// Runs one frame's bytes through the host path
@@ -423,18 +505,24 @@ fn host_run<R: Read + Send>(
         // on one of them, ends before the scope joins it.
         let (free_tx, full_rx) = (free_tx, full_rx);
         s.spawn(move || {
-            reader_loop(input, in_bytes, opts, 2, free_rx, full_tx, |b| {
-                Ok(&mut b[..])
-            })
+            let layout = Layout {
+                batch: 1,
+                stride: in_bytes,
+                in_bytes,
+            };
+            reader_loop(input, layout, opts, 2, free_rx, full_tx, |b| Ok(&mut b[..]))
         });
         loop {
             match full_rx.recv() {
-                Ok(Read_::Frame(i, buf)) => {
-                    let st = host_frame(engine, ops, opts, i, &buf, sink)?;
-                    if stages.is_empty() {
-                        stages = st;
+                // Batches of one frame (the layout above).
+                Ok(Read_::Frames(i, n, buf)) => {
+                    for (j, frame) in buf.chunks_exact(in_bytes).take(n).enumerate() {
+                        let st = host_frame(engine, ops, opts, i + j, frame, sink)?;
+                        if stages.is_empty() {
+                            stages = st;
+                        }
+                        clock.tick(1);
                     }
-                    clock.tick();
                     let _ = free_tx.send(buf);
                 }
                 Ok(Read_::End(r)) => return r,
@@ -449,6 +537,7 @@ fn host_run<R: Read + Send>(
         elapsed,
         first_frame,
         fps,
+        batch: 1,
         in_bytes,
         out_bytes: out_w * out_h * out_c * out_t.size(),
         backend: engine.backend().describe(),
@@ -459,3 +548,5 @@ fn host_run<R: Read + Send>(
 }
 
 mod device;
+#[cfg(feature = "opencl")]
+mod slot;

@@ -112,14 +112,16 @@ pub(crate) struct DeviceBuffer<T> {
     /// `None` only while being dropped.
     buf: Option<Buffer<u8>>,
     len: usize,
-    pool: Arc<Pool>,
+    /// Where the memory goes when dropped; `None` for a sub-buffer, which
+    /// aliases another buffer's memory and must never be handed out again.
+    pool: Option<Arc<Pool>>,
     _t: PhantomData<T>,
 }
 
 impl<T> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
-        if let Some(b) = self.buf.take() {
-            self.pool.give(self.len * std::mem::size_of::<T>(), b);
+        if let (Some(b), Some(pool)) = (self.buf.take(), &self.pool) {
+            pool.give(self.len * std::mem::size_of::<T>(), b);
         }
     }
 }
@@ -161,7 +163,36 @@ impl<T: Plain> DeviceBuffer<T> {
         Ok(DeviceBuffer {
             buf: Some(buf),
             len,
-            pool: dev.pool.clone(),
+            pool: Some(dev.pool.clone()),
+            _t: PhantomData,
+        })
+    }
+
+    /// `len` elements of `U` aliasing this buffer's bytes from `offset` on
+    /// (an OpenCL sub-buffer). `offset` must be a multiple of the device's
+    /// `CL_DEVICE_MEM_BASE_ADDR_ALIGN`. The view keeps the memory alive, but
+    /// the owner must not be dropped (and so pooled for reuse) before it.
+    pub(crate) fn sub<U: Plain>(&self, offset: usize, len: usize) -> Result<DeviceBuffer<U>> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<U>())
+            .filter(|&b| b > 0 && offset.checked_add(b).is_some_and(|e| e <= self.bytes()))
+            .ok_or_else(|| {
+                Error::arg(format!(
+                    "a sub-buffer of {len} elements at byte {offset} does not fit {} bytes",
+                    self.bytes()
+                ))
+            })?;
+        // SAFETY: the region lies inside the buffer (checked above); the
+        // sub-buffer is a new handle that retains its parent.
+        let buf = unsafe {
+            self.cl()
+                .create_sub_buffer(CL_MEM_READ_WRITE, offset, bytes)
+        }
+        .map_err(|e| cl_err("clCreateSubBuffer", e))?;
+        Ok(DeviceBuffer {
+            buf: Some(buf),
+            len,
+            pool: None,
             _t: PhantomData,
         })
     }
@@ -253,6 +284,29 @@ impl<T: Sample> DeviceImage<T> {
         let n = crate::image::check_shape(width, height, channels)?;
         Ok(DeviceImage {
             buf: DeviceBuffer::new(dev, n)?,
+            width,
+            height,
+            channels,
+        })
+    }
+
+    /// An image of the given shape over `buf`, which holds exactly its
+    /// samples.
+    pub(crate) fn from_buffer(
+        buf: DeviceBuffer<T>,
+        width: usize,
+        height: usize,
+        channels: usize,
+    ) -> Result<Self> {
+        let n = crate::image::check_shape(width, height, channels)?;
+        if n != buf.len {
+            return Err(Error::arg(format!(
+                "a {width}x{height}x{channels} image does not fill a buffer of {} samples",
+                buf.len
+            )));
+        }
+        Ok(DeviceImage {
+            buf,
             width,
             height,
             channels,

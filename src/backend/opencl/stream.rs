@@ -34,6 +34,17 @@ fn wait_list(wait: &[&ClEvent]) -> Vec<cl_event> {
     wait.iter().filter_map(|e| e.handle()).collect()
 }
 
+/// Refuses a transfer of `n` bytes (none, or more than the buffer holds).
+fn check_device_len<T: Plain>(n: usize, buf: &DeviceBuffer<T>) -> Result<()> {
+    if n == 0 || n > buf.bytes() {
+        return Err(Error::arg(format!(
+            "a transfer of {n} bytes does not fit a device buffer of {}",
+            buf.bytes()
+        )));
+    }
+    Ok(())
+}
+
 /// An extra in-order queue on the device's context, for transfers.
 pub(crate) struct TransferQueue {
     queue: Arc<CommandQueue>,
@@ -51,6 +62,15 @@ impl ClDevice {
         Ok(TransferQueue {
             queue: Arc::new(queue),
         })
+    }
+
+    /// The alignment in bytes of a sub-buffer's start
+    /// (`CL_DEVICE_MEM_BASE_ADDR_ALIGN`; 4 KiB if the device does not say).
+    pub(crate) fn sub_buffer_align(&self) -> usize {
+        match self.device.mem_base_addr_align() {
+            Ok(bits) if bits >= 8 => bits as usize / 8,
+            _ => 4096,
+        }
     }
 
     /// Makes every later command on the device's queue wait for `wait`.
@@ -140,15 +160,16 @@ impl TransferQueue {
         })
     }
 
-    /// Starts copying the first `dst.bytes()` bytes of `src` into `dst`
+    /// Starts copying the first `n` bytes of `src` into the start of `dst`
     /// once every event in `wait` has completed; returns at once.
     pub(crate) fn upload<T: Plain>(
         &self,
         src: &mut HostStage,
         dst: &DeviceBuffer<T>,
+        n: usize,
         wait: &[&ClEvent],
     ) -> Result<ClEvent> {
-        let n = dst.bytes();
+        check_device_len(n, dst)?;
         src.check_len(n)?;
         src.settle()?;
         let list = wait_list(wait);
@@ -184,15 +205,16 @@ impl TransferQueue {
         Ok(ev)
     }
 
-    /// Starts copying all of `src` into the first `src.bytes()` bytes of
-    /// `dst` once every event in `wait` has completed; returns at once.
+    /// Starts copying the first `n` bytes of `src` into the start of `dst`
+    /// once every event in `wait` has completed; returns at once.
     pub(crate) fn download<T: Plain>(
         &self,
         src: &DeviceBuffer<T>,
         dst: &mut HostStage,
+        n: usize,
         wait: &[&ClEvent],
     ) -> Result<ClEvent> {
-        let n = src.bytes();
+        check_device_len(n, src)?;
         dst.check_len(n)?;
         dst.settle()?;
         let list = wait_list(wait);

@@ -64,9 +64,15 @@ pub struct Args {
     #[arg(long, value_name = "N", conflicts_with = "input")]
     synthetic: Option<usize>,
 
-    /// Frames in flight on a device (2..8).
+    /// Batches in flight on a device (2..8).
     #[arg(long, value_name = "N", default_value_t = 3)]
     in_flight: usize,
+
+    /// Frames per batch on a device (1..64): one upload, one download and
+    /// the frames' kernels queued together. Default: enough frames for
+    /// about 4 MiB per upload, at most 16 (1 for frames of 4 MiB or more).
+    #[arg(long, value_name = "N")]
+    batch: Option<usize>,
 
     /// Afterwards, stream the same input again with uploads and downloads
     /// only (no kernels), and report the pipeline's rate against that
@@ -281,10 +287,14 @@ fn open_input(
 fn line(s: &StreamTotals) -> String {
     let mb = |b: usize| b as f64 * s.fps / 1e6;
     format!(
-        "{} frames, {:.1} fps sustained (first frame {}), in {:.0} MB/s, out {:.0} MB/s, on {}{}",
+        "{} frames, {:.1} fps sustained (first {}), in {:.0} MB/s, out {:.0} MB/s, on {}{}",
         s.frames,
         s.fps,
-        ms(s.first_frame),
+        if s.batch > 1 {
+            format!("batch {}, batches of {} frames", ms(s.first_frame), s.batch)
+        } else {
+            format!("frame {}", ms(s.first_frame))
+        },
         mb(s.in_bytes),
         mb(s.out_bytes),
         s.backend,
@@ -388,6 +398,7 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
     opts.skip = a.skip;
     opts.frames = a.frames;
     opts.in_flight = a.in_flight;
+    opts.batch = a.batch;
     opts.input_name = if a.input.as_os_str() == "-" {
         PathBuf::from("stdin")
     } else {
@@ -397,7 +408,7 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
         clfilter::pipeline::stream::output_shape(&ops, (w, h, 1), a.format.sample());
     // Every argument, the input and the device are checked before an output
     // is opened.
-    a.format.frame_bytes(w, h)?;
+    clfilter::pipeline::stream::batch_size(a.batch, a.format.frame_bytes(w, h)?)?;
     clfilter::image::check_shape(ow, oh, oc)?;
     let inputs = check_input(&a)?;
     let engine = global.engine()?;

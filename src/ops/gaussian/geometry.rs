@@ -113,22 +113,27 @@ pub fn row_local_bytes(wg: usize, seg: usize, channels: usize) -> usize {
 /// The constants every gaussian kernel build gets (none depends on the
 /// request): the FIR's staging sizes, the carry's work-group, `iir_tiles`'
 /// tile and table layout and its tile lines' coefficient layout.
-pub fn fixed_defines() -> String {
-    let mut d = vec![
-        ("FIR_RMAX", FIR_RMAX),
-        ("FIR_LX", FIR_LX),
-        ("FIR_TX", FIR_TX),
-        ("FIR_TY", FIR_TY),
-        ("CARRY_LINES", CARRY_LINES),
-        ("CARRY_LANES", CARRY_LANES),
-        ("T2_TILE", T2_TILE),
-        ("TSP", T2_STRIDE),
-        ("T2_FW_AT", T2_FW_AT),
-        ("T2_ONE_AT", T2_ONE_AT),
-        ("T2_BQ_AT", T2_BQ_AT),
-    ];
-    d.extend(line::FIELDS.iter().map(|&(name, at)| (name, at)));
-    defines(&d)
+pub fn fixed_defines() -> &'static str {
+    // Built once: every launch's kernel lookup reads it (a stream of small
+    // frames spent a tenth of its host time formatting it per launch).
+    static DEFINES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DEFINES.get_or_init(|| {
+        let mut d = vec![
+            ("FIR_RMAX", FIR_RMAX),
+            ("FIR_LX", FIR_LX),
+            ("FIR_TX", FIR_TX),
+            ("FIR_TY", FIR_TY),
+            ("CARRY_LINES", CARRY_LINES),
+            ("CARRY_LANES", CARRY_LANES),
+            ("T2_TILE", T2_TILE),
+            ("TSP", T2_STRIDE),
+            ("T2_FW_AT", T2_FW_AT),
+            ("T2_ONE_AT", T2_ONE_AT),
+            ("T2_BQ_AT", T2_BQ_AT),
+        ];
+        d.extend(line::FIELDS.iter().map(|&(name, at)| (name, at)));
+        defines(&d)
+    })
 }
 
 /// `-DT_IS_FLOAT=1|0`: whether the kernels' user type `T` is float.
@@ -197,7 +202,7 @@ mod tests {
     fn every_required_define_is_passed() {
         let p = GaussianParams::new(3.0);
         let passed = [
-            fixed_defines(),
+            fixed_defines().to_string(),
             col_blocks_defines(1),
             rows_defines(32, 8),
             tiles_defines(&p),
