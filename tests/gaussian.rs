@@ -1000,14 +1000,16 @@ fn biquad_limit_meets_the_bound() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// `iir_tiles` on colour (float4 working pixels in 32x32 tiles, one
-/// work-item per line and channel), u8 and f32, RGB and RGBA: on sizes that
-/// are 1 pixel wide or tall, smaller than a tile, exactly one, and several
-/// tiles both ways with partial last tiles, at sigmas from 1 to 1000 (both
-/// tile-line forms), within `IIR_BOUND` of the exact blur and within
-/// `AGREE_BOUND` of `Engine::cpu()`.
+/// `iir_tiles` on gray (64x64 tiles) and colour (float4 working pixels in
+/// 32x32 tiles, one work-item per line and channel), u8 and f32, gray, RGB
+/// and RGBA (u8 gray and RGBA read and written by the tile passes
+/// themselves, RGB through the working image): on sizes that are 1 pixel
+/// wide or tall, smaller than a tile, exactly one, and several tiles both
+/// ways with partial last tiles, at sigmas from 1 to 1000 (both tile-line
+/// forms), within `IIR_BOUND` of the exact blur and within `AGREE_BOUND` of
+/// `Engine::cpu()`.
 #[test]
-fn tiles_on_colour_meet_the_bound() {
+fn tiles_meet_the_bound_on_gray_and_colour() {
     fn case<T: TestSample>(tiles: &Path, cpu: &Path, failures: &mut Vec<String>) {
         let sizes = [
             (1, 1),
@@ -1020,7 +1022,7 @@ fn tiles_on_colour_meet_the_bound() {
             (131, 65),
         ];
         for &(w, h) in &sizes {
-            for c in [3, 4] {
+            for c in [1, 3, 4] {
                 let mut rng = Rng::from_parts(&[67, T::TYPE.size() as u64, w, h, c]);
                 let (w, h, c) = (w as usize, h as usize, c as usize);
                 let img = random_nonzero::<T>(&mut rng, w, h, c);

@@ -85,6 +85,16 @@
 // Float index of channel c of pixel i in a working image, and of state k of
 // block b of line `line` in the sums (SUMS_AT's, per channel).
 #define PXF(i) ((i) * NC + c)
+// The input and output are the user's samples (T: float, or uchar / ushort
+// of a gray or RGBA image, converted here so that no working image is
+// written), everything else float.
+#if T_IS_FLOAT
+#define T2_LOAD(p, i) ((p)[i])
+#define T2_STORE(v) (v)
+#else
+#define T2_LOAD(p, i) convert_float((p)[i])
+#define T2_STORE(v) CAT(CAT(convert_, T), _sat_rte)(v)
+#endif
 #define SUMS_C(k, b, line, lines) sums[PXF(((k) * nblocks + (b)) * (lines) + (line))]
 
 // Zero-state sums of one row of the tile, row[j] - r over j, into s
@@ -298,21 +308,23 @@ void t2_line_dq(__local float* p, int stride, float rin, float rout, float4 A,
 // image repeat its last row), as deviations from the column's first sample
 // c0, staged at p[m * TSP] and filtered down there from the states s (as
 // t2_line_bq); each value plus c0 replaces its sample.
-void t2_col(__global const float* in, int x, int c, int y0, int width, int height, float c0,
+void t2_col(__global const T* in, int x, int c, int y0, int width, int height, float c0,
             float4 A, __global const float* q, float* s, __local float* p)
 {
 #pragma unroll
     for (int m = 0; m < TL; m++)
-        p[m * TSP] = in[PXF(min(y0 + m, height - 1) * width + x)] - c0;
+        p[m * TSP] = T2_LOAD(in, PXF(min(y0 + m, height - 1) * width + x)) - c0;
     T2_LINE_C(p, TSP, 0.0f, c0, A, q, s);
 }
 
 // Pass 1. Launch: (ntx * TL * NC, nty) work-items in groups of (TL * NC, 1).
+// `colends` receives the image's first row and then its last, the column
+// carry's references.
 __kernel __attribute__((reqd_work_group_size(TL * NC, 1, 1)))
-void gaussian_iir_tiles_sums(__global const float* in, __global float* colsums,
+void gaussian_iir_tiles_sums(__global const T* in, __global float* colsums,
                              __global float* rowsums, __global float* edges,
-                             __global const float* tab, int width, int height, int ntx,
-                             int nty, float4 Ac, float4 Pr)
+                             __global float* colends, __global const float* tab, int width,
+                             int height, int ntx, int nty, float4 Ac, float4 Pr)
 {
     __local float tile[NC * T2_CS];
     int lid = get_local_id(0), tx = GROUP_ID(0), ty = GROUP_ID(1);
@@ -324,7 +336,12 @@ void gaussian_iir_tiles_sums(__global const float* in, __global float* colsums,
         float s[8];
         for (int k = 0; k < 8; k++)
             s[k] = 0.0f;
-        t2_col(in, x, c, y0, width, height, in[PXF(x)], Ac, tab + T2_BQ_AT, s, plane + l);
+        float c0 = T2_LOAD(in, PXF(x));
+        if (ty == 0 && x0 + l < width) {
+            colends[PXF(x)] = c0;
+            colends[PXF(width + x)] = T2_LOAD(in, PXF((height - 1) * width + x));
+        }
+        t2_col(in, x, c, y0, width, height, c0, Ac, tab + T2_BQ_AT, s, plane + l);
         __global float* sums = colsums;
         int nblocks = nty;
         if (x0 + l < width)
@@ -335,7 +352,7 @@ void gaussian_iir_tiles_sums(__global const float* in, __global float* colsums,
     int y = y0 + l;
     if (y < height) {
         __local const float* row = plane + l * TSP;
-        float s[8], r = in[PXF(y * width)];
+        float s[8], r = T2_LOAD(in, PXF(y * width));
         t2_row_sums(row, r, Pr, s);
         __global float* sums = rowsums;
         int nblocks = ntx;
@@ -432,9 +449,9 @@ void gaussian_iir_tiles_fix(__global const float* colsums, __global float* rowsu
 // Pass 5: `colsums` and `rowsums` hold exact incoming states, `exact` each
 // row's exact first value (the rows' reference). Launch as pass 1.
 __kernel __attribute__((reqd_work_group_size(TL * NC, 1, 1)))
-void gaussian_iir_tiles_apply(__global const float* in, __global const float* colsums,
+void gaussian_iir_tiles_apply(__global const T* in, __global const float* colsums,
                               __global const float* rowsums, __global const float* exact,
-                              __global const float* tab, __global float* out, int width,
+                              __global const float* tab, __global T* out, int width,
                               int height, int ntx, int nty, float4 Ac, float4 Ar)
 {
     __local float tile[NC * T2_CS];
@@ -449,7 +466,8 @@ void gaussian_iir_tiles_apply(__global const float* in, __global const float* co
         float s[8];
         for (int k = 0; k < 8; k++)
             s[k] = SUMS_C(k, ty, x, width);
-        t2_col(in, x, c, y0, width, height, in[PXF(x)], Ac, tab + T2_BQ_AT, s, plane + l);
+        t2_col(in, x, c, y0, width, height, T2_LOAD(in, PXF(x)), Ac, tab + T2_BQ_AT, s,
+               plane + l);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     int y = y0 + l;
@@ -467,9 +485,11 @@ void gaussian_iir_tiles_apply(__global const float* in, __global const float* co
     // channel c): consecutive work-items, consecutive floats.
     if (x0 + l < width)
         for (int m = 0; m < TL && y0 + m < height; m++)
-            out[PXF((y0 + m) * width + x0 + l)] = plane[m * TSP + l];
+            out[PXF((y0 + m) * width + x0 + l)] = T2_STORE(plane[m * TSP + l]);
 }
 #undef PXF
+#undef T2_LOAD
+#undef T2_STORE
 #undef SUMS_C
 #undef NC
 #undef TL

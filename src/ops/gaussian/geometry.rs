@@ -177,11 +177,12 @@ pub fn rows_defines(wg: usize, seg: usize) -> String {
     format!("{} {}", is_float(true), defines(&d))
 }
 
-/// `iir_tiles`' build options for working pixels of `channels`: the tile
-/// and its table's layout, each direction's tile-line form ([`tile_line`]:
-/// `T2_BQC` columns, `T2_BQR` rows; 1 biquads, 2 delta form) and the
-/// column blocks (one per tile) for the carries.
-pub fn tiles_defines(p: &GaussianParams, channels: usize) -> String {
+/// `iir_tiles`' build options for `channels` per pixel and user samples
+/// that are `float` or not: the tile and its table's layout, each
+/// direction's tile-line form ([`tile_line`]: `T2_BQC` columns, `T2_BQR`
+/// rows; 1 biquads, 2 delta form) and the column blocks (one per tile) for
+/// the carries.
+pub fn tiles_defines(p: &GaussianParams, channels: usize, float: bool) -> String {
     let form = |sigma: f32| match tile_line(sigma as f64) {
         TileLine::Biquad => 1,
         TileLine::Delta => 2,
@@ -199,7 +200,7 @@ pub fn tiles_defines(p: &GaussianParams, channels: usize) -> String {
         ("T2_BQC", form(p.sigma_y)),
         ("T2_BQR", form(p.sigma_x)),
     ];
-    format!("{} {}", is_float(true), defines(&d))
+    format!("{} {}", is_float(float), defines(&d))
 }
 
 /// `-DNAME=value` for each pair, space-separated.
@@ -234,7 +235,7 @@ mod tests {
             fixed_defines(),
             col_blocks_defines(1),
             rows_defines(32, 8),
-            tiles_defines(&p, 4),
+            tiles_defines(&p, 4, true),
             is_float(false),
             "-DMIRROR=1".to_string(),
         ]

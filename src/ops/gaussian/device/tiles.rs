@@ -6,9 +6,14 @@ use super::super::coeffs::Deriche;
 use super::super::geometry::{t2_table_at, t2_tile, tiles_defines, working_channels, STATES};
 use super::super::passes::Both;
 use super::super::policy::{tile_line, TileLine};
+use super::super::{variants, GaussianParams};
 use super::launch::{time, Ctx, Out};
 use crate::backend::opencl::{Arg, DeviceBuffer, DeviceImage, Kernel as ClKernel};
+use crate::backend::Dev;
 use crate::error::Result;
+use crate::image::{Sample, SampleType};
+use crate::ops::{OpParams, Programs, Shape, VariantSpec};
+use std::time::Duration;
 
 /// `gaussian_iir_tiles_fix`'s table for tiles of side `tile` (its parts
 /// where [`t2_table_at`] says): the rows' sum weights, the columns' state
@@ -34,22 +39,53 @@ fn fix_tables(cols: &Deriche, rows: &Deriche, tile: usize) -> Vec<f32> {
     t
 }
 
-/// The buffers of one tiled blur besides its input.
-struct Bufs {
-    /// STATES states per (tile row, column); like every buffer here, one
-    /// working pixel (float or float4) per entry.
+/// The buffers of one tiled blur of samples `T` besides its input.
+struct Bufs<T: Sample> {
+    /// STATES states per (tile row, column); like every buffer here but
+    /// `out`, one f32 working pixel (float or float4) per entry.
     colsums: DeviceImage<f32>,
     /// STATES states per (tile column, row).
     rowsums: DeviceImage<f32>,
     /// Per row its first and last column-filtered values from zero state,
     /// and the raw first sample.
     edges: DeviceImage<f32>,
+    /// The image's first and last rows: the column carry's lines' ends.
+    colends: DeviceImage<f32>,
     /// Per row its first and last exactly column-filtered values.
     exact: DeviceImage<f32>,
     /// The result.
-    out: DeviceImage<f32>,
+    out: DeviceImage<T>,
     /// [`fix_tables`].
     tables: std::sync::Arc<DeviceBuffer<f32>>,
+}
+
+/// Whether `spec` runs `p` on an image of `channels` as [`Both::Tiles`]
+/// straight from the user's samples ([`blur_direct`]): its plan has the
+/// tiles, both sigmas are non-zero, and the pixels are gray or RGBA (RGB
+/// has no 4-sample pixels to read as planes).
+pub(crate) fn tiles_direct(spec: &VariantSpec, channels: usize, p: &GaussianParams) -> bool {
+    let tiles = variants::plan(spec).is_some_and(|plan| plan.both == Some(Both::Tiles));
+    tiles && p.sigma_x > 0.0 && p.sigma_y > 0.0 && channels != 3
+}
+
+/// [`Both::Tiles`] on the user's image `src` (any sample type, gray or
+/// RGBA; [`tiles_direct`] says when): the tile passes load and convert the
+/// samples and round the result back into them, so that no working image
+/// is written. The result and the kernels' time.
+pub(crate) fn blur_direct<T: Sample>(
+    progs: &Programs,
+    dev: &Dev,
+    spec: &VariantSpec,
+    src: &DeviceImage<T>,
+    p: &GaussianParams,
+) -> Result<(DeviceImage<T>, Duration)> {
+    let cx = Ctx {
+        progs,
+        dev,
+        spec,
+        p,
+    };
+    cx.tiles(src)
 }
 
 impl Ctx<'_> {
@@ -60,14 +96,14 @@ impl Ctx<'_> {
         }
     }
 
-    /// [`Both::Tiles`]: both sigmas non-zero.
-    fn tiles(&self, src: &DeviceImage<f32>) -> Result<Out> {
+    /// [`Both::Tiles`]: both sigmas non-zero, samples `T` in and out.
+    fn tiles<T: Sample>(&self, src: &DeviceImage<T>) -> Result<(DeviceImage<T>, Duration)> {
         let (w, h, ch) = (src.width(), src.height(), src.channels());
         let (tile, nc) = (t2_tile(ch), working_channels(ch));
         let (ntx, nty) = (w.div_ceil(tile), h.div_ceil(tile));
         let p = self.p;
-        let shape = self.w_shape(src);
-        let defines = tiles_defines(p, ch);
+        let shape = Shape::new(w, h, ch, T::TYPE).with_params(OpParams::new(*p));
+        let defines = tiles_defines(p, ch, T::TYPE == SampleType::F32);
         let ks = Both::Tiles
             .kernels()
             .iter()
@@ -87,8 +123,9 @@ impl Ctx<'_> {
             colsums: DeviceImage::<f32>::new(dev, w, nty * STATES, nc)?,
             rowsums: DeviceImage::<f32>::new(dev, h, ntx * STATES, nc)?,
             edges: DeviceImage::<f32>::new(dev, 3, h, nc)?,
+            colends: DeviceImage::<f32>::new(dev, w, 2, nc)?,
             exact: DeviceImage::<f32>::new(dev, 2, h, nc)?,
-            out: DeviceImage::<f32>::new(dev, w, h, nc)?,
+            out: DeviceImage::<T>::new(dev, w, h, ch)?,
             tables: dev.constants(&fix_tables(&dc, &dr, tile))?,
         };
         let dims = [Arg::int(w)?, Arg::int(h)?, Arg::int(ntx)?, Arg::int(nty)?];
@@ -102,8 +139,10 @@ impl Ctx<'_> {
         };
         let (input, cols, rows) = (Arg::img(src), Arg::img(&b.colsums), Arg::img(&b.rowsums));
         let (edges, exact, tables) = (Arg::img(&b.edges), Arg::img(&b.exact), Arg::buf(&b.tables));
-        let e1 = tile_pass(k_sums, &[input, cols, rows, edges, tables], &[ac, pr])?;
-        let e2 = self.carry(k_carry, src, &b.colsums, false, &dc, tile)?;
+        let sums_bufs = [input, cols, rows, edges, Arg::img(&b.colends), tables];
+        let e1 = tile_pass(k_sums, &sums_bufs, &[ac, pr])?;
+        // The columns' lines are `colends`' columns: first and last row.
+        let e2 = self.carry(k_carry, &b.colends, &b.colsums, false, &dc, tile)?;
         let e3 = tile_pass(k_fix, &[cols, rows, edges, exact, tables], &[])?;
         // The rows' lines are `exact`'s rows: first and last value.
         let e4 = self.carry(k_carry, &b.exact, &b.rowsums, true, &dr, tile)?;
@@ -111,7 +150,8 @@ impl Ctx<'_> {
         let e5 = tile_pass(k_apply, &[input, cols, rows, exact, tables, out], &[ac, ar])?;
         let t = [time(e1)?, time(e2)?, time(e3)?, time(e4)?, time(e5)?];
         log::debug!(
-            "gaussian tiles {w}x{h}x{nc}: sums {:?} col carry {:?} fix {:?} row carry {:?} apply {:?}",
+            "gaussian tiles {w}x{h}x{ch} {}: sums {:?} col carry {:?} fix {:?} row carry {:?} apply {:?}",
+            T::TYPE,
             t[0],
             t[1],
             t[2],
