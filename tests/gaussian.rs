@@ -1041,6 +1041,7 @@ fn tiles_meet_the_bound_on_gray_and_colour() {
                         continue;
                     };
                     let (err, at) = error_vs(&out, &fast_reference(&img, &p), scale);
+                    eprintln!("{ctx}: error {err:.2e}");
                     if err > IIR_BOUND {
                         failures.push(format!("{ctx}: error {err:.3e} at {at}"));
                     }
