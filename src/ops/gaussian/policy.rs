@@ -129,10 +129,8 @@ pub fn prefer(s: &Shape, kind: DeviceKind) -> Option<&'static str> {
     let large = s.width * s.height >= TILES_MIN_PIXELS;
     let small = p.sigma_x.max(p.sigma_y) <= FIR_PREFER_MAX_SIGMA;
     let integer_rgba = s.channels == 4 && s.sample != SampleType::F32;
-    if s.channels == 1 || integer_rgba {
-        if large {
-            return Some("iir_tiles");
-        }
+    if large && (s.channels == 1 || integer_rgba) {
+        return Some("iir_tiles");
     }
     (s.channels > 1 && small).then_some("fir_local")
 }
