@@ -1000,6 +1000,74 @@ fn biquad_limit_meets_the_bound() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// `iir_tiles` on gray (64x64 tiles) and colour (float4 working pixels in
+/// 32x32 tiles, one work-item per line and channel), u8 and f32, gray, RGB
+/// and RGBA (u8 gray and RGBA read and written by the tile passes
+/// themselves, RGB through the working image): on sizes that are 1 pixel
+/// wide or tall, smaller than a tile, exactly one, and several tiles both
+/// ways with partial last tiles, at sigmas from 1 to 1000 (both tile-line
+/// forms), within `IIR_BOUND` of the exact blur and within `AGREE_BOUND` of
+/// `Engine::cpu()`.
+#[test]
+fn tiles_meet_the_bound_on_gray_and_colour() {
+    fn case<T: TestSample>(tiles: &Path, cpu: &Path, failures: &mut Vec<String>) {
+        let sizes = [
+            (1, 1),
+            (1, 23),
+            (23, 1),
+            (2, 3),
+            (31, 33),
+            (32, 32),
+            (67, 97),
+            (131, 65),
+        ];
+        for &(w, h) in &sizes {
+            for c in [1, 3, 4] {
+                let mut rng = Rng::from_parts(&[67, T::TYPE.size() as u64, w, h, c]);
+                let (w, h, c) = (w as usize, h as usize, c as usize);
+                let img = random_nonzero::<T>(&mut rng, w, h, c);
+                let scale = max_abs(&img);
+                for &(sx, sy) in &[
+                    (1.0, 1.0),
+                    (2.0, 8.0),
+                    (8.0, 2.0),
+                    (32.0, 32.0),
+                    (65.0, 1000.0),
+                ] {
+                    let p = params(sx, sy, Border::Replicate);
+                    let ctx = format!("{} {w}x{h}x{c} sigma ({sx}, {sy})", T::TYPE);
+                    let Some((out, _)) = tiles.run(&img, &p, &ctx) else {
+                        failures.push(format!("{ctx}: iir_tiles declined"));
+                        continue;
+                    };
+                    let (err, at) = error_vs(&out, &fast_reference(&img, &p), scale);
+                    eprintln!("{ctx}: error {err:.2e}");
+                    if err > IIR_BOUND {
+                        failures.push(format!("{ctx}: error {err:.3e} at {at}"));
+                    }
+                    let (want, _) = cpu.run(&img, &p, &ctx).expect("the CPU path runs");
+                    let (d, at) = disagreement(&out, &want, scale);
+                    if d > AGREE_BOUND {
+                        failures.push(format!("{ctx}: vs Engine::cpu(): {d:.3e} at {at}"));
+                    }
+                }
+            }
+        }
+    }
+    let Some(cl) = opencl_engine() else {
+        return;
+    };
+    let paths = paths(Some(&cl));
+    let tiles = paths
+        .iter()
+        .find(|p| p.label == "iir_tiles")
+        .expect("iir_tiles is a variant");
+    let mut failures = Vec::new();
+    case::<u8>(tiles, &paths[0], &mut failures);
+    case::<f32>(tiles, &paths[0], &mut failures);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 // ---------------------------------------------------- 5: bad parameters
 
 #[test]

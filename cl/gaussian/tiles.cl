@@ -2,11 +2,10 @@
 // twice. A build with T2_BQC (and T2_BQR: the tile lines' forms) compiles
 // it. Needs blocks.cl (SUMS_AT, the carry).
 
+#ifdef T2_BQC
 #ifndef T2_TILE
 #error "T2_TILE must be passed with -D"
 #endif
-
-#ifdef T2_BQC
 #ifndef T2_BQR
 #error "T2_BQR must be passed with -D"
 #endif
@@ -21,6 +20,9 @@
 #endif
 #ifndef T2_BQ_AT
 #error "T2_BQ_AT must be passed with -D"
+#endif
+#ifndef T2_CS
+#error "T2_CS must be passed with -D"
 #endif
 // iir_tiles: both directions from two reads of the image, after Nehab et
 // al. (2011), "GPU-efficient recursive filtering and summed-area tables":
@@ -56,7 +58,18 @@
 // The last tile of a row is padded with copies of the row's last column
 // (so by linearity its corrections use that column's states), the last tile
 // of a column with the column's last row, as the other block passes do.
-// Gray only: a float4 tile would not fit local memory at this size.
+//
+// Colour (T2_NC 4 samples per pixel: RGBA, or the float4 working image)
+// runs the same float lines, one work-item per (line, channel): a
+// work-group is TL * NC work-items, work-item i on channel i % NC of column
+// (then row) i / NC, and the tile is staged as NC float planes. Global
+// memory is read as floats, so consecutive work-items read consecutive
+// floats. The program is built as gray (CH 1), so gaussian_blk_carry runs
+// on float lines: each (line, channel) is a line of its own, line NC * i +
+// c, which is the sums' layout here (SUMS_C) and that of `colends` and
+// `exact` (first values, then last values). Colour tiles are smaller
+// (T2_TILE, src/ops/gaussian/geometry.rs), so that NC planes fit local
+// memory.
 // TSP is the tile's padded stride in local memory (TL + 1). The tables
 // (`tab`, src/ops/gaussian/device/tiles.rs) hold the rows' sum weights at
 // 0, the columns' state weights at T2_FW_AT, the rows' sums of a constant 1
@@ -64,6 +77,27 @@
 // tile_deltas, BQ_LEN each, fields at BQ_*) at T2_BQ_AT: the columns', then
 // the rows'.
 #define TL T2_TILE
+#ifndef T2_NC
+#error "T2_NC must be passed with -D"
+#endif
+#define NC T2_NC
+// T2_CS: floats between the channel planes of the staged tile (TL * TSP
+// padded to 8 mod 32 banks, so a warp's 32 work-items, 8 lines x 4
+// channels, reading their lines' m-th sample hit 32 different banks).
+// Float index of channel c of pixel i in a working image, and of state k of
+// block b of line `line` in the sums (SUMS_AT's, per channel).
+#define PXF(i) ((i) * NC + c)
+// The input and output are the user's samples (T: float, or uchar / ushort
+// of a gray or RGBA image, converted here so that no working image is
+// written), everything else float.
+#if T_IS_FLOAT
+#define T2_LOAD(p, i) ((p)[i])
+#define T2_STORE(v) (v)
+#else
+#define T2_LOAD(p, i) convert_float((p)[i])
+#define T2_STORE(v) CAT(CAT(convert_, T), _sat_rte)(v)
+#endif
+#define SUMS_C(k, b, line, lines) sums[PXF(((k) * nblocks + (b)) * (lines) + (line))]
 
 // Zero-state sums of one row of the tile, row[j] - r over j, into s
 // (SUMS_AT order). P is the row poles. (As dot products with a weight table
@@ -73,9 +107,9 @@ void t2_row_sums(__local const float* row, float r, float4 P, float* s)
     float w0r = 0.0f, w0i = 0.0f, w1r = 0.0f, w1i = 0.0f;
     float v0r = 0.0f, v0i = 0.0f, v1r = 0.0f, v1i = 0.0f;
     for (int j = 0; j < TL; j++)
-        CAUSAL_STEP(row[j] - r);
+        CAUSAL_STEP_T(float, row[j] - r);
     for (int j = TL - 1; j >= 0; j--)
-        ANTI_STEP(row[j] - r);
+        ANTI_STEP_T(float, row[j] - r);
     s[0] = w0r; s[1] = w0i; s[2] = w1r; s[3] = w1i;
     s[4] = v0r; s[5] = v0i; s[6] = v1r; s[7] = v1i;
 }
@@ -272,57 +306,66 @@ void t2_line_dq(__local float* p, int stride, float rin, float rout, float4 A,
 #define T2_LINE_R t2_line_bq
 #endif
 
-// Column x of the tile whose first row is y0 (rows past the image repeat
-// its last row), as deviations from the column's first sample c, staged at
-// tile[m * TSP + lx] and filtered down there from the states s (as
-// t2_line_bq); each value plus c replaces its sample.
-void t2_col(__global const float* in, int x, int y0, int width, int height, float c,
-            float4 A, __global const float* q, float* s, __local float* tile, int lx)
+// Channel c of column x of the tile whose first row is y0 (rows past the
+// image repeat its last row), as deviations from the column's first sample
+// c0, staged at p[m * TSP] and filtered down there from the states s (as
+// t2_line_bq); each value plus c0 replaces its sample.
+void t2_col(__global const T* in, int x, int c, int y0, int width, int height, float c0,
+            float4 A, __global const float* q, float* s, __local float* p)
 {
 #pragma unroll
     for (int m = 0; m < TL; m++)
-        tile[m * TSP + lx] = in[min(y0 + m, height - 1) * width + x] - c;
-    T2_LINE_C(tile + lx, TSP, 0.0f, c, A, q, s);
+        p[m * TSP] = T2_LOAD(in, PXF(min(y0 + m, height - 1) * width + x)) - c0;
+    T2_LINE_C(p, TSP, 0.0f, c0, A, q, s);
 }
 
-// Pass 1. Launch: (ntx * TL, nty) work-items in groups of (TL, 1).
-__kernel __attribute__((reqd_work_group_size(TL, 1, 1)))
-void gaussian_iir_tiles_sums(__global const float* in, __global float* colsums,
+// Pass 1. Launch: (ntx * TL * NC, nty) work-items in groups of (TL * NC, 1).
+// `colends` receives the image's first row and then its last, the column
+// carry's references.
+__kernel __attribute__((reqd_work_group_size(TL * NC, 1, 1)))
+void gaussian_iir_tiles_sums(__global const T* in, __global float* colsums,
                              __global float* rowsums, __global float* edges,
-                             __global const float* tab, int width, int height, int ntx,
-                             int nty, float4 Ac, float4 Pr)
+                             __global float* colends, __global const float* tab, int width,
+                             int height, int ntx, int nty, float4 Ac, float4 Pr)
 {
-    __local float tile[TL * TSP];
-    int lx = get_local_id(0), tx = GROUP_ID(0), ty = GROUP_ID(1);
+    __local float tile[NC * T2_CS];
+    int lid = get_local_id(0), tx = GROUP_ID(0), ty = GROUP_ID(1);
+    int l = lid / NC, c = lid % NC;
+    __local float* plane = tile + c * T2_CS;
     int x0 = tx * TL, y0 = ty * TL;
-    int x = min(x0 + lx, width - 1);
+    int x = min(x0 + l, width - 1);
     {
         float s[8];
         for (int k = 0; k < 8; k++)
             s[k] = 0.0f;
-        t2_col(in, x, y0, width, height, in[x], Ac, tab + T2_BQ_AT, s, tile, lx);
+        float c0 = T2_LOAD(in, PXF(x));
+        if (ty == 0 && x0 + l < width) {
+            colends[PXF(x)] = c0;
+            colends[PXF(width + x)] = T2_LOAD(in, PXF((height - 1) * width + x));
+        }
+        t2_col(in, x, c, y0, width, height, c0, Ac, tab + T2_BQ_AT, s, plane + l);
         __global float* sums = colsums;
         int nblocks = nty;
-        if (x0 + lx < width)
+        if (x0 + l < width)
             for (int k = 0; k < 8; k++)
-                SUMS_AT(k, ty, x, width) = s[k];
+                SUMS_C(k, ty, x, width) = s[k];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    int y = y0 + lx;
+    int y = y0 + l;
     if (y < height) {
-        __local const float* row = tile + lx * TSP;
-        float s[8], r = in[y * width];
+        __local const float* row = plane + l * TSP;
+        float s[8], r = T2_LOAD(in, PXF(y * width));
         t2_row_sums(row, r, Pr, s);
         __global float* sums = rowsums;
         int nblocks = ntx;
         for (int k = 0; k < 8; k++)
-            SUMS_AT(k, tx, y, height) = s[k];
+            SUMS_C(k, tx, y, height) = s[k];
         if (tx == 0) {
-            edges[3 * y] = row[0];
-            edges[3 * y + 2] = r;
+            edges[PXF(3 * y)] = row[0];
+            edges[PXF(3 * y + 2)] = r;
         }
         if (tx == ntx - 1)
-            edges[3 * y + 1] = row[width - 1 - x0];
+            edges[PXF(3 * y + 1)] = row[width - 1 - x0];
     }
 }
 
@@ -331,11 +374,10 @@ void gaussian_iir_tiles_sums(__global const float* in, __global float* colsums,
 // first sample its sums are relative to; `exact`
 // receives the exact ones. `tab` is Deriche::tile_tables: sum weights
 // sw[k][j], state weights f[s][m], sums of a constant 1. Launch as pass 1.
-__kernel __attribute__((reqd_work_group_size(TL, 1, 1)))
-void gaussian_iir_tiles_fix(__global const float* in, __global const float* colsums,
-                            __global float* rowsums, __global const float* edges,
-                            __global float* exact, __global const float* tab, int width,
-                            int height, int ntx, int nty)
+__kernel __attribute__((reqd_work_group_size(TL * NC, 1, 1)))
+void gaussian_iir_tiles_fix(__global const float* colsums, __global float* rowsums,
+                            __global const float* edges, __global float* exact,
+                            __global const float* tab, int width, int height, int ntx, int nty)
 {
     // The pass is bound by its local and global load instructions (two per
     // multiply-add had made it so on an H200), so the products below
@@ -343,102 +385,114 @@ void gaussian_iir_tiles_fix(__global const float* in, __global const float* cols
     // one float4 from each of the eight rows at once, which a stride of TL
     // (a multiple of the 32 banks) would put in the same four banks.
 #define STS (TL + 4)
-    __local float4 st4[8 * STS / 4];
-    __local float4 tk[8][2];  // tk[k][s / 4].s[s % 4]
+    __local float4 st4[NC * 8 * STS / 4];
+    __local float4 tk[NC][8][2];  // tk[c][k][s / 4].s[s % 4]
     __local float* st = (__local float*)st4;
     __global const float4* sw4 = (__global const float4*)tab;
     __global const float* fw = tab + T2_FW_AT;
     __global const float* one = tab + T2_ONE_AT;
-    int lx = get_local_id(0), tx = GROUP_ID(0), ty = GROUP_ID(1);
+    int lid = get_local_id(0), tx = GROUP_ID(0), ty = GROUP_ID(1);
+    int l = lid / NC, c = lid % NC;
     int x0 = tx * TL, y0 = ty * TL;
     {
         __global const float* sums = colsums;
-        int nblocks = nty, x = min(x0 + lx, width - 1);
+        int nblocks = nty, x = min(x0 + l, width - 1);
         for (int s = 0; s < 8; s++)
-            st[s * STS + lx] = SUMS_AT(s, ty, x, width);
+            st[(c * 8 + s) * STS + l] = SUMS_C(s, ty, x, width);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    // tk[k][s]: the tile's row sum k of state s's column weights.
-    for (int i = lx; i < 64; i += TL) {
-        int k = i / 8, s = i % 8;
+    // tk[c][k][s]: the tile's row sum k of state s's column weights, in
+    // channel c.
+    for (int i = lid; i < 64 * NC; i += TL * NC) {
+        int ci = i / 64, k = (i / 8) % 8, s = i % 8;
         float4 acc = 0.0f;
 #pragma unroll 4
         for (int j = 0; j < TL / 4; j++)
-            acc += sw4[k * (TL / 4) + j] * st4[s * (STS / 4) + j];
+            acc += sw4[k * (TL / 4) + j] * st4[(ci * 8 + s) * (STS / 4) + j];
         ((__local float*)tk)[i] = acc.x + acc.y + acc.z + acc.w;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    int y = y0 + lx;
+    int y = y0 + l;
     if (y >= height)
         return;
-    float4 f0 = (float4)(fw[lx], fw[TL + lx], fw[2 * TL + lx], fw[3 * TL + lx]);
-    float4 f1 = (float4)(fw[4 * TL + lx], fw[5 * TL + lx], fw[6 * TL + lx], fw[7 * TL + lx]);
+    float4 f0 = (float4)(fw[l], fw[TL + l], fw[2 * TL + l], fw[3 * TL + l]);
+    float4 f1 = (float4)(fw[4 * TL + l], fw[5 * TL + l], fw[6 * TL + l], fw[7 * TL + l]);
     // Exact first and last values of the row (columns 0 and width - 1).
-    float first = edges[3 * y], last = edges[3 * y + 1];
+    float first = edges[PXF(3 * y)], last = edges[PXF(3 * y + 1)];
     {
         __global const float* sums = colsums;
         int nblocks = nty;
-        float4 c0 = (float4)(SUMS_AT(0, ty, 0, width), SUMS_AT(1, ty, 0, width),
-                             SUMS_AT(2, ty, 0, width), SUMS_AT(3, ty, 0, width));
-        float4 c1 = (float4)(SUMS_AT(4, ty, 0, width), SUMS_AT(5, ty, 0, width),
-                             SUMS_AT(6, ty, 0, width), SUMS_AT(7, ty, 0, width));
+        float4 c0 = (float4)(SUMS_C(0, ty, 0, width), SUMS_C(1, ty, 0, width),
+                             SUMS_C(2, ty, 0, width), SUMS_C(3, ty, 0, width));
+        float4 c1 = (float4)(SUMS_C(4, ty, 0, width), SUMS_C(5, ty, 0, width),
+                             SUMS_C(6, ty, 0, width), SUMS_C(7, ty, 0, width));
         int xl = width - 1;
-        float4 l0 = (float4)(SUMS_AT(0, ty, xl, width), SUMS_AT(1, ty, xl, width),
-                             SUMS_AT(2, ty, xl, width), SUMS_AT(3, ty, xl, width));
-        float4 l1 = (float4)(SUMS_AT(4, ty, xl, width), SUMS_AT(5, ty, xl, width),
-                             SUMS_AT(6, ty, xl, width), SUMS_AT(7, ty, xl, width));
+        float4 l0 = (float4)(SUMS_C(0, ty, xl, width), SUMS_C(1, ty, xl, width),
+                             SUMS_C(2, ty, xl, width), SUMS_C(3, ty, xl, width));
+        float4 l1 = (float4)(SUMS_C(4, ty, xl, width), SUMS_C(5, ty, xl, width),
+                             SUMS_C(6, ty, xl, width), SUMS_C(7, ty, xl, width));
         first += dot(f0, c0) + dot(f1, c1);
         last += dot(f0, l0) + dot(f1, l1);
     }
     if (tx == 0) {
-        exact[2 * y] = first;
-        exact[2 * y + 1] = last;
+        exact[PXF(y)] = first;
+        exact[PXF(height + y)] = last;
     }
     // Pass 1 summed (zero-state column result - raw first sample); now
     // (exact column result - exact first value).
-    float shift = edges[3 * y + 2] - first;
+    float shift = edges[PXF(3 * y + 2)] - first;
     __global float* sums = rowsums;
     int nblocks = ntx;
     for (int k = 0; k < 8; k++)
-        SUMS_AT(k, tx, y, height) += shift * one[k] + dot(f0, tk[k][0]) + dot(f1, tk[k][1]);
+        SUMS_C(k, tx, y, height) += shift * one[k] + dot(f0, tk[c][k][0]) + dot(f1, tk[c][k][1]);
 #undef STS
 }
 
 // Pass 5: `colsums` and `rowsums` hold exact incoming states, `exact` each
 // row's exact first value (the rows' reference). Launch as pass 1.
-__kernel __attribute__((reqd_work_group_size(TL, 1, 1)))
-void gaussian_iir_tiles_apply(__global const float* in, __global const float* colsums,
+__kernel __attribute__((reqd_work_group_size(TL * NC, 1, 1)))
+void gaussian_iir_tiles_apply(__global const T* in, __global const float* colsums,
                               __global const float* rowsums, __global const float* exact,
-                              __global const float* tab, __global float* out, int width,
+                              __global const float* tab, __global T* out, int width,
                               int height, int ntx, int nty, float4 Ac, float4 Ar)
 {
-    __local float tile[TL * TSP];
-    int lx = get_local_id(0), tx = GROUP_ID(0), ty = GROUP_ID(1);
+    __local float tile[NC * T2_CS];
+    int lid = get_local_id(0), tx = GROUP_ID(0), ty = GROUP_ID(1);
+    int l = lid / NC, c = lid % NC;
+    __local float* plane = tile + c * T2_CS;
     int x0 = tx * TL, y0 = ty * TL;
-    int x = min(x0 + lx, width - 1);
+    int x = min(x0 + l, width - 1);
     {
         __global const float* sums = colsums;
         int nblocks = nty;
         float s[8];
         for (int k = 0; k < 8; k++)
-            s[k] = SUMS_AT(k, ty, x, width);
-        t2_col(in, x, y0, width, height, in[x], Ac, tab + T2_BQ_AT, s, tile, lx);
+            s[k] = SUMS_C(k, ty, x, width);
+        t2_col(in, x, c, y0, width, height, T2_LOAD(in, PXF(x)), Ac, tab + T2_BQ_AT, s,
+               plane + l);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    int y = y0 + lx;
+    int y = y0 + l;
     if (y < height) {
-        float r = exact[2 * y];
+        float r = exact[PXF(y)];
         __global const float* sums = rowsums;
         int nblocks = ntx;
         float s[8];
         for (int k = 0; k < 8; k++)
-            s[k] = SUMS_AT(k, tx, y, height);
-        T2_LINE_R(tile + lx * TSP, 1, r, r, Ar, tab + T2_BQ_AT + BQ_LEN, s);
+            s[k] = SUMS_C(k, tx, y, height);
+        T2_LINE_R(plane + l * TSP, 1, r, r, Ar, tab + T2_BQ_AT + BQ_LEN, s);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (x0 + lx < width)
+    // Work-item lid writes float lid of each of the tile's rows (pixel l,
+    // channel c): consecutive work-items, consecutive floats.
+    if (x0 + l < width)
         for (int m = 0; m < TL && y0 + m < height; m++)
-            out[(y0 + m) * width + x0 + lx] = tile[m * TSP + lx];
+            out[PXF((y0 + m) * width + x0 + l)] = T2_STORE(plane[m * TSP + l]);
 }
+#undef PXF
+#undef T2_LOAD
+#undef T2_STORE
+#undef SUMS_C
+#undef NC
 #undef TL
 #endif

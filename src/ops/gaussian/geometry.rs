@@ -32,25 +32,55 @@ pub const CARRY_LANES: usize = 8;
 /// states of both sections, (re, im) each (`SUMS_AT` in `blocks.cl`).
 pub const STATES: usize = 8;
 
-/// Side of `iir_tiles`' square tiles (`T2_TILE`): a tile's column is held
-/// in registers twice, as `iir_local`'s column blocks are.
-pub const T2_TILE: usize = 64;
+/// Side of `iir_tiles`' square tiles on gray images (`T2_TILE`): a tile's
+/// column is held in registers twice, as `iir_local`'s column blocks are.
+pub const T2_TILE_GRAY: usize = 64;
+/// Side of `iir_tiles`' square tiles on colour (float4) images: four float
+/// planes of this side, padded ([`t2_plane`]), take 17 KiB of local memory
+/// where 64 would take 66 KiB, past the 48 KiB most GPUs give a work-group.
+pub const T2_TILE_COLOUR: usize = 32;
+
+/// `iir_tiles`' tile side for working pixels of `channels` (1, else float4).
+pub fn t2_tile(channels: usize) -> usize {
+    if channels == 1 {
+        T2_TILE_GRAY
+    } else {
+        T2_TILE_COLOUR
+    }
+}
+
 /// `iir_tiles`' tile stride in local memory (`TSP`): one past the side, so a
 /// row's and a column's samples fall in different banks.
-pub const T2_STRIDE: usize = T2_TILE + 1;
+pub fn t2_stride(tile: usize) -> usize {
+    tile + 1
+}
+
+/// Floats between `iir_tiles`' channel planes in local memory (`T2_CS`):
+/// a plane ([`t2_stride`] per row) rounded up to 8 mod 32 banks, so that a
+/// warp's 32 work-items (8 lines of 4 channels) reading their lines' m-th
+/// sample hit 32 different banks.
+pub fn t2_plane(tile: usize) -> usize {
+    let n = tile * t2_stride(tile);
+    n + (40 - n % 32) % 32
+}
+
+/// Local memory of `iir_tiles`' tile passes for working pixels of
+/// `channels`: one plane per channel (the fix-up pass needs less).
+pub fn t2_local_bytes(channels: usize) -> usize {
+    let tile = t2_tile(channels);
+    working_channels(channels) * t2_plane(tile) * 4
+}
 
 /// Where the parts of `iir_tiles`' table (`fix_tables` in the device code)
-/// start: the rows' sum weights at 0, the columns' state weights
-/// (`T2_FW_AT`), the rows' sums of a constant 1 (`T2_ONE_AT`), then the
-/// columns' and the rows' tile-line coefficients (`T2_BQ_AT`, each
-/// [`line::LEN`] long). The first three parts are
-/// [`Deriche::tile_tables`](super::coeffs::Deriche::tile_tables)' layout
-/// for tiles of [`T2_TILE`].
-pub const T2_FW_AT: usize = STATES * T2_TILE;
-/// See [`T2_FW_AT`].
-pub const T2_ONE_AT: usize = 2 * STATES * T2_TILE;
-/// See [`T2_FW_AT`].
-pub const T2_BQ_AT: usize = T2_ONE_AT + STATES;
+/// start for tiles of side `tile`: the rows' sum weights at 0, the columns'
+/// state weights (`T2_FW_AT`), the rows' sums of a constant 1
+/// (`T2_ONE_AT`), then the columns' and the rows' tile-line coefficients
+/// (`T2_BQ_AT`, each [`line::LEN`] long). The first three parts are
+/// [`Deriche::tile_tables`](super::coeffs::Deriche::tile_tables)' layout.
+pub fn t2_table_at(tile: usize) -> [usize; 3] {
+    let one = 2 * STATES * tile;
+    [STATES * tile, one, one + STATES]
+}
 
 /// Work-group size and samples per work-item of `iir_local`'s row pass for
 /// rows of `width` working pixels (`channels` 1, else float4).
@@ -111,8 +141,8 @@ pub fn row_local_bytes(wg: usize, seg: usize, channels: usize) -> usize {
 }
 
 /// The constants every gaussian kernel build gets (none depends on the
-/// request): the FIR's staging sizes, the carry's work-group, `iir_tiles`'
-/// tile and table layout and its tile lines' coefficient layout.
+/// request): the FIR's staging sizes, the carry's work-group and
+/// `iir_tiles`' tile lines' coefficient layout.
 pub fn fixed_defines() -> &'static str {
     // Built once: every launch's kernel lookup reads it (a stream of small
     // frames spent a tenth of its host time formatting it per launch).
@@ -125,11 +155,6 @@ pub fn fixed_defines() -> &'static str {
             ("FIR_TY", FIR_TY),
             ("CARRY_LINES", CARRY_LINES),
             ("CARRY_LANES", CARRY_LANES),
-            ("T2_TILE", T2_TILE),
-            ("TSP", T2_STRIDE),
-            ("T2_FW_AT", T2_FW_AT),
-            ("T2_ONE_AT", T2_ONE_AT),
-            ("T2_BQ_AT", T2_BQ_AT),
         ];
         d.extend(line::FIELDS.iter().map(|&(name, at)| (name, at)));
         defines(&d)
@@ -157,20 +182,32 @@ pub fn rows_defines(wg: usize, seg: usize) -> String {
     format!("{} {}", is_float(true), defines(&d))
 }
 
-/// `iir_tiles`' build options: each direction's tile-line form
-/// ([`tile_line`]: `T2_BQC` columns, `T2_BQR` rows; 1 biquads, 2 delta
-/// form) and the column blocks (one per tile) for the carries.
-pub fn tiles_defines(p: &GaussianParams) -> String {
+/// `iir_tiles`' build options for `channels` per pixel and user samples
+/// that are `float` or not: the samples per pixel (`T2_NC`, 1 or 4), the
+/// tile and its table's layout, each
+/// direction's tile-line form ([`tile_line`]: `T2_BQC` columns, `T2_BQR`
+/// rows; 1 biquads, 2 delta form) and the column blocks (one per tile) for
+/// the carries.
+pub fn tiles_defines(p: &GaussianParams, channels: usize, float: bool) -> String {
     let form = |sigma: f32| match tile_line(sigma as f64) {
         TileLine::Biquad => 1,
         TileLine::Delta => 2,
     };
+    let tile = t2_tile(channels);
+    let [fw, one, bq] = t2_table_at(tile);
     let d = [
-        ("COL_BLK", T2_TILE),
+        ("COL_BLK", tile),
+        ("T2_NC", working_channels(channels)),
+        ("T2_TILE", tile),
+        ("TSP", t2_stride(tile)),
+        ("T2_CS", t2_plane(tile)),
+        ("T2_FW_AT", fw),
+        ("T2_ONE_AT", one),
+        ("T2_BQ_AT", bq),
         ("T2_BQC", form(p.sigma_y)),
         ("T2_BQR", form(p.sigma_x)),
     ];
-    format!("{} {}", is_float(true), defines(&d))
+    format!("{} {}", is_float(float), defines(&d))
 }
 
 /// `-DNAME=value` for each pair, space-separated.
@@ -205,7 +242,7 @@ mod tests {
             fixed_defines().to_string(),
             col_blocks_defines(1),
             rows_defines(32, 8),
-            tiles_defines(&p),
+            tiles_defines(&p, 4, true),
             is_float(false),
             "-DMIRROR=1".to_string(),
         ]

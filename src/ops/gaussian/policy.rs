@@ -6,6 +6,7 @@
 use super::geometry::{row_local_geometry, FIR_RMAX};
 use super::{Border, GaussianParams};
 use crate::backend::DeviceKind;
+use crate::image::SampleType;
 use crate::ops::Shape;
 
 /// The largest sigma accepted. The recursive filter's cost does not depend
@@ -31,8 +32,8 @@ pub const BIQUAD_MAX_SIGMA: f64 = 64.0;
 /// `fir_local` first; see [`prefer`].
 pub const FIR_PREFER_MAX_SIGMA: f32 = 4.0;
 
-/// On GPUs, gray images of at least this many pixels (4 MP) try `iir_tiles`
-/// first; see [`prefer`].
+/// On GPUs, gray images, and u8 and u16 RGBA ones, of at least this many
+/// pixels (4 MP) try `iir_tiles` first; see [`prefer`].
 pub const TILES_MIN_PIXELS: usize = 4 << 20;
 
 /// The most work-items `iir_local` may put on one row (one work-group per
@@ -112,21 +113,26 @@ pub fn tile_line(sigma: f64) -> TileLine {
 /// go to `iir_local`, which the static order already tries first. Gray
 /// images of 4 MP and more ([`TILES_MIN_PIXELS`]) go to `iir_tiles`, which
 /// reads the image twice and writes it once where `iir_local` moves it five
-/// times; below that its passes over the tiles' sums weigh more.
-/// docs/PERFORMANCE.md has the measurements; `filterctl tune` replaces
-/// these guesses per device.
+/// times; below that its passes over the tiles' sums weigh more. So do u8
+/// and u16 RGBA images at every sigma: `iir_tiles` reads and writes their
+/// samples itself, where the FIR converts them into a float4 working image
+/// and back (at sigma 2 on an 8192x8192 u8 RGBA image, 2.46 ms against
+/// 3.15 ms on an H200). Colour at larger sigma needs no preference: where
+/// `iir_local` cannot hold the row, `iir_tiles` comes next in the static
+/// order. docs/PERFORMANCE.md has the measurements; `filterctl tune`
+/// replaces these guesses per device.
 pub fn prefer(s: &Shape, kind: DeviceKind) -> Option<&'static str> {
     let p = s.params.get::<GaussianParams>()?;
     if kind == DeviceKind::Cpu {
         return None;
     }
-    let colour = s.channels > 1;
+    let large = s.width * s.height >= TILES_MIN_PIXELS;
     let small = p.sigma_x.max(p.sigma_y) <= FIR_PREFER_MAX_SIGMA;
-    if colour {
-        small.then_some("fir_local")
-    } else {
-        (s.width * s.height >= TILES_MIN_PIXELS).then_some("iir_tiles")
+    let integer_rgba = s.channels == 4 && s.sample != SampleType::F32;
+    if large && (s.channels == 1 || integer_rgba) {
+        return Some("iir_tiles");
     }
+    (s.channels > 1 && small).then_some("fir_local")
 }
 
 /// The tuning cache's parameter bucket of a blur as two words: the larger
@@ -159,7 +165,6 @@ pub fn params_bucket(p: &GaussianParams) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SampleType;
 
     #[test]
     fn buckets_are_the_tuning_keys() {
@@ -187,6 +192,15 @@ mod tests {
         assert_eq!(prefer(&shape(2048, 2048, 1, 8.0), gpu), Some("iir_tiles"));
         assert_eq!(prefer(&shape(2048, 2047, 1, 8.0), gpu), None);
         assert_eq!(prefer(&shape(4096, 4096, 1, 8.0), DeviceKind::Cpu), None);
+        let typed = |c, t, s| {
+            Shape::new(2048, 2048, c, t)
+                .with_params(crate::ops::OpParams::new(GaussianParams::new(s)))
+        };
+        assert_eq!(prefer(&typed(4, SampleType::U8, 2.0), gpu), Some("iir_tiles"));
+        assert_eq!(prefer(&typed(4, SampleType::U16, 8.0), gpu), Some("iir_tiles"));
+        assert_eq!(prefer(&typed(3, SampleType::U8, 2.0), gpu), Some("fir_local"));
+        assert_eq!(prefer(&typed(4, SampleType::F32, 2.0), gpu), Some("fir_local"));
+        assert_eq!(prefer(&typed(4, SampleType::F32, 8.0), gpu), None);
     }
 
     #[test]

@@ -133,8 +133,8 @@ impl<T: Sample> Case for GaussianCase<T> {
         Ok((Box::new(o), r))
     }
 
-    /// Runs on the working image: f32 gray or RGBA input only (other
-    /// inputs add conversion passes).
+    /// Kernel time on the device ([`super::device::kernel_runner`] says
+    /// which passes each input's time includes).
     fn kernel_runner<'a>(
         &'a self,
         progs: &'a Programs,

@@ -5,8 +5,8 @@
 //! `docs/KERNELS.md`.
 
 use super::geometry::{
-    row_blk_geometry, row_local_bytes, row_local_geometry, working_channels, working_pixel,
-    T2_STRIDE, T2_TILE,
+    row_blk_geometry, row_local_bytes, row_local_geometry, t2_local_bytes, working_channels,
+    working_pixel,
 };
 use super::passes::{Axis::*, Both, Line::*, Plan, Step::*};
 use super::{policy, GaussianParams};
@@ -63,19 +63,12 @@ fn local_row_tiles(s: &Shape) -> usize {
     row_local_bytes(wg, seg, s.channels)
 }
 
-/// iir_tiles: gray only (a float4 tile would not fit local memory).
-fn gray_tiles(s: &Shape) -> Result<(), String> {
-    iir(s)?;
-    if s.channels != 1 {
-        return Err("iir_tiles stages gray tiles only".into());
-    }
-    Ok(())
-}
-
-/// iir_tiles: one square tile at a padded stride (the fix-up pass needs
-/// less).
-fn local_tiles(_: &Shape) -> usize {
-    T2_TILE * T2_STRIDE * 4
+/// iir_tiles: one square tile per channel plane at a padded stride, 16.6
+/// KiB gray (64x64) and 17 KiB colour (32x32 float4); the fix-up pass
+/// needs less. [`VariantSpec::check`] compares it with the device's local
+/// memory.
+fn local_tiles(s: &Shape) -> usize {
+    t2_local_bytes(s.channels)
 }
 
 fn transpose_tile(s: &Shape) -> usize {
@@ -223,7 +216,7 @@ table!(
         VariantSpec {
             name: "iir_tiles",
             summary: "square tiles read twice: column and row block sums from one read, both \
-                      carries, then each tile filtered down and across (gray)",
+                      carries, then each tile filtered down and across",
             files: &[
                 "gaussian/common.cl",
                 "gaussian/blocks.cl",
@@ -233,7 +226,7 @@ table!(
             options: "",
             local: [64, 1],
             local_bytes: local_tiles,
-            supports: gray_tiles,
+            supports: iir,
             requires: &[],
             tolerance: IIR_TOLERANCE,
         },

@@ -191,7 +191,8 @@ pub(crate) fn blur_w(
 }
 
 /// Host in, host out: upload, convert to the working image if needed,
-/// blur, convert back, download.
+/// blur, convert back, download. `iir_tiles` reads and writes u8 and u16
+/// gray and RGBA images itself (`tiles::blur_direct`).
 pub(crate) fn run<T: Sample>(
     progs: &Programs,
     dev: &Dev,
@@ -200,6 +201,11 @@ pub(crate) fn run<T: Sample>(
     p: &GaussianParams,
 ) -> Result<(Image<T>, Duration)> {
     let ch = img.channels();
+    if T::TYPE != SampleType::F32 && super::tiles::tiles_direct(spec, ch, p) {
+        let src = DeviceImage::upload(dev, img)?;
+        let (out, kt) = super::tiles::blur_direct(progs, dev, spec, &src, p)?;
+        return Ok((out.download(dev)?, kt));
+    }
     if ch != 3 {
         if let Some(f) = (img as &dyn Any).downcast_ref::<Image<f32>>() {
             let src = DeviceImage::upload(dev, f)?;

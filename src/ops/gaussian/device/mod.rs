@@ -75,7 +75,9 @@ pub(crate) fn run_stage(
 /// ([`crate::ops::tuning::Case::kernel_runner`]).
 ///
 /// f32 gray and RGBA images are the working image itself, so only the blur
-/// is timed. Other inputs (u8, u16, RGB) time what a pipeline runs on the
+/// is timed; so are u8 and u16 gray and RGBA ones under `iir_tiles`, which
+/// reads and writes them itself. Other inputs (u8, u16, RGB) time what a
+/// pipeline runs on the
 /// device: the conversion into the f32 working image (`pipeline_load`), the
 /// blur, and the rounding store back to the input's type
 /// (`pipeline_store`); the transfers are not counted.
@@ -98,6 +100,11 @@ pub(super) fn kernel_runner<'a, T: crate::image::Sample>(
                 super::device::blur_w(progs, dev, spec, work, &gp).map(|r| r.1)
             }));
         }
+    }
+    if tiles::tiles_direct(spec, input.channels(), &gp) {
+        return Ok(Box::new(move || {
+            tiles::blur_direct(progs, dev, spec, input, &gp).map(|r| r.1)
+        }));
     }
     let (w, h, ch) = (input.width(), input.height(), input.channels());
     let work = Work {

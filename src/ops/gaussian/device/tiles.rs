@@ -3,51 +3,90 @@
 //! directions (`cl/gaussian/tiles.cl` says how).
 
 use super::super::coeffs::Deriche;
-use super::super::geometry::{tiles_defines, STATES, T2_BQ_AT, T2_FW_AT, T2_ONE_AT, T2_TILE};
+use super::super::geometry::{t2_table_at, t2_tile, tiles_defines, working_channels, STATES};
 use super::super::passes::Both;
 use super::super::policy::{tile_line, TileLine};
+use super::super::{variants, GaussianParams};
 use super::launch::{time, Ctx, Out};
 use crate::backend::opencl::{Arg, DeviceBuffer, DeviceImage, Kernel as ClKernel};
+use crate::backend::Dev;
 use crate::error::Result;
+use crate::image::{Sample, SampleType};
+use crate::ops::{OpParams, Programs, Shape, VariantSpec};
+use std::time::Duration;
 
-/// `gaussian_iir_tiles_fix`'s table (its parts where [`T2_FW_AT`] says):
-/// the rows' sum weights, the columns' state weights, the rows' sums of a
-/// constant 1 (see [`Deriche::tile_tables`]), then the columns' and the
-/// rows' tile-line coefficients (biquads or delta form, as
-/// [`tiles_defines`] builds the kernels).
-fn fix_tables(cols: &Deriche, rows: &Deriche) -> Vec<f32> {
-    let (c, r) = (cols.tile_tables(T2_TILE), rows.tile_tables(T2_TILE));
+/// `gaussian_iir_tiles_fix`'s table for tiles of side `tile` (its parts
+/// where [`t2_table_at`] says): the rows' sum weights, the columns' state
+/// weights, the rows' sums of a constant 1 (see [`Deriche::tile_tables`]),
+/// then the columns' and the rows' tile-line coefficients (biquads or delta
+/// form, as [`tiles_defines`] builds the kernels).
+fn fix_tables(cols: &Deriche, rows: &Deriche, tile: usize) -> Vec<f32> {
+    let (c, r) = (cols.tile_tables(tile), rows.tile_tables(tile));
     let line = |d: &Deriche| match tile_line(d.sigma) {
         TileLine::Biquad => d.tile_biquads(),
         TileLine::Delta => d.tile_deltas(),
     };
+    let [fw_at, one_at, bq_at] = t2_table_at(tile);
     let t = [
-        &r[..T2_FW_AT],
-        &c[T2_FW_AT..T2_ONE_AT],
-        &r[T2_ONE_AT..],
+        &r[..fw_at],
+        &c[fw_at..one_at],
+        &r[one_at..],
         &line(cols),
         &line(rows),
     ]
     .concat();
-    debug_assert_eq!(r.len(), T2_BQ_AT);
+    debug_assert_eq!(r.len(), bq_at);
     t
 }
 
-/// The buffers of one tiled blur besides its input.
-struct Bufs {
-    /// STATES states per (tile row, column).
+/// The buffers of one tiled blur of samples `T` besides its input.
+struct Bufs<T: Sample> {
+    /// STATES states per (tile row, column and channel): each channel of a
+    /// column is a line of the carry, so the lines are `nc * width` floats.
     colsums: DeviceImage<f32>,
-    /// STATES states per (tile column, row).
+    /// STATES states per (tile column, row and channel).
     rowsums: DeviceImage<f32>,
     /// Per row its first and last column-filtered values from zero state,
-    /// and the raw first sample.
+    /// and the raw first sample (a pixel each).
     edges: DeviceImage<f32>,
-    /// Per row its first and last exactly column-filtered values.
+    /// The image's first row, then its last: the column carry's line ends.
+    colends: DeviceImage<f32>,
+    /// Each row's first exactly column-filtered value, then each row's
+    /// last: the row carry's line ends.
     exact: DeviceImage<f32>,
     /// The result.
-    out: DeviceImage<f32>,
+    out: DeviceImage<T>,
     /// [`fix_tables`].
     tables: std::sync::Arc<DeviceBuffer<f32>>,
+}
+
+/// Whether `spec` runs `p` on an image of `channels` as [`Both::Tiles`]
+/// straight from the user's samples ([`blur_direct`]): its plan has the
+/// tiles, both sigmas are non-zero, and the pixels are gray or RGBA (RGB
+/// has no 4-sample pixels to read as planes).
+pub(crate) fn tiles_direct(spec: &VariantSpec, channels: usize, p: &GaussianParams) -> bool {
+    let tiles = variants::plan(spec).is_some_and(|plan| plan.both == Some(Both::Tiles));
+    tiles && p.sigma_x > 0.0 && p.sigma_y > 0.0 && channels != 3
+}
+
+/// [`Both::Tiles`] on the user's image `src` (any sample type, gray or
+/// RGBA; [`tiles_direct`] says when): the tile passes load and convert the
+/// samples and round the result back into them, so that no working image
+/// is written. The result and the kernels' time.
+pub(crate) fn blur_direct<T: Sample>(
+    progs: &Programs,
+    dev: &Dev,
+    spec: &VariantSpec,
+    src: &DeviceImage<T>,
+    p: &GaussianParams,
+) -> Result<(DeviceImage<T>, Duration)> {
+    let cx = Ctx {
+        progs,
+        dev,
+        spec,
+        p,
+    };
+    cx.tiles(src)
 }
 
 impl Ctx<'_> {
@@ -58,13 +97,16 @@ impl Ctx<'_> {
         }
     }
 
-    /// [`Both::Tiles`]: gray, both sigmas non-zero.
-    fn tiles(&self, src: &DeviceImage<f32>) -> Result<Out> {
-        let (w, h) = (src.width(), src.height());
-        let (ntx, nty) = (w.div_ceil(T2_TILE), h.div_ceil(T2_TILE));
+    /// [`Both::Tiles`]: both sigmas non-zero, samples `T` in and out.
+    fn tiles<T: Sample>(&self, src: &DeviceImage<T>) -> Result<(DeviceImage<T>, Duration)> {
+        let (w, h, ch) = (src.width(), src.height(), src.channels());
+        let (tile, nc) = (t2_tile(ch), working_channels(ch));
+        let (ntx, nty) = (w.div_ceil(tile), h.div_ceil(tile));
         let p = self.p;
-        let shape = self.w_shape(src);
-        let defines = tiles_defines(p);
+        // Built as gray, so that the carry runs on float lines (T2_NC says
+        // the samples per pixel): line NC * i + c is channel c of line i.
+        let shape = Shape::new(w, h, 1, T::TYPE).with_params(OpParams::new(*p));
+        let defines = tiles_defines(p, ch, T::TYPE == SampleType::F32);
         let ks = Both::Tiles
             .kernels()
             .iter()
@@ -81,33 +123,38 @@ impl Ctx<'_> {
         let [pr, ar, _, _] = dr.kernel_args();
         let dev = self.dev;
         let b = Bufs {
-            colsums: DeviceImage::<f32>::new(dev, w, nty * STATES, 1)?,
-            rowsums: DeviceImage::<f32>::new(dev, h, ntx * STATES, 1)?,
-            edges: DeviceImage::<f32>::new(dev, 3, h, 1)?,
-            exact: DeviceImage::<f32>::new(dev, 2, h, 1)?,
-            out: DeviceImage::<f32>::new(dev, w, h, 1)?,
-            tables: dev.constants(&fix_tables(&dc, &dr))?,
+            colsums: DeviceImage::<f32>::new(dev, nc * w, nty * STATES, 1)?,
+            rowsums: DeviceImage::<f32>::new(dev, nc * h, ntx * STATES, 1)?,
+            edges: DeviceImage::<f32>::new(dev, 3, h, nc)?,
+            colends: DeviceImage::<f32>::new(dev, nc * w, 2, 1)?,
+            exact: DeviceImage::<f32>::new(dev, nc * h, 2, 1)?,
+            out: DeviceImage::<T>::new(dev, w, h, ch)?,
+            tables: dev.constants(&fix_tables(&dc, &dr, tile))?,
         };
         let dims = [Arg::int(w)?, Arg::int(h)?, Arg::int(ntx)?, Arg::int(nty)?];
-        // The three tile passes take (in, colsums, rowsums, their own
-        // buffers, the sizes, their coefficients).
+        // The three tile passes take (their buffers, the sizes, their
+        // coefficients), one work-item per (line, channel) of a tile.
         let tile_pass = |k: &ClKernel, bufs: &[Arg], coefs: &[[f32; 4]]| {
-            let mut args = vec![Arg::img(src), Arg::img(&b.colsums), Arg::img(&b.rowsums)];
-            args.extend_from_slice(bufs);
+            let mut args = bufs.to_vec();
             args.extend(dims);
             args.extend(coefs.iter().map(|&c| Arg::F32x4(c)));
-            dev.launch(k, &[ntx * T2_TILE, nty], &[T2_TILE, 1], &args)
+            dev.launch(k, &[ntx * tile * nc, nty], &[tile * nc, 1], &args)
         };
+        let (input, cols, rows) = (Arg::img(src), Arg::img(&b.colsums), Arg::img(&b.rowsums));
         let (edges, exact, tables) = (Arg::img(&b.edges), Arg::img(&b.exact), Arg::buf(&b.tables));
-        let e1 = tile_pass(k_sums, &[edges, tables], &[ac, pr])?;
-        let e2 = self.carry(k_carry, src, &b.colsums, false, &dc, T2_TILE)?;
-        let e3 = tile_pass(k_fix, &[edges, exact, tables], &[])?;
-        // The rows' lines are `exact`'s rows: first and last value.
-        let e4 = self.carry(k_carry, &b.exact, &b.rowsums, true, &dr, T2_TILE)?;
-        let e5 = tile_pass(k_apply, &[exact, tables, Arg::img(&b.out)], &[ac, ar])?;
+        let sums_bufs = [input, cols, rows, edges, Arg::img(&b.colends), tables];
+        let e1 = tile_pass(k_sums, &sums_bufs, &[ac, pr])?;
+        // The columns' lines are `colends`' columns: first and last row.
+        let e2 = self.carry(k_carry, &b.colends, &b.colsums, false, &dc, tile)?;
+        let e3 = tile_pass(k_fix, &[cols, rows, edges, exact, tables], &[])?;
+        // The rows' lines are `exact`'s columns: first and last value.
+        let e4 = self.carry(k_carry, &b.exact, &b.rowsums, false, &dr, tile)?;
+        let out = Arg::img(&b.out);
+        let e5 = tile_pass(k_apply, &[input, cols, rows, exact, tables, out], &[ac, ar])?;
         let t = [time(e1)?, time(e2)?, time(e3)?, time(e4)?, time(e5)?];
         log::debug!(
-            "gaussian tiles {w}x{h}: sums {:?} col carry {:?} fix {:?} row carry {:?} apply {:?}",
+            "gaussian tiles {w}x{h}x{ch} {}: sums {:?} col carry {:?} fix {:?} row carry {:?} apply {:?}",
+            T::TYPE,
             t[0],
             t[1],
             t[2],
