@@ -1,8 +1,8 @@
 //! The rayon transpose: bands of output rows in parallel, each written
 //! block by block with the CPU's SIMD tile transposes
 //! ([`crate::simd::blocks::transpose_band`]). The output is never
-//! cleared first: every band writes all of its samples. Images of
-//! [`STREAM_BYTES`] and more are transposed a band at a time into a buffer
+//! cleared first: every band writes all of its samples. Images of 16 MiB
+//! and more are transposed a band at a time into a buffer
 //! in the cache, which is then written out with streaming stores
 //! ([`mem::write_stream`]): a band's output rows are contiguous, and the
 //! tiles' scattered stores would otherwise read every output line first.
