@@ -1,11 +1,7 @@
 //! The rayon transpose: bands of output rows in parallel, each written
 //! block by block with the CPU's SIMD tile transposes
 //! ([`crate::simd::blocks::transpose_band`]). The output is never
-//! cleared first: every band writes all of its samples. Images of 16 MiB
-//! and more are transposed a band at a time into a buffer
-//! in the cache, which is then written out with streaming stores
-//! ([`mem::write_stream`]): a band's output rows are contiguous, and the
-//! tiles' scattered stores would otherwise read every output line first.
+//! cleared first: every band writes all of its samples.
 
 use std::mem::MaybeUninit;
 
@@ -13,11 +9,6 @@ use crate::error::Result;
 use crate::image::{Image, Sample};
 use crate::simd::blocks::{band_rows, transpose_band};
 use crate::simd::{mem, Isa, Simd, WithSimd};
-
-/// Images of at least this many bytes are written through a band buffer
-/// with streaming stores (see the module docs): input and output outgrow
-/// an L3 cache.
-const STREAM_BYTES: usize = 16 << 20;
 
 /// Transposes on the host's cores.
 pub fn transpose<T: Sample>(src: &Image<T>) -> Result<Image<T>> {
@@ -27,20 +18,14 @@ pub fn transpose<T: Sample>(src: &Image<T>) -> Result<Image<T>> {
 /// [`transpose`] with the instruction set `isa` (or the best below it that
 /// the CPU runs).
 pub fn transpose_with<T: Sample>(src: &Image<T>, isa: Isa) -> Result<Image<T>> {
-    let bytes = src.data().len().saturating_mul(std::mem::size_of::<T>());
-    run_with(src, isa, bytes >= STREAM_BYTES)
-}
-
-/// [`transpose_with`], through band buffers if `stream`.
-fn run_with<T: Sample>(src: &Image<T>, isa: Isa, stream: bool) -> Result<Image<T>> {
     match src.channels() {
-        1 => run::<T, 1>(src, isa, stream),
-        3 => run::<T, 3>(src, isa, stream),
-        _ => run::<T, 4>(src, isa, stream),
+        1 => run::<T, 1>(src, isa),
+        3 => run::<T, 3>(src, isa),
+        _ => run::<T, 4>(src, isa),
     }
 }
 
-fn run<T: Sample, const C: usize>(src: &Image<T>, isa: Isa, stream: bool) -> Result<Image<T>> {
+fn run<T: Sample, const C: usize>(src: &Image<T>, isa: Isa) -> Result<Image<T>> {
     let (w, h) = (src.width(), src.height());
     let n = crate::image::check_shape(h, w, C)?;
     // A band of output rows (input columns), 1 KiB of each input row.
@@ -50,17 +35,15 @@ fn run<T: Sample, const C: usize>(src: &Image<T>, isa: Isa, stream: bool) -> Res
         Ok::<_, crate::Error>(mem::par_fill(
             out,
             band,
-            Vec::new,
-            |buf: &mut Vec<MaybeUninit<T>>, i, dst| {
-                let x0 = i * band / (h * C);
-                let (stride, size) = (src.stride(), (w, h));
-                if !stream {
-                    return isa.vectorize(Band::<T, C> { data, stride, size, x0, dst });
-                }
-                buf.resize(dst.len(), MaybeUninit::uninit());
-                let dst_buf = &mut buf[..dst.len()];
-                let done = isa.vectorize(Band::<T, C> { data, stride, size, x0, dst: dst_buf });
-                mem::write_stream(dst, done)
+            || (),
+            |_, i, dst| {
+                isa.vectorize(Band::<T, C> {
+                    data,
+                    stride: src.stride(),
+                    size: (w, h),
+                    x0: i * band / (h * C),
+                    dst,
+                })
             },
         ))
     })?;
@@ -111,10 +94,8 @@ mod tests {
             let strided = Image::from_vec_with_stride(w, h, c, stride, rows).unwrap();
             for isa in Isa::available() {
                 for input in [&img, &strided] {
-                    for stream in [false, true] {
-                        let got = run_with(input, isa, stream).unwrap();
-                        assert!(got == want, "{isa:?} {w}x{h}x{c} {:?} {stream}", T::TYPE);
-                    }
+                    let got = transpose_with(input, isa).unwrap();
+                    assert!(got == want, "{isa:?} {w}x{h}x{c} {:?}", T::TYPE);
                 }
             }
         }
