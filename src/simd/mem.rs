@@ -16,6 +16,8 @@ use std::ptr;
 
 use rayon::prelude::*;
 
+use crate::image::Sample;
+
 /// Whether `S` and `T` are the same type.
 #[inline(always)]
 fn same<S: 'static, T: 'static>() -> bool {
@@ -97,6 +99,49 @@ pub fn write_copy<'d, T: Copy>(d: &'d mut [MaybeUninit<T>], src: &[T]) -> &'d mu
     }
     // SAFETY: the lengths are equal, so every element was just written.
     unsafe { assume_init_mut(d) }
+}
+
+/// Copies `src` into `d` (of the same length) with stores that bypass the
+/// caches where the build has them (x86-64, unless `FILTERCTL_SIMD=portable`
+/// chose the portable code: SSE2 `movntdq` for the 16-byte-aligned part,
+/// then `sfence`), and returns `d` initialised. For outputs far larger than
+/// the caches: each line is written without being read first (a plain
+/// store reads it for ownership), and it does not push the input out of
+/// the caches. Elsewhere, a plain copy.
+#[inline]
+pub fn write_stream<'d, T: Sample>(d: &'d mut [MaybeUninit<T>], src: &[T]) -> &'d mut [T] {
+    assert_eq!(d.len(), src.len(), "write_stream: lengths differ");
+    #[cfg(target_arch = "x86_64")]
+    if super::Isa::detect() > super::Isa::Portable {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+        let bytes = std::mem::size_of_val(src);
+        let (s, o) = (src.as_ptr().cast::<u8>(), d.as_mut_ptr().cast::<u8>());
+        // Bytes up to the first 16-byte boundary of `d`, then whole 16-byte
+        // blocks; both multiples of the sample size (a power of two at most
+        // 4, which `d`'s address is a multiple of).
+        let head = o.align_offset(16).min(bytes);
+        let body = (bytes - head) / 16 * 16;
+        // SAFETY: `src` and `d` are distinct slices of `bytes` bytes each
+        // (`d` is borrowed mutably); every offset below stays under
+        // `bytes`. The streaming stores go to 16-byte-aligned addresses
+        // (`head` reached the boundary), and SSE2 is part of x86-64. The
+        // fence orders them before any later store, so the samples are
+        // written when `d` is handed back. Samples are plain data (u8,
+        // u16, f32), so their bytes may be copied in any pieces.
+        unsafe {
+            ptr::copy_nonoverlapping(s, o, head);
+            let mut i = head;
+            while i < head + body {
+                let v = _mm_loadu_si128(s.add(i).cast::<__m128i>());
+                _mm_stream_si128(o.add(i).cast::<__m128i>(), v);
+                i += 16;
+            }
+            ptr::copy_nonoverlapping(s.add(i), o.add(i), bytes - i);
+            _mm_sfence();
+            return assume_init_mut(d);
+        }
+    }
+    write_copy(d, src)
 }
 
 /// An uninitialised buffer written piece by piece, front to back: hands

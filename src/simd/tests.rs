@@ -200,6 +200,26 @@ fn whole_buffers_come_back_written() {
 }
 
 #[test]
+fn streamed_copies_write_every_sample() {
+    // Every length up to a few 16-byte blocks, from every start inside a
+    // block (the part before the first boundary and after the last one
+    // go by plain copies).
+    fn check<T: Sample + PartialEq + std::fmt::Debug>(from: fn(usize) -> T) {
+        let src: Vec<T> = (0..200).map(from).collect();
+        for start in 0..16 {
+            for n in 0..150 {
+                let mut buf = vec![MaybeUninit::<T>::uninit(); start + n];
+                let got = mem::write_stream(&mut buf[start..], &src[..n]);
+                assert_eq!(got, &src[..n], "{start} + {n}");
+            }
+        }
+    }
+    check::<u8>(|i| i as u8);
+    check::<u16>(|i| 60000 - i as u16);
+    check::<f32>(|i| i as f32 - 100.5);
+}
+
+#[test]
 fn casts_only_between_equal_types() {
     let mut a = [1.0f32, 2.0];
     assert_eq!(mem::cast_slice::<f32, f32>(&a), Some(&[1.0f32, 2.0][..]));

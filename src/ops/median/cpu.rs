@@ -7,19 +7,20 @@
 //! no planes and RGB needs no deinterleaving. Each column of the window is
 //! sorted once per output row and shared by every window that holds it;
 //! each window's median then comes from a network on its sorted columns
-//! that stays in registers (`shared`, `net`). f32 samples are first mapped
-//! to order-preserving u32 words (`median::word`), selected as integers and
-//! mapped back.
+//! that stays in registers (`shared`, `net`). f32 samples are ordered by
+//! `totalOrder` as integer keys: each column's samples become keys as they
+//! are loaded for its sort, and each median becomes a sample again as it is
+//! stored (`simd::lanes::f32_key`), so f32 takes no pass of its own.
 //!
 //! AVX2 runs even where AVX-512F is there: the AVX-512F trampoline has no
 //! 8- or 16-bit lane instructions.
 
 use std::mem::MaybeUninit;
 
-use super::{from_word, shared, word, MedianParams};
+use super::{shared, MedianParams};
 use crate::error::Result;
 use crate::image::{check_shape, Image, Sample};
-use crate::simd::lanes::{Lanes, OrdLanes};
+use crate::simd::lanes::{F32Keys, Lanes, OrdLanes};
 #[cfg(target_arch = "x86_64")]
 use crate::simd::x86;
 use crate::simd::{mem, Isa, Simd, WithSimd};
@@ -27,43 +28,46 @@ use crate::SampleType;
 
 /// Median-filters `src` on the host's cores (see the module docs).
 pub fn median<T: Sample>(src: &Image<T>, p: &MedianParams) -> Result<Image<T>> {
+    let bytes = src.data().len().saturating_mul(std::mem::size_of::<T>());
+    run(src, p, bytes >= STREAM_BYTES)
+}
+
+/// [`median`], writing the output a row at a time through
+/// [`mem::write_stream`] if `stream`.
+fn run<T: Sample>(src: &Image<T>, p: &MedianParams, stream: bool) -> Result<Image<T>> {
     p.validate()?;
     let r = p.radius as usize;
     let (w, h, c) = (src.width(), src.height(), src.channels());
-    let (n, wc) = (check_shape(w, h, c)?, w * c);
+    let n = check_shape(w, h, c)?;
     // The output is not cleared first: every row is written once.
     let data = mem::vec_filled(n, |buf| -> Result<&mut [T]> {
         Ok(match T::TYPE {
             SampleType::U8 => {
                 let o = mem::cast_uninit_mut::<T, u8>(buf).expect("T is u8");
-                let o = filter(|y| mem::cast_slice(src.row(y)).expect("T is u8"), h, c, r, o);
+                let rows = |y| mem::cast_slice(src.row(y)).expect("T is u8");
+                let o = filter(rows, h, c, r, stream, o);
                 mem::cast_slice_mut(o).expect("T is u8")
             }
             SampleType::U16 => {
                 let o = mem::cast_uninit_mut::<T, u16>(buf).expect("T is u16");
-                let o = filter(|y| mem::cast_slice(src.row(y)).expect("T is u16"), h, c, r, o);
+                let rows = |y| mem::cast_slice(src.row(y)).expect("T is u16");
+                let o = filter(rows, h, c, r, stream, o);
                 mem::cast_slice_mut(o).expect("T is u16")
             }
             SampleType::F32 => {
-                let words = mem::vec_filled(n, |buf| -> Result<&mut [u32]> {
-                    Ok(mem::par_fill(buf, wc, || (), |_, y, o| {
-                        mem::write_pixels::<T, u32, 1>(o, src.row(y), |[s]| [word(s)])
-                    }))
-                })?;
-                let medians = mem::vec_filled(n, |buf| -> Result<&mut [u32]> {
-                    Ok(filter(|y| &words[y * wc..(y + 1) * wc], h, c, r, buf))
-                })?;
-                mem::par_fill(buf, wc, || (), |_, y, o| {
-                    mem::write_pixels::<u32, T, 1>(o, &medians[y * wc..][..wc], |[m]| [from_word(m)])
-                })
+                let o = mem::cast_uninit_mut::<T, f32>(buf).expect("T is f32");
+                let rows = |y| mem::cast_slice(src.row(y)).expect("T is f32");
+                let o = filter(rows, h, c, r, stream, o);
+                mem::cast_slice_mut(o).expect("T is f32")
             }
         })
     })?;
     Image::from_vec(w, h, c, data)
 }
 
-/// Integer samples that the median orders as they are, with their vectors.
-trait Native: Copy + Ord + Default + Send + Sync + 'static {
+/// Samples with the vectors that order them: integers as they are, f32 by
+/// `totalOrder` (as keys).
+trait Native: Sample + Copy + Default + Send + Sync + 'static {
     /// 16 bytes of lanes as plain arrays (every CPU).
     type Portable: OrdLanes<Sample = Self, Token = ()>;
     /// An AVX2 register of lanes.
@@ -83,57 +87,77 @@ impl Native for u16 {
     type Avx2 = x86::lanes::U16x16;
 }
 
-impl Native for u32 {
-    type Portable = Lanes<u32, 4>;
+impl Native for f32 {
+    type Portable = F32Keys<4>;
     #[cfg(target_arch = "x86_64")]
-    type Avx2 = x86::lanes::U32x8;
+    type Avx2 = x86::lanes::F32x8;
 }
+
+/// Images of at least this many bytes are written with stores that bypass
+/// the caches ([`mem::write_stream`]): the input and output outgrow an L3
+/// cache, and a plain store would read every line of the output first.
+const STREAM_BYTES: usize = 16 << 20;
 
 /// Median-filters the `h` rows that `row` gives (`c` channels each) into
 /// `out` (packed rows) with radius `r`, and returns it written; alpha
 /// (channel 3 of 4) is filtered with the colours and then overwritten by a
-/// copy.
+/// copy. If `stream`, each row is made in the cache and then written with
+/// [`mem::write_stream`].
 fn filter<'a, 'o, K: Native>(
     row: impl Fn(usize) -> &'a [K] + Sync,
     h: usize,
     c: usize,
     r: usize,
+    stream: bool,
     out: &'o mut [MaybeUninit<K>],
 ) -> &'o mut [K] {
     let wc = out.len() / h;
-    mem::par_fill(out, wc, Vec::new, |ranks, y, o| {
-        // Cleared in the cache, where the row is written next.
-        let o = mem::fill_init(o, K::default());
+    mem::par_fill(out, wc, Default::default, |(ranks, line): &mut (Vec<K>, Vec<K>), y, o| {
         let src = |d: usize| row((y + d).saturating_sub(r).min(h - 1));
-        // At most 256-bit vectors: see the module docs.
-        let isa = Isa::detect_up_to(256);
-        match r {
-            1 => isa.vectorize(Row::<K, 3, 9> {
-                rows: std::array::from_fn(src),
-                out: &mut *o,
-                c,
-                ranks,
-            }),
-            2 => isa.vectorize(Row::<K, 5, 25> {
-                rows: std::array::from_fn(src),
-                out: &mut *o,
-                c,
-                ranks,
-            }),
-            _ => isa.vectorize(Row::<K, 7, 49> {
-                rows: std::array::from_fn(src),
-                out: &mut *o,
-                c,
-                ranks,
-            }),
+        let rows: [&[K]; 7] = std::array::from_fn(src);
+        if !stream {
+            // Cleared in the cache, where the row is written next.
+            let o = mem::fill_init(o, K::default());
+            median_row(rows, o, c, r, ranks, row(y));
+            return o;
         }
-        if c == 4 {
-            for (o, s) in o.chunks_exact_mut(4).zip(row(y).chunks_exact(4)) {
-                o[3] = s[3];
-            }
-        }
-        o
+        line.resize(wc, K::default());
+        median_row(rows, line, c, r, ranks, row(y));
+        mem::write_stream(o, line)
     })
+}
+
+/// One output row: `rows` are the window's source rows, top to bottom
+/// (borders replicated; the first `2r + 1` are read), `own` the row's
+/// source (for the alpha of 4 channels).
+fn median_row<K: Native>(rows: [&[K]; 7], o: &mut [K], c: usize, r: usize, ranks: &mut Vec<K>, own: &[K]) {
+    // At most 256-bit vectors: see the module docs.
+    let isa = Isa::detect_up_to(256);
+    match r {
+        1 => isa.vectorize(Row::<K, 3, 9> {
+            rows: std::array::from_fn(|i| rows[i]),
+            out: &mut *o,
+            c,
+            ranks,
+        }),
+        2 => isa.vectorize(Row::<K, 5, 25> {
+            rows: std::array::from_fn(|i| rows[i]),
+            out: &mut *o,
+            c,
+            ranks,
+        }),
+        _ => isa.vectorize(Row::<K, 7, 49> {
+            rows,
+            out: &mut *o,
+            c,
+            ranks,
+        }),
+    }
+    if c == 4 {
+        for (o, s) in o.chunks_exact_mut(4).zip(own.chunks_exact(4)) {
+            o[3] = s[3];
+        }
+    }
 }
 
 /// One output row of a `D x D` median (`N = D * D`): `rows` are the
@@ -182,10 +206,26 @@ mod tests {
         .unwrap()
     }
 
+    /// f32 samples with zeros of both signs, NaNs of both signs,
+    /// infinities and a few ordinary values, so that windows tie and hold
+    /// NaNs in every proportion.
+    fn specials(w: usize, h: usize, c: usize, seed: u64) -> Image<f32> {
+        const V: [f32; 8] = [-0.0, 0.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1.0, -1.0];
+        let idx = random::<u8>(w, h, c, seed, V.len() as u32);
+        Image::from_fn(w, h, c, |x, y, ch| V[idx.get(x, y, ch) as usize]).unwrap()
+    }
+
+    /// Bit for bit, so that -0 and +0, and NaNs, are told apart.
+    fn same_bits(a: &Image<f32>, b: &Image<f32>) -> bool {
+        a.data().iter().map(|v| v.to_bits()).eq(b.data().iter().map(|v| v.to_bits()))
+    }
+
     #[test]
     fn shared_columns_match_the_reference_across_strips() {
         // Rows longer than a strip (with a short last one), rows shorter
-        // than a vector and around its width, few levels (ties) and many.
+        // than a vector and around its width, single pixels, rows and
+        // columns, primes, few levels (ties) and many; written in place
+        // and streamed.
         let shapes = [
             (1500, 3, 3),
             (2100, 4, 1),
@@ -197,23 +237,50 @@ mod tests {
             (32, 3, 1),
             (33, 4, 1),
             (11, 8, 3),
+            (1, 1, 1),
+            (1, 1, 4),
+            (17, 1, 3),
+            (1, 13, 1),
+            (37, 29, 3),
         ];
         for (w, h, c) in shapes {
             for r in 1..=3 {
                 let p = MedianParams::new(r).unwrap();
-                for levels in [3, 256] {
+                for (levels, stream) in [(3, false), (256, false), (256, true)] {
                     let img = random::<u8>(w, h, c, (w * h * c) as u64 + r as u64, levels);
                     let want = reference::median(&img, &p).unwrap();
-                    assert_eq!(median(&img, &p).unwrap(), want, "u8 {w}x{h}x{c} r={r}");
+                    assert_eq!(run(&img, &p, stream).unwrap(), want, "u8 {w}x{h}x{c} r={r}");
                     let img = random::<u16>(w, h, c, 7 + w as u64, levels * 200);
                     let want = reference::median(&img, &p).unwrap();
-                    assert_eq!(median(&img, &p).unwrap(), want, "u16 {w}x{h}x{c} r={r}");
+                    assert_eq!(run(&img, &p, stream).unwrap(), want, "u16 {w}x{h}x{c} r={r}");
                     let img = random::<f32>(w, h, c, 9 + h as u64, levels * 3);
                     let want = reference::median(&img, &p).unwrap();
-                    let got = median(&img, &p).unwrap();
+                    let got = run(&img, &p, stream).unwrap();
                     assert_eq!(got, want, "f32 {w}x{h}x{c} r={r}");
+                    let img = specials(w, h, c, 11 + levels as u64);
+                    let want = reference::median(&img, &p).unwrap();
+                    let got = run(&img, &p, stream).unwrap();
+                    assert!(same_bits(&got, &want), "f32 specials {w}x{h}x{c} r={r} stream {stream}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn large_images_stream_and_match_the_reference() {
+        // Above the streaming size (u8 gray, 4096x4100 = 16.0 MiB); the
+        // reference checks every 97th row (it sorts every window).
+        let (w, h) = (4096, 4100);
+        let img = random::<u8>(w, h, 1, 5, 256);
+        let p = MedianParams::new(1).unwrap();
+        assert!(w * h >= STREAM_BYTES);
+        let got = median(&img, &p).unwrap();
+        for y in (0..h).step_by(97).chain([h - 1]) {
+            let y0 = y.saturating_sub(1);
+            let band = Image::from_fn(w, (y + 2).min(h) - y0, 1, |x, yy, _| img.get(x, y0 + yy, 0)).unwrap();
+            let want = reference::median(&band, &p).unwrap();
+            let row: Vec<u8> = (0..w).map(|x| want.get(x, y - y0, 0)).collect();
+            assert_eq!(got.row(y), &row[..], "row {y}");
         }
     }
 }

@@ -105,23 +105,3 @@ pub fn filtered_channels(channels: usize) -> usize {
         channels
     }
 }
-
-/// A sample as the order-preserving u32 word every path compares.
-#[inline(always)]
-pub(crate) fn word<T: Sample>(v: T) -> u32 {
-    if T::TYPE == crate::SampleType::F32 {
-        crate::ops::sort::keys::f32_word(v.to_f32())
-    } else {
-        v.to_f32() as u32
-    }
-}
-
-/// The sample a word came from.
-#[inline(always)]
-pub(crate) fn from_word<T: Sample>(w: u32) -> T {
-    if T::TYPE == crate::SampleType::F32 {
-        T::from_f32(crate::ops::sort::keys::f32_from_word(w))
-    } else {
-        T::from_f32(w as f32)
-    }
-}

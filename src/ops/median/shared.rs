@@ -8,7 +8,7 @@
 //! channel is ever split out.
 
 use super::net::{self, unroll, Network, Sort, Window};
-use crate::simd::lanes::{Lanes, OrdLanes};
+use crate::simd::lanes::OrdLanes;
 
 /// Bytes of one rank row per strip: a strip's `D` rank rows (7 x 2 KiB at
 /// most) stay in the L1 cache between the sorts and the selections.
@@ -26,7 +26,7 @@ pub(super) fn median_row<V, const D: usize, const N: usize>(
     ranks: &mut Vec<V::Sample>,
 ) where
     V: OrdLanes,
-    V::Sample: Ord + Default,
+    V::Sample: Default,
 {
     let (n, pad) = (out.len(), D / 2 * c);
     let strip = (STRIP_BYTES / std::mem::size_of::<V::Sample>()).max(V::LANES);
@@ -45,7 +45,7 @@ pub(super) fn median_row<V, const D: usize, const N: usize>(
         for (i, full) in Blocks::new(V::LANES, b - a) {
             match full {
                 true => sort_column::<V, D>(t, &rows, a + i, &mut bufs, at + i),
-                false => sort_column::<Lanes<V::Sample, 1>, D>((), &rows, a + i, &mut bufs, at + i),
+                false => sort_column::<V::One, D>((), &rows, a + i, &mut bufs, at + i),
             }
         }
         // Columns past the row's ends repeat its first and last pixels.
@@ -62,7 +62,7 @@ pub(super) fn median_row<V, const D: usize, const N: usize>(
         for (i, full) in Blocks::new(V::LANES, o.len()) {
             match full {
                 true => select::<V, D, N>(t, &bufs, c, i, &mut o[i..]),
-                false => select::<Lanes<V::Sample, 1>, D, N>((), &bufs, c, i, &mut o[i..]),
+                false => select::<V::One, D, N>((), &bufs, c, i, &mut o[i..]),
             }
         }
     }
@@ -112,10 +112,10 @@ fn sort_column<V: OrdLanes, const D: usize>(
     bufs: &mut [&mut [V::Sample]; D],
     s: usize,
 ) {
-    let mut v = [V::load(t, &rows[0][j..]); D];
+    let mut v = [V::load_samples(t, &rows[0][j..]); D];
     unroll!(k in 4 2 1; {
         if k < D {
-            v[k] = V::load(t, &rows[k][j..]);
+            v[k] = V::load_samples(t, &rows[k][j..]);
         }
     });
     net::apply::<V, Sort<D>, D>(&mut v);
@@ -143,15 +143,51 @@ fn select<V: OrdLanes, const D: usize, const N: usize>(
         }
     });
     net::apply::<V, Window<D>, N>(&mut v);
-    v[Window::<D>::NET.out].store(out);
+    v[Window::<D>::NET.out].store_samples(out);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::simd::lanes::{F32Keys, Lanes};
+    use std::cmp::Ordering;
+
+    /// A sample type in the median's order, with its bits for comparing
+    /// results exactly (f32: -0 and +0, and NaNs, told apart).
+    trait Sample: Copy + Default + std::fmt::Debug {
+        fn order(&self, o: &Self) -> Ordering;
+        fn bits(self) -> u32;
+    }
+
+    impl Sample for u8 {
+        fn order(&self, o: &Self) -> Ordering {
+            self.cmp(o)
+        }
+        fn bits(self) -> u32 {
+            self as u32
+        }
+    }
+
+    impl Sample for u16 {
+        fn order(&self, o: &Self) -> Ordering {
+            self.cmp(o)
+        }
+        fn bits(self) -> u32 {
+            self as u32
+        }
+    }
+
+    impl Sample for f32 {
+        fn order(&self, o: &Self) -> Ordering {
+            self.total_cmp(o)
+        }
+        fn bits(self) -> u32 {
+            self.to_bits()
+        }
+    }
 
     /// The median of each sample's window, gathered and sorted.
-    fn expected<K: Copy + Ord, const D: usize>(rows: &[Vec<K>; D], c: usize) -> Vec<K> {
+    fn expected<K: Sample, const D: usize>(rows: &[Vec<K>; D], c: usize) -> Vec<u32> {
         let n = rows[0].len();
         let w = n / c;
         (0..n)
@@ -163,8 +199,8 @@ mod tests {
                         rows[k / D][xx * c + ch]
                     })
                     .collect();
-                v.sort();
-                v[D * D / 2]
+                v.sort_by(K::order);
+                v[D * D / 2].bits()
             })
             .collect()
     }
@@ -175,7 +211,7 @@ mod tests {
     fn check<V, const D: usize, const N: usize>(t: V::Token, levels: u64, from: fn(u64) -> V::Sample)
     where
         V: OrdLanes,
-        V::Sample: Ord + Default + std::fmt::Debug,
+        V::Sample: Sample,
     {
         let mut s = 0x9E37_79B9_7F4A_7C15u64 ^ (D as u64 * levels);
         let mut ranks = Vec::new();
@@ -193,34 +229,54 @@ mod tests {
                 });
                 let mut out = vec![V::Sample::default(); w * c];
                 median_row::<V, D, N>(t, std::array::from_fn(|i| &rows[i][..]), &mut out, c, &mut ranks);
-                assert_eq!(out, expected(&rows, c), "D={D} {w}x{c} lanes {}", V::LANES);
+                let got: Vec<u32> = out.into_iter().map(Sample::bits).collect();
+                assert_eq!(got, expected(&rows, c), "D={D} {w}x{c} lanes {}", V::LANES);
             }
         }
     }
 
-    fn all<V: OrdLanes + Copy>(t: V::Token, levels: u64, from: fn(u64) -> V::Sample)
+    fn all<V: OrdLanes>(t: V::Token, levels: u64, from: fn(u64) -> V::Sample)
     where
-        V::Sample: Ord + Default + std::fmt::Debug,
+        V::Sample: Sample,
     {
-        for l in [3, levels] {
+        for l in [3, 8, levels] {
             check::<V, 3, 9>(t, l, from);
             check::<V, 5, 25>(t, l, from);
             check::<V, 7, 49>(t, l, from);
         }
     }
 
+    /// f32 samples: below 8, zeros of both signs, NaNs of both signs (one
+    /// with a payload), infinities and ordinary values; above, any bits
+    /// (NaNs among them).
+    fn f32_sample(x: u64) -> f32 {
+        // -0, +0, NaN, -NaN with a payload, -inf, +inf, 1.5, -2.
+        const SPECIAL: [u32; 8] = [
+            0x8000_0000,
+            0,
+            0x7FC0_0000,
+            0xFFC0_0001,
+            0xFF80_0000,
+            0x7F80_0000,
+            0x3FC0_0000,
+            0xC000_0000,
+        ];
+        f32::from_bits(SPECIAL.get(x as usize).copied().unwrap_or(x as u32))
+    }
+
     #[test]
     fn every_vector_type_matches_sorting_the_window() {
         all::<Lanes<u8, 16>>((), 256, |x| x as u8);
         all::<Lanes<u16, 8>>((), 65536, |x| x as u16);
-        all::<Lanes<u32, 4>>((), 1 << 32, |x| x as u32);
+        all::<F32Keys<4>>((), 1 << 32, f32_sample);
         all::<Lanes<u8, 1>>((), 256, |x| x as u8);
+        all::<F32Keys<1>>((), 1 << 32, f32_sample);
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = crate::simd::x86::Avx2::try_new() {
-            use crate::simd::x86::lanes::{U16x16, U32x8, U8x32};
+            use crate::simd::x86::lanes::{F32x8, U16x16, U8x32};
             all::<U8x32>(t, 256, |x| x as u8);
             all::<U16x16>(t, 65536, |x| x as u16);
-            all::<U32x8>(t, 1 << 32, |x| x as u32);
+            all::<F32x8>(t, 1 << 32, f32_sample);
         }
     }
 }
