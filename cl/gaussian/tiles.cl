@@ -59,17 +59,14 @@
 // (so by linearity its corrections use that column's states), the last tile
 // of a column with the column's last row, as the other block passes do.
 //
-// Colour (T2_NC 4 samples per pixel: RGBA, or the float4 working image)
-// runs the same float lines, one work-item per (line, channel): a
-// work-group is TL * NC work-items, work-item i on channel i % NC of column
-// (then row) i / NC, and the tile is staged as NC float planes. Global
-// memory is read as floats, so consecutive work-items read consecutive
-// floats. The program is built as gray (CH 1), so gaussian_blk_carry runs
-// on float lines: each (line, channel) is a line of its own, line NC * i +
-// c, which is the sums' layout here (SUMS_C) and that of `colends` and
-// `exact` (first values, then last values). Colour tiles are smaller
-// (T2_TILE, src/ops/gaussian/geometry.rs), so that NC planes fit local
-// memory.
+// Colour (CH 3 or 4: float4 working pixels) runs the same float lines, one
+// work-item per (line, channel): a work-group is TL * NC work-items, work-item
+// i on channel i % NC of column (then row) i / NC, and the tile is staged
+// as NC float planes. Global memory is read as floats, so consecutive
+// work-items read consecutive floats; the sums, `edges` and `exact` are
+// float4 per line (as gaussian_blk_carry reads them), float NC * i + c
+// here. Colour tiles are smaller (T2_TILE, src/ops/gaussian/geometry.rs),
+// so that NC planes fit local memory.
 // TSP is the tile's padded stride in local memory (TL + 1). The tables
 // (`tab`, src/ops/gaussian/device/tiles.rs) hold the rows' sum weights at
 // 0, the columns' state weights at T2_FW_AT, the rows' sums of a constant 1
@@ -77,10 +74,11 @@
 // tile_deltas, BQ_LEN each, fields at BQ_*) at T2_BQ_AT: the columns', then
 // the rows'.
 #define TL T2_TILE
-#ifndef T2_NC
-#error "T2_NC must be passed with -D"
+#if CH == 1
+#define NC 1
+#else
+#define NC 4
 #endif
-#define NC T2_NC
 // T2_CS: floats between the channel planes of the staged tile (TL * TSP
 // padded to 8 mod 32 banks, so a warp's 32 work-items, 8 lines x 4
 // channels, reading their lines' m-th sample hit 32 different banks).
@@ -435,8 +433,8 @@ void gaussian_iir_tiles_fix(__global const float* colsums, __global float* rowsu
         last += dot(f0, l0) + dot(f1, l1);
     }
     if (tx == 0) {
-        exact[PXF(y)] = first;
-        exact[PXF(height + y)] = last;
+        exact[PXF(2 * y)] = first;
+        exact[PXF(2 * y + 1)] = last;
     }
     // Pass 1 summed (zero-state column result - raw first sample); now
     // (exact column result - exact first value).
@@ -474,7 +472,7 @@ void gaussian_iir_tiles_apply(__global const T* in, __global const float* colsum
     barrier(CLK_LOCAL_MEM_FENCE);
     int y = y0 + l;
     if (y < height) {
-        float r = exact[PXF(y)];
+        float r = exact[PXF(2 * y)];
         __global const float* sums = rowsums;
         int nblocks = ntx;
         float s[8];

@@ -183,8 +183,7 @@ pub fn rows_defines(wg: usize, seg: usize) -> String {
 }
 
 /// `iir_tiles`' build options for `channels` per pixel and user samples
-/// that are `float` or not: the samples per pixel (`T2_NC`, 1 or 4), the
-/// tile and its table's layout, each
+/// that are `float` or not: the tile and its table's layout, each
 /// direction's tile-line form ([`tile_line`]: `T2_BQC` columns, `T2_BQR`
 /// rows; 1 biquads, 2 delta form) and the column blocks (one per tile) for
 /// the carries.
@@ -197,7 +196,6 @@ pub fn tiles_defines(p: &GaussianParams, channels: usize, float: bool) -> String
     let [fw, one, bq] = t2_table_at(tile);
     let d = [
         ("COL_BLK", tile),
-        ("T2_NC", working_channels(channels)),
         ("T2_TILE", tile),
         ("TSP", t2_stride(tile)),
         ("T2_CS", t2_plane(tile)),

@@ -41,18 +41,17 @@ fn fix_tables(cols: &Deriche, rows: &Deriche, tile: usize) -> Vec<f32> {
 
 /// The buffers of one tiled blur of samples `T` besides its input.
 struct Bufs<T: Sample> {
-    /// STATES states per (tile row, column and channel): each channel of a
-    /// column is a line of the carry, so the lines are `nc * width` floats.
+    /// STATES states per (tile row, column); like every buffer here but
+    /// `out`, one f32 working pixel (float or float4) per entry.
     colsums: DeviceImage<f32>,
-    /// STATES states per (tile column, row and channel).
+    /// STATES states per (tile column, row).
     rowsums: DeviceImage<f32>,
     /// Per row its first and last column-filtered values from zero state,
-    /// and the raw first sample (a pixel each).
+    /// and the raw first sample.
     edges: DeviceImage<f32>,
-    /// The image's first row, then its last: the column carry's line ends.
+    /// The image's first and last rows: the column carry's lines' ends.
     colends: DeviceImage<f32>,
-    /// Each row's first exactly column-filtered value, then each row's
-    /// last: the row carry's line ends.
+    /// Per row its first and last exactly column-filtered values.
     exact: DeviceImage<f32>,
     /// The result.
     out: DeviceImage<T>,
@@ -103,9 +102,7 @@ impl Ctx<'_> {
         let (tile, nc) = (t2_tile(ch), working_channels(ch));
         let (ntx, nty) = (w.div_ceil(tile), h.div_ceil(tile));
         let p = self.p;
-        // Built as gray, so that the carry runs on float lines (T2_NC says
-        // the samples per pixel): line NC * i + c is channel c of line i.
-        let shape = Shape::new(w, h, 1, T::TYPE).with_params(OpParams::new(*p));
+        let shape = Shape::new(w, h, ch, T::TYPE).with_params(OpParams::new(*p));
         let defines = tiles_defines(p, ch, T::TYPE == SampleType::F32);
         let ks = Both::Tiles
             .kernels()
@@ -123,11 +120,11 @@ impl Ctx<'_> {
         let [pr, ar, _, _] = dr.kernel_args();
         let dev = self.dev;
         let b = Bufs {
-            colsums: DeviceImage::<f32>::new(dev, nc * w, nty * STATES, 1)?,
-            rowsums: DeviceImage::<f32>::new(dev, nc * h, ntx * STATES, 1)?,
+            colsums: DeviceImage::<f32>::new(dev, w, nty * STATES, nc)?,
+            rowsums: DeviceImage::<f32>::new(dev, h, ntx * STATES, nc)?,
             edges: DeviceImage::<f32>::new(dev, 3, h, nc)?,
-            colends: DeviceImage::<f32>::new(dev, nc * w, 2, 1)?,
-            exact: DeviceImage::<f32>::new(dev, nc * h, 2, 1)?,
+            colends: DeviceImage::<f32>::new(dev, w, 2, nc)?,
+            exact: DeviceImage::<f32>::new(dev, 2, h, nc)?,
             out: DeviceImage::<T>::new(dev, w, h, ch)?,
             tables: dev.constants(&fix_tables(&dc, &dr, tile))?,
         };
@@ -147,8 +144,8 @@ impl Ctx<'_> {
         // The columns' lines are `colends`' columns: first and last row.
         let e2 = self.carry(k_carry, &b.colends, &b.colsums, false, &dc, tile)?;
         let e3 = tile_pass(k_fix, &[cols, rows, edges, exact, tables], &[])?;
-        // The rows' lines are `exact`'s columns: first and last value.
-        let e4 = self.carry(k_carry, &b.exact, &b.rowsums, false, &dr, tile)?;
+        // The rows' lines are `exact`'s rows: first and last value.
+        let e4 = self.carry(k_carry, &b.exact, &b.rowsums, true, &dr, tile)?;
         let out = Arg::img(&b.out);
         let e5 = tile_pass(k_apply, &[input, cols, rows, exact, tables, out], &[ac, ar])?;
         let t = [time(e1)?, time(e2)?, time(e3)?, time(e4)?, time(e5)?];
