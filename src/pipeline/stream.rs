@@ -548,5 +548,3 @@ fn host_run<R: Read + Send>(
 }
 
 mod device;
-#[cfg(feature = "opencl")]
-mod slot;

@@ -94,6 +94,42 @@ pub(crate) fn launch<T: Sample>(
     }
 }
 
+/// Per channel, the exact integer sums of the devices' integer path (u8
+/// and u16 samples): the sum, the sum of squares (about 0), the extremes.
+#[cfg(feature = "opencl")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IntSums {
+    sum: u64,
+    sq: u64,
+    min: u64,
+    max: u64,
+}
+
+#[cfg(feature = "opencl")]
+impl IntSums {
+    /// The statistics of `channels` exact sums over `count` samples each:
+    /// the sum exact (below 2^53), the mean its one division, and the
+    /// variance `(n * sq - sum^2) / n^2` from the exact integer numerator
+    /// (u128), so the standard deviation is within a few f64 ulp.
+    fn finish(sums: &[IntSums], count: u64) -> Stats {
+        let n = count as f64;
+        let std = |s: &IntSums| {
+            let num = (u128::from(count) * u128::from(s.sq))
+                .saturating_sub(u128::from(s.sum) * u128::from(s.sum));
+            (num as f64 / (n * n)).sqrt()
+        };
+        Stats {
+            channels: sums.len(),
+            count,
+            sum: sums.iter().map(|s| s.sum as f64).collect(),
+            mean: sums.iter().map(|s| s.sum as f64 / n).collect(),
+            std: sums.iter().map(std).collect(),
+            min: sums.iter().map(|s| s.min as f64).collect(),
+            max: sums.iter().map(|s| s.max as f64).collect(),
+        }
+    }
+}
+
 /// Launches the first pass (over `groups` groups, with the arguments
 /// `first` after the image) and the final pass, between the buffers
 /// `partial` and `result`; returns their device time.

@@ -139,36 +139,3 @@ impl Sums {
     }
 }
 
-/// Per channel, the exact integer sums of the devices' integer path (u8
-/// and u16 samples): the sum, the sum of squares (about 0), the extremes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct IntSums {
-    pub(crate) sum: u64,
-    pub(crate) sq: u64,
-    pub(crate) min: u64,
-    pub(crate) max: u64,
-}
-
-impl IntSums {
-    /// The statistics of `channels` exact sums over `count` samples each:
-    /// the sum exact (below 2^53), the mean its one division, and the
-    /// variance `(n * sq - sum^2) / n^2` from the exact integer numerator
-    /// (u128), so the standard deviation is within a few f64 ulp.
-    pub(crate) fn finish(sums: &[IntSums], count: u64) -> Stats {
-        let n = count as f64;
-        let std = |s: &IntSums| {
-            let num = (u128::from(count) * u128::from(s.sq))
-                .saturating_sub(u128::from(s.sum) * u128::from(s.sum));
-            (num as f64 / (n * n)).sqrt()
-        };
-        Stats {
-            channels: sums.len(),
-            count,
-            sum: sums.iter().map(|s| s.sum as f64).collect(),
-            mean: sums.iter().map(|s| s.sum as f64 / n).collect(),
-            std: sums.iter().map(std).collect(),
-            min: sums.iter().map(|s| s.min as f64).collect(),
-            max: sums.iter().map(|s| s.max as f64).collect(),
-        }
-    }
-}

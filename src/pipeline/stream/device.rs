@@ -3,6 +3,9 @@
 #[cfg(feature = "opencl")]
 pub(super) use cl::run;
 
+#[cfg(feature = "opencl")]
+mod slot;
+
 /// No device exists in a build without OpenCL.
 #[cfg(not(feature = "opencl"))]
 pub(super) fn run<R: std::io::Read + Send>(
@@ -22,11 +25,11 @@ mod cl {
     use std::io::Read;
     use std::sync::mpsc;
 
-    use super::super::slot::{DevOut, OutShape, Slot, Strides};
     use super::super::{
         host_pipeline, reader_loop, Clock, FrameSink, Layout, OutFrame, Read_, Source,
         StreamOptions, StreamTotals,
     };
+    use super::slot::{DevOut, OutShape, Slot, Strides};
     use crate::backend::opencl::{untimed, ClEvent, HostStage, TransferQueue};
     use crate::backend::Dev;
     use crate::engine::Engine;
@@ -132,20 +135,7 @@ mod cl {
             }
         });
         outcome?;
-        let (elapsed, first_frame, fps) = clock.finish();
-        Ok(StreamTotals {
-            frames: clock.frames,
-            elapsed,
-            first_frame,
-            fps,
-            batch,
-            in_bytes,
-            out_bytes: out.bytes,
-            backend: engine.backend().describe(),
-            overlapped: true,
-            stages: feed.stages.unwrap_or_default(),
-            host_fallback_frames: feed.fallback_frames,
-        })
+        Ok(feed.totals(&clock))
     }
 
     /// How the writer cuts a batch's pinned results into frames.
@@ -252,6 +242,24 @@ mod cl {
     }
 
     impl<'a> Feed<'a> {
+        /// The stream's totals once every batch is written.
+        fn totals(self, clock: &Clock) -> StreamTotals {
+            let (elapsed, first_frame, fps) = clock.finish();
+            StreamTotals {
+                frames: clock.frames,
+                elapsed,
+                first_frame,
+                fps,
+                batch: self.st.batch,
+                in_bytes: self.in_bytes,
+                out_bytes: self.out_bytes,
+                backend: self.engine.backend().describe(),
+                overlapped: true,
+                stages: self.stages.unwrap_or_default(),
+                host_fallback_frames: self.fallback_frames,
+            }
+        }
+
         /// The transfer queues and one slot per batch in flight.
         fn new(
             engine: &'a Engine,

@@ -3,7 +3,7 @@
 //! transfer moves the whole batch while each frame's kernels see their own
 //! frame only.
 
-use super::{output_shape, StreamOptions};
+use super::super::{output_shape, StreamOptions};
 use crate::backend::opencl::{ClEvent, DeviceBuffer, DeviceImage};
 use crate::backend::Dev;
 use crate::error::{Error, Result};
