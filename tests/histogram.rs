@@ -271,3 +271,25 @@ fn u8_smooth_images_count_alike_on_every_path_and_channel_count() {
         }
     }
 }
+
+#[test]
+fn u8_large_images_count_exactly_with_more_pixels_per_item() {
+    // Past 16 groups per compute unit the byte path gives each work-item
+    // 64 or 128 pixels (PoCL on 2 cores: from 2^20 pixels); a prime-ish
+    // size leaves a ragged last group and a tail shorter than a word.
+    let mut rng = Rng::new(0x4849_5354);
+    for c in [1, 3, 4] {
+        let img: Image<u8> = common::random_image(&mut rng, 1031, 1021, c);
+        let mut want = vec![vec![0u64; 256]; c];
+        for y in 0..img.height() {
+            for (i, &v) in img.row(y).iter().enumerate() {
+                want[i % c][v as usize] += 1;
+            }
+        }
+        let params = HistogramParams::default_for(clfilter::SampleType::U8);
+        for (name, e) in engines() {
+            let got = e.histogram(&img, &params).expect("histogram");
+            assert_eq!(got.counts, want, "{name} 1031x1021x{c}");
+        }
+    }
+}

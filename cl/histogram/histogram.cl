@@ -57,16 +57,16 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 // local_private for uchar samples whose bin is the byte itself (256 bins
 // per channel; the host checks every level with the f32 formula and then
 // defines BYTE_BINS and COPIES). The group's tile is
-// LWS * PER_ITEM consecutive pixels, read as uint4 words of 16
+// LWS * BYTE_ITEM consecutive pixels, read as uint4 words of 16
 // samples (sample b of the image is channel b % CH; a tile starts at a
 // multiple of 16 bytes), with no float math. Work-item lid counts into
 // sub-histogram lid % COPIES, each padded by one count so that a bin's
 // copies sit in different banks: fewer same-address local atomics when
 // neighbouring pixels are alike.
 #define BYTE_LEN (HIST_LEN + 1)
-#define QUADS (PER_ITEM * CH / 16)
-#if (PER_ITEM * CH) % 16 != 0
-#error "PER_ITEM * CH must be a multiple of 16"
+#define QUADS (BYTE_ITEM * CH / 16)
+#if (BYTE_ITEM * CH) % 16 != 0
+#error "BYTE_ITEM * CH must be a multiple of 16"
 #endif
 #if CH == 3
 #define CH_OF(b) ((b) % 3)
@@ -89,7 +89,7 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
     __global const uchar* bytes = (__global const uchar*)in;
     size_t total = (size_t)n * CH;
     // The group's tile from its global position: chunked launches agree.
-    size_t first = (get_global_id(0) - lid) * (size_t)(PER_ITEM * CH);
+    size_t first = (get_global_id(0) - lid) * (size_t)(BYTE_ITEM * CH);
     __global const uint4* quads = (__global const uint4*)(bytes + first);
     for (int r0 = 0; r0 < QUADS; r0 += UNROLL) {
         uint4 v[UNROLL];

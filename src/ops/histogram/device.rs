@@ -41,7 +41,7 @@ pub(crate) fn launch<T: Sample>(
     input: &crate::backend::opencl::DeviceImage<T>,
     b: &Binning,
 ) -> Result<(Histogram, Duration)> {
-    use super::variants::{COPIES, LWS, PER_ITEM};
+    use super::variants::{byte_pixels_per_item, COPIES, LWS, PER_ITEM};
     use crate::backend::opencl::{Arg, DeviceBuffer};
     let c = input.channels();
     let params = HistogramParams {
@@ -54,9 +54,12 @@ pub(crate) fn launch<T: Sample>(
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
     let len = c * b.bins;
     let private = spec.name == "local_private";
-    let extra = match (private, super::variants::byte_bins(&shape)) {
+    let bytes = private && super::variants::byte_bins(&shape);
+    let n = input.pixel_count();
+    let byte_item = byte_pixels_per_item(n, dev.info().compute_units as usize);
+    let extra = match (private, bytes) {
         (true, true) => format!(
-            "-DHIST_LEN={len} -DBYTE_BINS -DCOPIES={COPIES}"
+            "-DHIST_LEN={len} -DBYTE_BINS -DCOPIES={COPIES} -DBYTE_ITEM={byte_item}"
         ),
         (true, false) => format!("-DHIST_LEN={len}"),
         (false, _) => String::new(),
@@ -64,9 +67,10 @@ pub(crate) fn launch<T: Sample>(
     let kz = progs.kernel(dev, SPEC.name, spec, &shape, &extra, "histogram_zero")?;
     let k = progs.kernel(dev, SPEC.name, spec, &shape, &extra, &spec.kernel_name(SPEC.name))?;
     let counts = DeviceBuffer::<u32>::new(dev, len)?;
-    let n = input.pixel_count();
     let ez = dev.launch(&kz, &[len], &[LWS], &[Arg::buf(&counts), Arg::int(len)?])?;
-    let items = if private {
+    let items = if bytes {
+        n.div_ceil(byte_item)
+    } else if private {
         n.div_ceil(PER_ITEM)
     } else {
         n
