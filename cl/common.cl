@@ -44,3 +44,14 @@
 #define PIX VEC(T)
 #define FLOATN VEC(float)
 #define TO_FLOATN(v) CAT(convert_, FLOATN)(v)
+
+// Pixel i of a buffer `p` of PIX (reduce, stats). vload4 promises only
+// the sample's alignment, so a compiler may split it into four loads
+// (NVIDIA's does for uchar4); a 4-channel pixel of a buffer (the buffer's
+// start is aligned far more) is aligned to its whole size, so it loads as
+// one vector.
+#if CH == 4
+#define LOADPIX(p, i) (((__global const PIX*)(p))[(i)])
+#else
+#define LOADPIX(p, i) LOADP(p, i)
+#endif

@@ -52,15 +52,6 @@
 // The final value of `count` samples.
 #define FINISH(op, a, count) ((op) == REDUCE_MEAN ? (a) / (float)(count) : (a))
 
-// A pixel of `in`. vload4 promises only the sample's alignment, so a
-// compiler may split it into four loads (NVIDIA's does for uchar4); a
-// 4-channel pixel of a buffer (the buffer's start is aligned far more) is
-// aligned to its whole size, so it loads as one vector.
-#if CH == 4
-#define LOADPIX(p, i) (((__global const PIX*)(p))[(i)])
-#else
-#define LOADPIX(p, i) LOADP(p, i)
-#endif
 
 // A local-memory tree over `n` (a power of two) entries of `buf` with the
 // two-argument combiner `comb`; entry 0 holds the result. Every work-item

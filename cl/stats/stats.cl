@@ -35,15 +35,6 @@
 #define UNROLL 4
 #endif
 
-// A pixel of `in`. vload4 promises only the sample's alignment, so a
-// compiler may split it into four loads (NVIDIA's does for uchar4); a
-// 4-channel pixel of a buffer (the buffer's start is aligned far more) is
-// aligned to its whole size, so it loads as one vector.
-#if CH == 4
-#define LOADPIX(p, i) (((__global const PIX*)(p))[(i)])
-#else
-#define LOADPIX(p, i) LOADP(p, i)
-#endif
 // Quad j of a gray image (samples 4j..4j+3), aligned in the same way.
 #define QUAD CAT(T, 4)
 #define LOADQUAD(p, j) (((__global const QUAD*)(p))[(j)])
