@@ -160,14 +160,24 @@ impl Engine {
     /// # Ok::<(), clfilter::Error>(())
     /// ```
     pub fn new(opts: EngineOptions) -> Result<Self> {
-        let backend = backend::select(&opts.device, &opts.cache)?;
         let auto = opts.device == DeviceSelector::Auto;
+        let device_forced = match &opts.variant {
+            Some(v) => parse_forced(v)?.iter().any(|(_, v)| v != CPU),
+            None => false,
+        };
+        if auto && !device_forced {
+            if let Some(why) = backend::rayon_suffices(&opts.cache) {
+                log::info!("auto: the rayon CPU path without listing OpenCL devices: {why}");
+                return Self::on_backend(Backend::Cpu, opts);
+            }
+        }
+        let backend = backend::select(&opts.device, &opts.cache)?;
         let mut engine = Self::on_backend(backend, opts.clone())?;
         let cpu_device = engine
             .backend
             .device_info()
             .is_some_and(|i| i.kind == backend::DeviceKind::Cpu);
-        if !auto || !cpu_device || engine.forced.iter().any(|(_, v)| v != CPU) {
+        if !auto || !cpu_device || device_forced {
             return Ok(engine);
         }
         if engine.tuning.proves_device() {

@@ -3,7 +3,9 @@
 //! measured a device variant faster end to end, `auto` keeps the device
 //! for what was measured and still runs the rest on rayon; a single stage
 //! measured faster on the CPU path runs there on any device. Needs PoCL
-//! (CI); skips on machines with a GPU, where `auto` takes the GPU.
+//! (CI); skips on machines with a GPU, where `auto` takes the GPU. Once it
+//! has listed the devices, `auto` trusts its record of them (`devices.json`)
+//! and skips the listing until tuning proves the device.
 
 use clfilter::backend::{list_devices, DeviceKind};
 use clfilter::dispatch::key::TuneKey;
@@ -172,4 +174,80 @@ fn a_single_stage_measured_faster_on_the_cpu_path_runs_there() {
     let forced: Pipeline = "transpose=variant=naive".parse().unwrap();
     let (_, stages) = forced.run(&engine, input).unwrap();
     assert!(stages[0].on_device);
+}
+
+#[test]
+fn auto_lists_the_devices_once_then_trusts_the_record_until_tuning_proves_the_device() {
+    if !only_cpu_devices() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let listings = clfilter::backend::listings_on_this_thread;
+    let open_auto = || common::open_engine(options(DeviceSelector::Auto, cache.path())).unwrap();
+    // First run: lists the devices, records them, runs rayon.
+    let before = listings();
+    assert!(open_auto().backend().device().is_none());
+    assert_eq!(listings(), before + 1);
+    assert!(cache.path().join("devices.json").is_file());
+    // Later runs: rayon without listing.
+    let before = listings();
+    let engine = open_auto();
+    assert!(engine.backend().device().is_none());
+    assert_eq!(engine.transpose_report(&image()).unwrap().1.variant, "cpu");
+    assert_eq!(listings(), before);
+    // A corrupt record is listed past (and rewritten).
+    std::fs::write(cache.path().join("devices.json"), b"{\"format\": 1, \"regi").unwrap();
+    let before = listings();
+    assert!(open_auto().backend().device().is_none());
+    assert_eq!(listings(), before + 1);
+    let before = listings();
+    open_auto();
+    assert_eq!(listings(), before);
+    // Once tuning measured the device faster, auto lists and opens it.
+    write_tuning(cache.path(), "naive");
+    let before = listings();
+    assert!(open_auto().backend().device().is_some());
+    assert_eq!(listings(), before + 1);
+    // Forgetting the record (`filterctl devices`) lists again.
+    write_tuning(cache.path(), "cpu");
+    clfilter::backend::forget_devices(&CacheDir::Dir(cache.path().to_path_buf()));
+    let before = listings();
+    assert!(open_auto().backend().device().is_none());
+    assert_eq!(listings(), before + 1);
+}
+
+/// Across processes too: the second `filterctl` run trusts the first's
+/// record (nothing the first run sets in its own environment may change the
+/// drivers' hash).
+#[test]
+fn a_second_filterctl_run_skips_the_listing() {
+    if !only_cpu_devices() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("in.png");
+    clfilter::image::save(&DynImage::U8(image()), &img).unwrap();
+    let run = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_filterctl"))
+            .env("FILTERCTL_CACHE_DIR", dir.path().join("cache"))
+            .env_remove("FILTERCTL_DEVICE")
+            .env_remove("FILTERCTL_VARIANT")
+            .env_remove("RUST_LOG")
+            .args(["-v", "apply", "-f", "gaussian=sigma=1"])
+            .arg(&img)
+            .arg("-o")
+            .arg(dir.path().join("out.png"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let first = run();
+    assert!(first.contains("using OpenCL device"), "{first}");
+    let second = run();
+    assert!(
+        second.contains("without listing OpenCL devices"),
+        "{second}"
+    );
+    assert!(!second.contains("using OpenCL device"), "{second}");
 }

@@ -91,6 +91,14 @@ fn outputs_that_are_inputs_by_any_name_are_refused() {
             .code(2)
             .stderr(predicates::str::contains("same file as the input"));
     }
+    // A histogram's chart onto its input, or with no known extension.
+    for out in ["a.png", "sym.png", "hard.png", "chart.xyz"] {
+        filterctl()
+            .current_dir(d)
+            .args(["histogram", &a, "--plot", out])
+            .assert()
+            .code(2);
+    }
     // Folder mode: the output named after the input is the input.
     let b = d.join("sub/a.png");
     write_png(&b, 3, 3);

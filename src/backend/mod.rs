@@ -3,6 +3,8 @@
 
 pub mod cache;
 pub mod cpu;
+#[cfg(feature = "opencl")]
+mod inventory;
 pub mod limit;
 #[cfg(feature = "opencl")]
 pub mod opencl;
@@ -120,7 +122,11 @@ pub enum DeviceSelector {
     /// An OpenCL CPU device (PoCL, Intel's CPU runtime) is used instead of
     /// the CPU backend only where the tuning cache measured one of its
     /// variants faster end to end than the rayon path (`Engine::new`
-    /// decides). Never an error.
+    /// decides). Where the last listing in the cache folder found no device
+    /// but such a CPU device, and the OpenCL drivers installed have not
+    /// changed since, `auto` takes the rayon path without loading the
+    /// drivers again (`<cache>/devices.json`; `filterctl devices` lists
+    /// again). Never an error.
     #[default]
     Auto,
     /// The rayon CPU backend (not an OpenCL CPU device).
@@ -249,7 +255,7 @@ impl Backend {
 pub fn list_devices() -> std::result::Result<Vec<DeviceInfo>, String> {
     #[cfg(feature = "opencl")]
     {
-        opencl::enumerate().map(|v| v.into_iter().map(|f| f.info).collect())
+        listing().map(|v| v.into_iter().map(|f| f.info).collect())
     }
     #[cfg(not(feature = "opencl"))]
     {
@@ -277,7 +283,16 @@ pub fn select(selector: &DeviceSelector, cache: &CacheDir) -> Result<Backend> {
     }
     #[cfg(feature = "opencl")]
     {
-        let found = match opencl::enumerate() {
+        let dir = cache.resolve();
+        let found = listing();
+        if let Some(d) = &dir {
+            let found = found.as_deref().unwrap_or_default();
+            inventory::record(
+                d,
+                position(&DeviceSelector::Auto, found).map(|p| &found[p].info),
+            );
+        }
+        let found = match found {
             Ok(f) => f,
             Err(reason) => {
                 if *selector == DeviceSelector::Auto {
@@ -308,7 +323,7 @@ pub fn select(selector: &DeviceSelector, cache: &CacheDir) -> Result<Backend> {
         };
         let chosen = found.into_iter().nth(pos).expect("position is in range");
         let label = chosen.info.label();
-        let root = cache.resolve().map(|c| c.join("programs"));
+        let root = dir.map(|c| c.join("programs"));
         match opencl::ClDevice::open(chosen, root) {
             Ok(d) => {
                 log::info!("using OpenCL device {label}");
@@ -321,6 +336,54 @@ pub fn select(selector: &DeviceSelector, cache: &CacheDir) -> Result<Backend> {
             Err(e) => Err(e),
         }
     }
+}
+
+thread_local! {
+    /// OpenCL device listings made by this thread.
+    static LISTINGS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// OpenCL device listings (each loads every installed OpenCL driver) made
+/// by the calling thread so far; the difference around [`select`] says
+/// whether `auto` listed the devices or trusted `devices.json`.
+pub fn listings_on_this_thread() -> u64 {
+    LISTINGS.with(|c| c.get())
+}
+
+/// Lists every OpenCL device, counted in [`listings_on_this_thread`].
+#[cfg(feature = "opencl")]
+fn listing() -> std::result::Result<Vec<opencl::Found>, String> {
+    LISTINGS.with(|c| c.set(c.get() + 1));
+    opencl::enumerate()
+}
+
+/// Why `auto` may take the rayon path without listing the OpenCL devices:
+/// the last listing recorded in cache folder `cache` found no usable device,
+/// or only an OpenCL CPU device that tuning has not measured faster, and the
+/// installed drivers have not changed since. `None`: list them.
+pub(crate) fn rayon_suffices(cache: &CacheDir) -> Option<String> {
+    #[cfg(feature = "opencl")]
+    return cache
+        .resolve()
+        .as_deref()
+        .and_then(inventory::rayon_suffices);
+    #[cfg(not(feature = "opencl"))]
+    {
+        let _ = cache;
+        None
+    }
+}
+
+/// Makes the next `auto` in cache folder `cache` list the OpenCL devices
+/// again instead of trusting what it found last time (`filterctl devices`
+/// does this).
+pub fn forget_devices(cache: &CacheDir) {
+    #[cfg(feature = "opencl")]
+    if let Some(dir) = cache.resolve() {
+        inventory::forget(&dir);
+    }
+    #[cfg(not(feature = "opencl"))]
+    let _ = cache;
 }
 
 /// The backend on an application's OpenCL context and queue (see

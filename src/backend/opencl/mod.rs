@@ -56,6 +56,9 @@ pub(crate) fn cl_err(call: impl Into<String>, e: ClError) -> Error {
 
 static LIBRARY_SEARCH: Once = Once::new();
 
+/// The loader names this crate gives `OPENCL_DYLIB_PATH` when it is unset.
+pub(crate) const DEFAULT_DYLIB_PATH: &str = "libOpenCL.so.1;libOpenCL.so";
+
 /// cl3 opens only `libOpenCL.so.1` unless `OPENCL_DYLIB_PATH` lists others.
 /// Some distributions ship only the unversioned development name, so add it.
 fn widen_library_search() {
@@ -63,7 +66,7 @@ fn widen_library_search() {
         if cfg!(target_os = "linux") && std::env::var_os("OPENCL_DYLIB_PATH").is_none() {
             // Runs once, before this crate makes any OpenCL call; cl3 reads the
             // variable only when it first loads the library.
-            std::env::set_var("OPENCL_DYLIB_PATH", "libOpenCL.so.1;libOpenCL.so");
+            std::env::set_var("OPENCL_DYLIB_PATH", DEFAULT_DYLIB_PATH);
         }
     });
 }

@@ -53,6 +53,8 @@ fn pick(engine: &Engine) -> String {
 /// Runs `filterctl devices`.
 pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     let listed = backend::list_devices();
+    // `auto` below lists the devices afresh and records what it found.
+    backend::forget_devices(&clfilter::CacheDir::Default);
     let auto = Global {
         device: DeviceSelector::Auto,
         ..global.clone()

@@ -5,10 +5,12 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use clfilter::ops::histogram::{Histogram, HistogramExt, HistogramParams};
-use clfilter::DynImage;
+use clfilter::{DynImage, SampleType};
 use serde::Serialize;
 
 use crate::error::CliError;
+use crate::guard::Inputs;
+use crate::util;
 use crate::Global;
 
 /// `filterctl histogram` arguments.
@@ -73,6 +75,15 @@ pub(crate) fn channel_names(channels: usize) -> &'static [&'static str] {
 
 /// Runs the subcommand.
 pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
+    // The chart must not replace the input, and its name must say a format
+    // the writer knows: both checked before any work.
+    let mut inputs = Inputs::default();
+    inputs.add(&a.input);
+    inputs.check_stdout()?;
+    if let Some(path) = &a.plot {
+        inputs.check_output(path)?;
+        util::check_output(path, SampleType::U8, 3, false)?;
+    }
     let img = clfilter::image::load(&a.input)?;
     let mut p = HistogramParams::default_for(img.sample_type());
     if let Some(b) = a.bins {
