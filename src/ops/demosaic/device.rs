@@ -234,7 +234,7 @@ mod cl {
         let out = DeviceImage::<f32>::new(dev, w, h, 4)?;
         let p = DemosaicParams { channels: 4, ..*p };
         let mut arg = input.raw_arg();
-        if frames == 0 || h % frames != 0 {
+        if frames == 0 || !h.is_multiple_of(frames) {
             return Err(Error::arg(format!(
                 "{frames} frames do not cut {h} rows evenly"
             )));

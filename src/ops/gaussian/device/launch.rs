@@ -211,7 +211,7 @@ pub(crate) fn blur_stack(
         return blur_w(progs, dev, spec, src, p);
     }
     let plan = variants::plan(spec).filter(|plan| {
-        super::stacks(spec.name) && plan.both.is_none() && src.height() % frames == 0
+        super::stacks(spec.name) && plan.both.is_none() && src.height().is_multiple_of(frames)
     });
     let Some(plan) = plan else {
         return Err(Error::Unsupported {
