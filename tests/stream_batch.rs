@@ -1,8 +1,9 @@
 //! Batched streams on the OpenCL device (PoCL in CI): a stream of frames in
-//! batches (one upload and one download per batch, each frame's kernels on
-//! its own sub-buffers) must hand over exactly the bytes of the unbatched
-//! stream, for odd and prime frame sizes, batches cut short by the end of
-//! the input, and a truncated last frame.
+//! batches (one upload and one download per batch; stacked, one launch per
+//! kernel for the whole batch, or frame by frame on sub-buffers) must hand
+//! over exactly the bytes of the unbatched stream, for odd and prime frame
+//! sizes, every frame format the device reads, batches cut short by the
+//! end of the input, and a truncated last frame.
 
 mod common;
 
@@ -55,8 +56,15 @@ fn stream(
 }
 
 /// Streams `n` random frames batched and unbatched: the same frames, in
-/// order, byte for byte.
-fn check(engine: &Engine, spec: &str, fmt: &str, size: (usize, usize), n: usize, batch: usize) {
+/// order, byte for byte. Returns whether the batches ran stacked.
+fn check(
+    engine: &Engine,
+    spec: &str,
+    fmt: &str,
+    size: (usize, usize),
+    n: usize,
+    batch: usize,
+) -> bool {
     let fmt: RawFormat = fmt.parse().unwrap();
     let frame_bytes = fmt.frame_bytes(size.0, size.1).unwrap();
     let mut rng = Rng::from_parts(&[size.0 as u64, size.1 as u64, n as u64, batch as u64]);
@@ -67,12 +75,108 @@ fn check(engine: &Engine, spec: &str, fmt: &str, size: (usize, usize), n: usize,
     assert_eq!((s1.batch, sb.batch), (1, batch));
     assert_eq!((s1.frames, sb.frames), (n, n));
     assert!(sb.overlapped && sb.host_fallback_frames == 0, "{sb:?}");
+    assert!(!s1.stacked, "a batch of one frame is not stacked");
     let indices: Vec<usize> = many.0.iter().map(|f| f.0).collect();
     assert_eq!(indices, (0..n).collect::<Vec<_>>(), "frames out of order");
     for (i, (a, b)) in one.0.iter().zip(&many.0).enumerate() {
         assert!(
             a.1 == b.1,
             "{spec} {fmt} {size:?} batch {batch}: frame {i} differs from the unbatched stream"
+        );
+    }
+    sb.stacked
+}
+
+/// [`check`] on a pipeline that must run stacked.
+fn check_stacked(
+    engine: &Engine,
+    spec: &str,
+    fmt: &str,
+    size: (usize, usize),
+    n: usize,
+    batch: usize,
+) {
+    assert!(
+        check(engine, spec, fmt, size, n, batch),
+        "{spec} {fmt} {size:?} batch {batch}: the batches did not run stacked"
+    );
+}
+
+/// The FIR Gaussian, forced: the variant that stacks.
+const FIR: &str = "gaussian=sigma=2:variant=fir_local";
+
+#[test]
+fn stacked_batches_equal_frames_alone_in_every_format() {
+    let Some(engine) = opencl_engine() else {
+        return;
+    };
+    let mono = format!("{FIR},convert=u8");
+    // Odd and prime sizes, single rows and columns, a last batch cut short
+    // (11 = 4 + 4 + 3; 7 = 2 + 2 + 2 + 1), a batch longer than the stream.
+    for (size, n, batch) in [
+        ((37, 23), 11, 4),
+        ((1, 1), 7, 2),
+        ((1, 29), 5, 3),
+        ((31, 1), 5, 4),
+        ((13, 7), 3, 8),
+    ] {
+        check_stacked(&engine, &mono, "mono8", size, n, batch);
+    }
+    for fmt in ["mono10", "mono16"] {
+        check_stacked(&engine, FIR, fmt, (23, 37), 7, 3);
+    }
+    // Packed frames: width x height even.
+    for fmt in ["mono12p", "mono12packed", "mono12mipi"] {
+        check_stacked(&engine, &mono, fmt, (38, 21), 10, 4);
+    }
+    // Pointwise alone, f32 and u16 results.
+    check_stacked(&engine, "convert=f32", "mono12", (29, 13), 9, 4);
+    check_stacked(&engine, "convert=u16", "mono8", (17, 19), 5, 2);
+    // Each axis alone, unequal sigmas, the mirror border: every frame's
+    // columns are bordered at its own first and last rows.
+    for blur in [
+        "gaussian=sigma_x=3:sigma_y=0:variant=fir_local",
+        "gaussian=sigma_x=0:sigma_y=3:variant=fir_local",
+        "gaussian=sigma_x=1:sigma_y=4:border=mirror:variant=fir_local",
+    ] {
+        check_stacked(&engine, blur, "mono8", (19, 11), 9, 4);
+    }
+    // Camera pipelines in every bayer layout the device reads.
+    let camera = format!("demosaic=method=mhc,{FIR},convert=u8");
+    for fmt in [
+        "bayer_rggb8",
+        "bayer_bggr16",
+        "bayer_grbg12",
+        "bayer_gbrg12p",
+        "bayer_rggb12packed",
+        "bayer_bggr12mipi",
+    ] {
+        check_stacked(&engine, &camera, fmt, (38, 22), 13, 5);
+    }
+    for method in ["bilinear", "edge"] {
+        let spec = format!("demosaic=method={method}:channels=4,{FIR}");
+        check_stacked(&engine, &spec, "bayer_gbrg8", (46, 14), 9, 16);
+    }
+    // The smallest frames: one quad, one quad row or column.
+    for size in [(2, 2), (2, 34), (34, 2)] {
+        check_stacked(&engine, &camera, "bayer_rggb8", size, 7, 3);
+    }
+}
+
+#[test]
+fn stages_that_do_not_stack_run_frame_by_frame() {
+    let Some(engine) = opencl_engine() else {
+        return;
+    };
+    // A recursive Gaussian carries state along whole columns; the median
+    // does not say that it stacks.
+    for spec in [
+        "gaussian=sigma=2:variant=iir_rowblk,convert=u8",
+        "median=radius=1",
+    ] {
+        assert!(
+            !check(&engine, spec, "mono8", (37, 23), 9, 4),
+            "{spec} ran stacked"
         );
     }
 }
@@ -156,10 +260,27 @@ fn a_truncated_frame_in_a_batch_keeps_every_whole_frame() {
     // frame is the second of the third batch.
     let mut bytes = random_frames(&mut rng, w * h, 10);
     bytes.truncate(9 * w * h + 100);
-    let spec = "gaussian=sigma=2,convert=u8";
-    let (one, _) = stream(&engine, spec, fmt, (w, h), Some(1), &bytes);
+    for spec in [
+        "gaussian=sigma=2,convert=u8",
+        "gaussian=sigma=2:variant=fir_local",
+    ] {
+        truncated_batches(&engine, spec, fmt, (w, h), &bytes);
+    }
+}
+
+/// Streams `bytes`, whose tenth frame is cut after 100 bytes, in batches
+/// of 4, 3 and 16: the nine whole frames, as the unbatched stream gives
+/// them, then the error.
+fn truncated_batches(
+    engine: &Engine,
+    spec: &str,
+    fmt: RawFormat,
+    (w, h): (usize, usize),
+    bytes: &[u8],
+) {
+    let (one, _) = stream(engine, spec, fmt, (w, h), Some(1), bytes);
     for batch in [4, 3, 16] {
-        let (got, r) = stream(&engine, spec, fmt, (w, h), Some(batch), &bytes);
+        let (got, r) = stream(engine, spec, fmt, (w, h), Some(batch), bytes);
         let err = r.unwrap_err();
         assert!(
             matches!(

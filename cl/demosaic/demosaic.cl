@@ -11,7 +11,8 @@
 //   TX, TY   (tile) work-group shape in quads
 //
 // Arguments: in, out, output channels (3 or 4, uniform, so its branch at
-// the stores costs nothing), width, height (both even), lev = (black, alpha, -, -),
+// the stores costs nothing), width, height (both even; of one frame when
+// the launch's third dimension runs stacked frames), lev = (black, alpha, -, -),
 // scale = (R, G, B, -) levelling: value = (raw - black) * scale[colour].
 // Past the edges the CFA is mirrored without repeating the edge sample
 // (reflect-101), which keeps the parity, so the colour of a site follows
@@ -78,6 +79,20 @@ inline float level_at(__global const T* in, int x, int y, int w, int h,
     float s = c == CR ? scale.x : (c == CG ? scale.y : scale.z);
     return (raw_at(in, mirror(x, w), mirror(y, h), w) - lev.x) * s;
 }
+
+// A stream's batch stacks frames one after another: frame get_global_id(2)
+// (0 in 2-dimensional launches) is w x h samples from its own offset.
+#if PACKED == 0
+#define FRAME_IN(w, h) ((size_t)(w) * (h))
+#else
+#define FRAME_IN(w, h) ((size_t)(w) * (h) / 2 * 3)
+#endif
+#define TO_FRAME(in, out, och, w, h) \
+    do { \
+        size_t z_ = get_global_id(2); \
+        in += z_ * FRAME_IN(w, h); \
+        out += z_ * (size_t)(w) * (h) * (och); \
+    } while (0)
 
 // Window access: N(px + dx, py + dy) for the quad pixel (px, py).
 #define N(i, j) n[RAD + (j)][RAD + (i)]
@@ -210,6 +225,7 @@ inline void store_quad(__global TOUT* out, int och, float3 rgb[2][2], int x, int
 __kernel void demosaic_direct(__global const T* in, __global TOUT* out, int och, int w, int h,
                               float4 lev, float4 scale)
 {
+    TO_FRAME(in, out, och, w, h);
     int qx = get_global_id(0), qy = get_global_id(1);
     if (qx >= w / 2 || qy >= h / 2) return;
     int x = 2 * qx, y = 2 * qy;
@@ -236,6 +252,7 @@ void demosaic_tile(__global const T* in, __global TOUT* out, int och, int w, int
                    float4 lev, float4 scale)
 {
     __local float tile[TH * TW];
+    TO_FRAME(in, out, och, w, h);
     int lx = get_local_id(0), ly = get_local_id(1);
     int x0 = 2 * TX * GROUP_ID(0) - RAD, y0 = 2 * TY * GROUP_ID(1) - RAD;
     for (int k = ly * TX + lx; k < TW * TH; k += TX * TY) {

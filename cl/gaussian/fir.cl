@@ -50,10 +50,15 @@ __kernel void gaussian_fir_local_rows(__global const W* in, __global W* out, int
 }
 
 // Separable FIR, vertical: a FIR_TY x FIR_TX tile plus r rows above and below.
+// A stream's batch stacks frames of `height` rows: frame get_global_id(2)
+// (0 in 2-dimensional launches) is filtered alone, its own rows bordered.
 __kernel void gaussian_fir_local_cols(__global const W* in, __global W* out, int width,
                                       int height, __global const float* taps, int r)
 {
     __local W tile[FIR_TY + 2 * FIR_RMAX][FIR_TX];
+    size_t frame = get_global_id(2) * (size_t)width * height;
+    in += frame;
+    out += frame;
     int lx = get_local_id(0), ly = get_local_id(1);
     int x = get_global_id(0);
     int y0 = GROUP_ID(1) * FIR_TY;

@@ -203,6 +203,15 @@ pub trait StageOp: fmt::Debug + Send + Sync + 'static {
         false
     }
 
+    /// Whether the stage's device arm, having run the variants `variants`
+    /// (its reports' names) on one frame, runs the same kernels on a stack
+    /// of frames ([`crate::ops::work::Chain::frames`]), each frame filtered
+    /// on its own, so that every frame comes out as it would alone.
+    fn stacks(&self, variants: &[&str]) -> bool {
+        let _ = variants;
+        false
+    }
+
     /// Fits the stage to the frames of a known format, updating what later
     /// stages see (see `crate::pipeline::format`).
     fn adapt_to_frame(

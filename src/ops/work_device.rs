@@ -19,8 +19,8 @@ use crate::image::{finite, Image, NonFinite, Sample, SampleType};
 pub(crate) use crate::ops::demosaic::device::DeviceRaw;
 use crate::ops::{any_shape, no_local, Dispatch, OpParams, RunReport, Shape, VariantSpec};
 
-/// A device-resident chain's context: the dispatcher, the device, and the
-/// backend's description for reports.
+/// A device-resident chain's context: the dispatcher, the device, the
+/// backend's description for reports, and how many frames the images hold.
 pub struct Chain<'a> {
     /// Chooses each stage's variant and builds kernels.
     pub d: &'a dyn Dispatch,
@@ -28,6 +28,11 @@ pub struct Chain<'a> {
     pub dev: &'a Dev,
     /// The backend in words (for the reports of plumbing work).
     pub backend: String,
+    /// Frames stacked in the chain's images: 1, or for a stream's batch
+    /// (only through stages whose [`crate::ops::StageOp::stacks`] holds)
+    /// that many frames one below the other, each `height / frames` rows,
+    /// which stencil stages filter one by one in the same launches.
+    pub frames: usize,
 }
 
 impl Chain<'_> {

@@ -100,18 +100,22 @@ mod cl {
         Work(Work),
     }
 
-    /// Runs `ops` on the device from `input`; returns the last stage's working
-    /// image and what each stage did.
+    /// Runs `ops` on the device from `input`, an image of `frames` frames
+    /// one below the other (1 but for stages that stack, see
+    /// [`Chain::frames`]); returns the last stage's working image and what
+    /// each stage did.
     pub(crate) fn run_chain(
         engine: &Engine,
         dev: &Dev,
         ops: &[Op],
         input: ChainStart<'_>,
+        frames: usize,
     ) -> Result<(Work, Vec<StageOutcome>)> {
         let cx = Chain {
             d: engine,
             dev,
             backend: engine.backend().describe(),
+            frames,
         };
         let mut outcomes = Vec::with_capacity(ops.len());
         let (mut raw, mut cur) = match input {
@@ -223,7 +227,7 @@ mod cl {
                 }),
             },
         };
-        let (work, outcomes) = run_chain(engine, dev, stages, chain_input)?;
+        let (work, outcomes) = run_chain(engine, dev, stages, chain_input, 1)?;
         let out = sink(&work)?;
         log::debug!(
             "pipeline '{}' ran on {} in {:?} (one upload, one download)",

@@ -11,9 +11,12 @@
 //! the device's queue and batch n-1's results come back on a second
 //! transfer queue into pinned memory, which a writer thread hands to the
 //! sink frame by frame. A batch is one upload and one download (its frames
-//! lie in one device allocation, each in a sub-buffer of its own), and each
-//! frame's kernels run on that frame alone, so a frame's result does not
-//! depend on the batch it came in. Small frames are batched so that each
+//! lie in one device allocation). When every stage can, the batch runs
+//! stacked: its frames lie one after another and each kernel is launched
+//! once for the whole batch, stencil kernels filtering each frame on its
+//! own (frames as the launch's third dimension); otherwise each frame lies
+//! in a sub-buffer of its own and its kernels run on it alone. Either way
+//! a frame's result does not depend on the batch it came in. Small frames are batched so that each
 //! transfer moves a few megabytes ([`batch_size`]): per frame, the fixed
 //! costs of transfers and of the host's hand-offs would otherwise bound the
 //! rate. Device buffers are allocated once per slot, and the stages'
@@ -165,6 +168,10 @@ pub struct StreamTotals {
     pub stages: Vec<String>,
     /// Frames that fell back to the host path after a device failure.
     pub host_fallback_frames: usize,
+    /// Whether each batch ran stacked: its frames one after another in
+    /// device memory and each kernel launched once for the whole batch
+    /// (false: frame by frame, the host path, or batches of one frame).
+    pub stacked: bool,
 }
 
 /// The result shape of `ops` on a `w x h x c` input of type `ty`.
@@ -544,6 +551,7 @@ fn host_run<R: Read + Send>(
         overlapped: false,
         stages,
         host_fallback_frames: 0,
+        stacked: false,
     })
 }
 

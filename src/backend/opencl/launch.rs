@@ -244,7 +244,7 @@ impl ClDevice {
     }
 
     /// Launches `kernel` over `global` work-items in groups of `local`
-    /// (1 or 2 dimensions). The global size is rounded up to a multiple of the
+    /// (1 to 3 dimensions). The global size is rounded up to a multiple of the
     /// group size, so kernels must bounds-check. A group larger than the
     /// kernel allows is [`Error::Unsupported`], so callers can fall back.
     ///
@@ -269,7 +269,7 @@ impl ClDevice {
         // Split the dimension with the most groups (the last on a tie).
         let d = (0..rounded.len())
             .max_by_key(|&i| rounded[i] / local[i])
-            .expect("a launch has 1 or 2 dimensions");
+            .expect("a launch has 1 to 3 dimensions");
         let total = rounded[d] / local[d];
         let key = watchdog::key(kernel.program, &kernel.name, &rounded, local);
         let mut rate = self.watchdog.rate(&key);
@@ -410,9 +410,9 @@ fn check_launch(
     local: &[usize],
     args: &[Arg<'_>],
 ) -> Result<()> {
-    if global.is_empty() || global.len() > 2 || global.len() != local.len() {
+    if global.is_empty() || global.len() > 3 || global.len() != local.len() {
         return Err(Error::arg(
-            "launch takes 1 or 2 dimensions, equal for global and local",
+            "launch takes 1 to 3 dimensions, equal for global and local",
         ));
     }
     if args.len() != kernel.num_args as usize {

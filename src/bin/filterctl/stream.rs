@@ -291,7 +291,12 @@ fn line(s: &StreamTotals) -> String {
         s.frames,
         s.fps,
         if s.batch > 1 {
-            format!("batch {}, batches of {} frames", ms(s.first_frame), s.batch)
+            format!(
+                "batch {}, batches of {} frames{}",
+                ms(s.first_frame),
+                s.batch,
+                if s.stacked { " stacked" } else { "" }
+            )
         } else {
             format!("frame {}", ms(s.first_frame))
         },

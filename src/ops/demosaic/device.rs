@@ -118,13 +118,15 @@ mod cl {
     }
 
     /// A device frame as a kernel sees it: the buffer, the size, the input
-    /// sample type and the `PACKED` option.
+    /// sample type and the `PACKED` option; `frames` frames of `height`
+    /// rows one after another (a stream's stacked batch), else 1.
     pub(crate) struct RawArg<'a> {
         pub(crate) arg: Arg<'a>,
         pub(crate) width: usize,
         pub(crate) height: usize,
         pub(crate) sample: SampleType,
         pub(crate) packed: u8,
+        pub(crate) frames: usize,
     }
 
     impl DeviceRaw {
@@ -137,12 +139,14 @@ mod cl {
                 height,
                 sample,
                 packed,
+                frames: 1,
             }
         }
     }
 
     /// Runs `spec` on a device frame into `out` (the frame's size, 3 or 4
-    /// channels); returns the kernel time. `clamp_hi` saturates f32 output
+    /// channels; for stacked frames, their stack), one launch for all its
+    /// frames; returns the kernel time. `clamp_hi` saturates f32 output
     /// to `0..clamp_hi` (for pipelines whose stage type is an integer one).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch<U: Sample>(
@@ -155,11 +159,12 @@ mod cl {
         lv: &Levels,
         clamp_hi: Option<f32>,
     ) -> Result<Duration> {
-        let (w, h) = (input.width, input.height);
+        let (w, h, frames) = (input.width, input.height, input.frames);
         super::super::check_cfa_size(w, h)?;
-        if (out.width(), out.height()) != (w, h) || !matches!(out.channels(), 3 | 4) {
+        if (out.width(), out.height()) != (w, h * frames) || !matches!(out.channels(), 3 | 4) {
             return Err(Error::arg(format!(
-                "demosaic output must be {w}x{h} with 3 or 4 channels, got {}x{}x{}",
+                "demosaic output must be {w}x{} with 3 or 4 channels, got {}x{}x{}",
+                h * frames,
                 out.width(),
                 out.height(),
                 out.channels()
@@ -186,10 +191,15 @@ mod cl {
             &spec.kernel_name(SPEC.name),
         )?;
         let [lev, scale] = lv.kernel_args();
+        // Stacked frames are the third dimension, one frame per group.
+        let (global, local) = match frames {
+            1 => (vec![w / 2, h / 2], spec.local.to_vec()),
+            n => (vec![w / 2, h / 2, n], vec![spec.local[0], spec.local[1], 1]),
+        };
         let ev = dev.launch(
             &k,
-            &[w / 2, h / 2],
-            &spec.local,
+            &global,
+            &local,
             &[
                 input.arg,
                 Arg::img(out),
@@ -206,13 +216,16 @@ mod cl {
     /// Demosaics a device frame into a float4 working image (RGBA f32, in
     /// the units `lv` levels to, alpha at full scale), the input of the
     /// Gaussian's device passes (`ops::gaussian::device::blur_w`) and of
-    /// device-resident pipelines. `p.channels` is ignored; `clamp_hi` as in
-    /// [`launch`].
+    /// device-resident pipelines. `input` holds `frames` frames one below
+    /// the other, each demosaiced on its own. `p.channels` is ignored;
+    /// `clamp_hi` as in [`launch`].
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn demosaic_w(
         progs: &Programs,
         dev: &Dev,
         spec: &VariantSpec,
         input: &DeviceRaw,
+        frames: usize,
         p: &DemosaicParams,
         lv: &Levels,
         clamp_hi: Option<f32>,
@@ -220,7 +233,15 @@ mod cl {
         let (w, h) = input.size();
         let out = DeviceImage::<f32>::new(dev, w, h, 4)?;
         let p = DemosaicParams { channels: 4, ..*p };
-        let kt = launch(progs, dev, spec, input.raw_arg(), &out, &p, lv, clamp_hi)?;
+        let mut arg = input.raw_arg();
+        if frames == 0 || !h.is_multiple_of(frames) {
+            return Err(Error::arg(format!(
+                "{frames} frames do not cut {h} rows evenly"
+            )));
+        }
+        arg.height = h / frames;
+        arg.frames = frames;
+        let kt = launch(progs, dev, spec, arg, &out, &p, lv, clamp_hi)?;
         Ok((out, kt))
     }
 
@@ -236,7 +257,7 @@ mod cl {
         let input = DeviceRaw::upload(dev, raw)?;
         if U::TYPE == SampleType::F32 && p.channels == 4 {
             // RGBA f32 is the working image itself.
-            let (out, kt) = demosaic_w(progs, dev, spec, &input, p, lv, None)?;
+            let (out, kt) = demosaic_w(progs, dev, spec, &input, 1, p, lv, None)?;
             let boxed: Box<dyn std::any::Any> = Box::new(out.download(dev)?);
             let out = boxed
                 .downcast::<Image<U>>()
@@ -269,6 +290,9 @@ pub(crate) fn run_stage(
         )));
     };
     let (w, h) = r.size();
+    // A stack of frames is cut into frames of equal height.
+    let frames = cx.frames.max(1);
+    let h = h / frames;
     let input_ty = r.raw_arg().sample;
     let (max, wide) = r.depth();
     let out_ty = stage
@@ -280,7 +304,7 @@ pub(crate) fn run_stage(
     let clamp = (out_ty != crate::image::SampleType::F32).then(|| out_ty.full_scale());
     let (img, rep) =
         crate::ops::dispatch_on_device(cx.d, &super::SPEC, forced, (&shape, &shape), |dev, spec| {
-            super::device::demosaic_w(cx.d.programs(), dev, spec, r, p, &lv, clamp)
+            super::device::demosaic_w(cx.d.programs(), dev, spec, r, frames, p, &lv, clamp)
         })?;
     record.reports.push(rep);
     Ok(Work {

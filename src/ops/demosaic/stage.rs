@@ -190,6 +190,11 @@ impl StageOp for DemosaicStage {
         true
     }
 
+    /// Every variant runs stacked frames as its launch's third dimension.
+    fn stacks(&self, _variants: &[&str]) -> bool {
+        true
+    }
+
     fn adapt_to_frame(
         &self,
         a: &dyn StageArgs,

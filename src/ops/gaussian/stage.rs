@@ -127,5 +127,12 @@ impl StageOp for GaussianParams {
         super::device::run_stage(self, cx, forced, input, record)
     }
 
+    /// The FIR variant, and the pointwise saturation before it.
+    fn stacks(&self, variants: &[&str]) -> bool {
+        variants
+            .iter()
+            .all(|v| *v == "saturate" || super::device::stacks(v))
+    }
+
     stage_any!();
 }

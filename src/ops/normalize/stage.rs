@@ -363,6 +363,11 @@ impl StageOp for ConvertStage {
         normalize_dyn(d, &input, &params, self.out, record)
     }
 
+    /// Pointwise (a pending factor, at most a saturating pass).
+    fn stacks(&self, _variants: &[&str]) -> bool {
+        true
+    }
+
     /// No kernel: the factor waits for the next stage or the store.
     fn run_device(
         &self,

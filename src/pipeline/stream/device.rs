@@ -5,6 +5,8 @@ pub(super) use cl::run;
 
 #[cfg(feature = "opencl")]
 mod slot;
+#[cfg(feature = "opencl")]
+mod stack;
 
 /// No device exists in a build without OpenCL.
 #[cfg(not(feature = "opencl"))]
@@ -30,12 +32,13 @@ mod cl {
         StreamOptions, StreamTotals,
     };
     use super::slot::{DevOut, OutShape, Slot, Strides};
+    use super::stack::{probe, Probe};
     use crate::backend::opencl::{untimed, ClEvent, HostStage, TransferQueue};
     use crate::backend::Dev;
     use crate::engine::Engine;
     use crate::error::{Error, Result};
     use crate::image::DynImage;
-    use crate::ops::work::store_into;
+    use crate::ops::work::{store_into, DeviceRaw};
     use crate::pipeline::device::{run_chain, ChainStart};
     use crate::pipeline::Op;
 
@@ -73,20 +76,27 @@ mod cl {
         input: Source<R>,
         sink: &mut dyn FrameSink,
     ) -> Result<StreamTotals> {
+        // The first batch's time includes the blank frame's kernel builds.
+        let mut clock = Clock::new();
         let k = opts.in_flight;
         let out = OutShape::of(ops, opts);
-        let align = dev.sub_buffer_align();
+        let probe = stacking(engine, dev, ops, opts, (in_bytes, batch));
+        // Stacked frames lie one after another; frames by themselves each
+        // start at the sub-buffer alignment.
+        let align = match probe.as_ref().and_then(|p| p.stacked.as_ref()) {
+            Some(_) => 1,
+            None => dev.sub_buffer_align(),
+        };
         let st = Strides {
             batch,
             input: in_bytes.next_multiple_of(align),
             output: out.bytes.next_multiple_of(align),
         };
-        let mut feed = Feed::new(engine, dev, ops, opts, in_bytes, &out, st)?;
+        let mut feed = Feed::new(engine, dev, ops, opts, (in_bytes, out), st, probe)?;
         let ((in_free_tx, in_free_rx), (out_free_tx, out_free_rx)) = feed.pinned()?;
         let (full_tx, full_rx) = mpsc::sync_channel::<Read_<HostStage>>(k);
         let (done_tx, done_rx) = mpsc::sync_channel::<Done>(k * batch);
         let transfer_only = opts.transfer_only;
-        let mut clock = Clock::new();
         let layout = Layout {
             batch,
             stride: st.input,
@@ -136,6 +146,24 @@ mod cl {
         });
         outcome?;
         Ok(feed.totals(&clock))
+    }
+
+    /// The blank frame's run ([`probe`]) for batches of more than one
+    /// frame that run kernels; `None` otherwise, or when the run failed
+    /// (the stream then runs frame by frame, and meets the failure there).
+    fn stacking(
+        engine: &Engine,
+        dev: &Dev,
+        ops: &[Op],
+        opts: &StreamOptions,
+        (in_bytes, batch): (usize, usize),
+    ) -> Option<Probe> {
+        if batch == 1 || opts.transfer_only {
+            return None;
+        }
+        probe(engine, dev, ops, opts, in_bytes)
+            .inspect_err(|e| log::debug!("the stream runs frame by frame: {e}"))
+            .ok()
     }
 
     /// How the writer cuts a batch's pinned results into frames.
@@ -223,8 +251,11 @@ mod cl {
         ops: &'a [Op],
         opts: &'a StreamOptions,
         in_bytes: usize,
-        out_bytes: usize,
+        out: OutShape,
         st: Strides,
+        /// The chain with its variants forced, when batches run stacked
+        /// (see `stack`).
+        stacked: Option<Vec<Op>>,
         /// One per batch in flight; batch `n` (in staging order) uses slot
         /// `n % in_flight`. (Declared before the queues, so it is dropped
         /// first, as when they were locals.)
@@ -252,11 +283,12 @@ mod cl {
                 fps,
                 batch: self.st.batch,
                 in_bytes: self.in_bytes,
-                out_bytes: self.out_bytes,
+                out_bytes: self.out.bytes,
                 backend: self.engine.backend().describe(),
                 overlapped: true,
                 stages: self.stages.unwrap_or_default(),
                 host_fallback_frames: self.fallback_frames,
+                stacked: self.stacked.is_some(),
             }
         }
 
@@ -266,14 +298,18 @@ mod cl {
             dev: &'a Dev,
             ops: &'a [Op],
             opts: &'a StreamOptions,
-            in_bytes: usize,
-            out: &OutShape,
+            (in_bytes, out): (usize, OutShape),
             st: Strides,
+            probe: Option<Probe>,
         ) -> Result<Self> {
             let up = dev.transfer_queue()?;
             let down = dev.transfer_queue()?;
+            let (stages, stacked) = match probe {
+                Some(p) => (Some(p.stages), p.stacked),
+                None => (None, None),
+            };
             let slots = (0..opts.in_flight)
-                .map(|_| Slot::new(dev, opts, in_bytes, out, st))
+                .map(|_| Slot::new(dev, opts, in_bytes, &out, st, stacked.is_some()))
                 .collect::<Result<_>>()?;
             Ok(Feed {
                 engine,
@@ -281,14 +317,15 @@ mod cl {
                 ops,
                 opts,
                 in_bytes,
-                out_bytes: out.bytes,
+                out,
                 st,
+                stacked,
                 slots,
                 down,
                 up,
                 n: 0,
                 on_host: false,
-                stages: None,
+                stages,
                 fallback_frames: 0,
             })
         }
@@ -433,24 +470,20 @@ mod cl {
             let mut wait = vec![up_ev];
             wait.extend(slot.downloaded.iter());
             dev.barrier(&wait)?;
-            if !self.opts.transfer_only {
+            if let (false, Some(stacked)) = (self.opts.transfer_only, &self.stacked) {
+                // One chain for the batch, its kernels queued unwaited.
+                let (input, output) = slot.stacked(count, self.opts, self.in_bytes, &self.out)?;
+                untimed(|| chain(engine, dev, stacked, (&input, count), &output))?;
+            } else if !self.opts.transfer_only {
                 for (input, output) in slot.inputs.iter().zip(&slot.outputs).take(count) {
-                    let chain = || -> Result<_> {
-                        let (work, outcomes) = run_chain(engine, dev, ops, ChainStart::Raw(input))?;
-                        match output {
-                            DevOut::U8(o) => store_into(engine.programs(), dev, &work, o)?,
-                            DevOut::U16(o) => store_into(engine.programs(), dev, &work, o)?,
-                            DevOut::F32(o) => store_into(engine.programs(), dev, &work, o)?,
-                        };
-                        Ok(outcomes)
-                    };
+                    let run = || chain(engine, dev, ops, (input, 1), output);
                     // The first frame is timed (its report names the
                     // variants); after it the kernels are queued without
                     // waiting for each.
                     if self.stages.is_none() {
-                        self.stages = Some(super::super::stage_names(&chain()?));
+                        self.stages = Some(super::super::stage_names(&run()?));
                     } else {
-                        untimed(chain)?;
+                        untimed(run)?;
                     }
                 }
             }
@@ -460,7 +493,7 @@ mod cl {
             let Ok(mut out_stage) = out_free.recv() else {
                 return Ok(None);
             };
-            let n = Strides::span(count, self.st.output, self.out_bytes);
+            let n = Strides::span(count, self.st.output, self.out.bytes);
             let down_ev = self
                 .down
                 .download(&slot.whole_out, &mut out_stage, n, &[&done])?;
@@ -468,5 +501,23 @@ mod cl {
             slot.downloaded = Some(down_ev);
             Ok(Some(out_stage))
         }
+    }
+
+    /// Runs `ops` on `input` (`frames` frames stacked, or 1) and stores the
+    /// result into `output`; what each stage did.
+    fn chain(
+        engine: &Engine,
+        dev: &Dev,
+        ops: &[Op],
+        (input, frames): (&DeviceRaw, usize),
+        output: &DevOut,
+    ) -> Result<Vec<crate::pipeline::StageOutcome>> {
+        let (work, outcomes) = run_chain(engine, dev, ops, ChainStart::Raw(input), frames)?;
+        match output {
+            DevOut::U8(o) => store_into(engine.programs(), dev, &work, o)?,
+            DevOut::U16(o) => store_into(engine.programs(), dev, &work, o)?,
+            DevOut::F32(o) => store_into(engine.programs(), dev, &work, o)?,
+        };
+        Ok(outcomes)
     }
 }

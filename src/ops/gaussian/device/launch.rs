@@ -48,8 +48,8 @@ impl Ctx<'_> {
             Line::ColBlocks => self.col_blocks(src, sigma),
             Line::RowLocal => self.row_local(src, sigma),
             Line::RowBlocks => self.row_blocks(src, sigma),
-            Line::FirRows => self.fir(true, src, sigma),
-            Line::FirCols => self.fir(false, src, sigma),
+            Line::FirRows => self.fir(true, src, sigma, 1),
+            Line::FirCols => self.fir(false, src, sigma, 1),
         }
     }
 
@@ -84,8 +84,10 @@ impl Ctx<'_> {
         Ok((out, time(ev)?))
     }
 
-    /// One FIR pass along rows or columns, the reference's taps.
-    fn fir(&self, rows: bool, src: &DeviceImage<f32>, sigma: f32) -> Result<Out> {
+    /// One FIR pass along rows or columns, the reference's taps, over
+    /// `frames` frames stacked in `src` (rows never meet another frame's;
+    /// columns are filtered frame by frame, in one launch).
+    fn fir(&self, rows: bool, src: &DeviceImage<f32>, sigma: f32, frames: usize) -> Result<Out> {
         let (w, h) = (src.width(), src.height());
         let out = DeviceImage::<f32>::new(self.dev, w, h, src.channels())?;
         let mirror = if self.p.border == Border::Mirror {
@@ -106,16 +108,20 @@ impl Ctx<'_> {
         let taps: Vec<f32> = taps.iter().map(|&t| (t as f64 / sum) as f32).collect();
         let r = taps.len() / 2;
         let taps = self.dev.constants(&taps)?;
+        let (global, local, height) = match (rows, frames) {
+            (true, _) => (vec![w, h], vec![FIR_LX, 1], h),
+            (false, 1) => (vec![w, h], vec![FIR_TX, FIR_TY], h),
+            (false, n) => (vec![w, h / n, n], vec![FIR_TX, FIR_TY, 1], h / n),
+        };
         let args = [
             Arg::img(src),
             Arg::img(&out),
             Arg::int(w)?,
-            Arg::int(h)?,
+            Arg::int(height)?,
             Arg::buf(&taps),
             Arg::int(r)?,
         ];
-        let local = if rows { [FIR_LX, 1] } else { [FIR_TX, FIR_TY] };
-        let ev = self.dev.launch(&k, &[w, h], &local, &args)?;
+        let ev = self.dev.launch(&k, &global, &local, &args)?;
         Ok((out, time(ev)?))
     }
 
@@ -184,6 +190,54 @@ pub(crate) fn blur_w(
                     Step::Transposed(_) => {}
                 }
             }
+        }
+    }
+    let out = cur.ok_or_else(|| Error::arg("gaussian with both sigmas 0 has no passes"))?;
+    Ok((out, total))
+}
+
+/// [`blur_w`] on `frames` frames stacked in `src` (each `height / frames`
+/// rows), each blurred on its own, in one launch per pass: only variants
+/// of FIR passes ([`super::stacks`]); the others are [`Error::Unsupported`].
+pub(crate) fn blur_stack(
+    progs: &Programs,
+    dev: &Dev,
+    spec: &VariantSpec,
+    src: &DeviceImage<f32>,
+    p: &GaussianParams,
+    frames: usize,
+) -> Result<Out> {
+    if frames <= 1 {
+        return blur_w(progs, dev, spec, src, p);
+    }
+    let plan = variants::plan(spec).filter(|plan| {
+        super::stacks(spec.name) && plan.both.is_none() && src.height().is_multiple_of(frames)
+    });
+    let Some(plan) = plan else {
+        return Err(Error::Unsupported {
+            op: SPEC.name.into(),
+            variant: spec.name.into(),
+            reason: format!("{} rows do not run as {frames} stacked frames", src.height()),
+        });
+    };
+    let cx = Ctx {
+        progs,
+        dev,
+        spec,
+        p,
+    };
+    let mut total = Duration::ZERO;
+    let mut cur: Option<DeviceImage<f32>> = None;
+    for step in plan.steps {
+        let (rows, sigma) = match *step {
+            Step::Along(Axis::X, Line::FirRows) => (true, p.sigma_x),
+            Step::Along(Axis::Y, Line::FirCols) => (false, p.sigma_y),
+            _ => return Err(Error::arg(format!("{}: a pass that does not stack", spec.name))),
+        };
+        if sigma > 0.0 {
+            let (next, t) = cx.fir(rows, cur.as_ref().unwrap_or(src), sigma, frames)?;
+            total += t;
+            cur = Some(next);
         }
     }
     let out = cur.ok_or_else(|| Error::arg("gaussian with both sigmas 0 has no passes"))?;

@@ -13,7 +13,14 @@ mod launch;
 mod tiles;
 
 #[cfg(feature = "opencl")]
-pub(crate) use launch::{blur_w, run};
+pub(crate) use launch::{blur_stack, blur_w, run};
+
+/// Whether variant `name` blurs a stack of frames ([`crate::ops::work::Chain::frames`])
+/// frame by frame, in one launch per pass: the FIR's passes only read
+/// rows of one frame, or columns bordered at each frame's edges.
+pub(crate) fn stacks(name: &str) -> bool {
+    name == "fir_local"
+}
 
 /// Without OpenCL there is no device value, so this cannot be called.
 #[cfg(not(feature = "opencl"))]
@@ -47,13 +54,17 @@ pub(crate) fn run_stage(
         record.reports.push(cx.own_report("saturate", start, kt));
     }
     let params = OpParams::new(*stage);
-    let (logical, working) = (w.logical_shape(params.clone()), w.working_shape(params));
+    let (mut logical, mut working) = (w.logical_shape(params.clone()), w.working_shape(params));
+    // Variants are chosen for one frame of a stack.
+    let frames = cx.frames.max(1);
+    logical.height /= frames;
+    working.height /= frames;
     let (img, rep) = crate::ops::dispatch_on_device(
         cx.d,
         &super::SPEC,
         forced,
         (&logical, &working),
-        |dev, spec| super::device::blur_w(cx.d.programs(), dev, spec, &w.img, stage),
+        |dev, spec| super::device::blur_stack(cx.d.programs(), dev, spec, &w.img, stage, frames),
     )?;
     record.reports.push(rep);
     Ok(w.with(img))

@@ -1,7 +1,8 @@
 //! A stream's device memory for one batch of frames: one allocation each
-//! way, every frame's input and output a sub-buffer of it, so that one
-//! transfer moves the whole batch while each frame's kernels see their own
-//! frame only.
+//! way, so that one transfer moves the whole batch. Frame by frame, every
+//! frame's input and output is a sub-buffer of it, so each frame's kernels
+//! see their own frame only; stacked (see `stack`), the frames lie one
+//! after another and the batch's kernels see them all at once.
 
 use super::super::{output_shape, StreamOptions};
 use crate::backend::opencl::{ClEvent, DeviceBuffer, DeviceImage};
@@ -37,11 +38,12 @@ impl Strides {
     }
 }
 
-/// One batch's device memory, allocated once: every frame's input and
-/// output is a sub-buffer of one allocation each way, so one transfer
-/// moves the batch.
+/// One batch's device memory, allocated once: one allocation each way, so
+/// one transfer moves the batch.
 pub(super) struct Slot {
-    /// Declared before the allocations they alias, so dropped first.
+    /// Each frame's input and output as a sub-buffer (none for stacked
+    /// batches). Declared before the allocations they alias, so dropped
+    /// first.
     pub(super) inputs: Vec<DeviceRaw>,
     pub(super) outputs: Vec<DevOut>,
     pub(super) whole_in: DeviceBuffer<u8>,
@@ -52,14 +54,17 @@ pub(super) struct Slot {
     pub(super) downloaded: Option<ClEvent>,
 }
 
-/// Frame `j`'s input: a view of `whole` at `offset`, typed by the format.
-fn raw_view(
+/// `frames` frames of input from byte `offset` of `whole`, one after
+/// another, as one raw image `frames` frames tall, typed by the format.
+pub(super) fn raw_view(
     whole: &DeviceBuffer<u8>,
     offset: usize,
     opts: &StreamOptions,
     in_bytes: usize,
+    frames: usize,
 ) -> Result<DeviceRaw> {
-    let (w, h) = (opts.width, opts.height);
+    let (w, h) = (opts.width, opts.height * frames);
+    let in_bytes = in_bytes * frames;
     Ok(match opts.format.depth {
         Depth::Bits8 => DeviceRaw::U8(DeviceImage::from_buffer(
             whole.sub(offset, w * h)?,
@@ -89,9 +94,15 @@ fn raw_view(
     })
 }
 
-/// Frame `j`'s output: a view of `whole` at `offset`.
-fn out_view(whole: &DeviceBuffer<u8>, offset: usize, out: &OutShape) -> Result<DevOut> {
-    let (w, h, c) = (out.width, out.height, out.channels);
+/// `frames` result frames from byte `offset` of `whole`, one image
+/// `frames` frames tall.
+fn out_view(
+    whole: &DeviceBuffer<u8>,
+    offset: usize,
+    out: &OutShape,
+    frames: usize,
+) -> Result<DevOut> {
+    let (w, h, c) = (out.width, out.height * frames, out.channels);
     let n = w * h * c;
     Ok(match out.sample {
         SampleType::U8 => DevOut::U8(DeviceImage::from_buffer(whole.sub(offset, n)?, w, h, c)?),
@@ -101,21 +112,24 @@ fn out_view(whole: &DeviceBuffer<u8>, offset: usize, out: &OutShape) -> Result<D
 }
 
 impl Slot {
-    /// Allocates a batch's device memory and its frames' views.
+    /// Allocates a batch's device memory, and its frames' views unless the
+    /// batch runs `stacked`.
     pub(super) fn new(
         dev: &Dev,
         opts: &StreamOptions,
         in_bytes: usize,
         out: &OutShape,
         st: Strides,
+        stacked: bool,
     ) -> Result<Self> {
         let whole_in = DeviceBuffer::new(dev, st.batch * st.input)?;
         let whole_out = DeviceBuffer::new(dev, st.batch * st.output)?;
-        let mut inputs = Vec::with_capacity(st.batch);
-        let mut outputs = Vec::with_capacity(st.batch);
-        for j in 0..st.batch {
-            inputs.push(raw_view(&whole_in, j * st.input, opts, in_bytes)?);
-            outputs.push(out_view(&whole_out, j * st.output, out)?);
+        let views = if stacked { 0 } else { st.batch };
+        let mut inputs = Vec::with_capacity(views);
+        let mut outputs = Vec::with_capacity(views);
+        for j in 0..views {
+            inputs.push(raw_view(&whole_in, j * st.input, opts, in_bytes, 1)?);
+            outputs.push(out_view(&whole_out, j * st.output, out, 1)?);
         }
         Ok(Slot {
             inputs,
@@ -127,6 +141,23 @@ impl Slot {
             computed: Some(dev.marker()?),
             downloaded: None,
         })
+    }
+}
+
+impl Slot {
+    /// The first `count` frames of a stacked batch, input and output, each
+    /// one image `count` frames tall.
+    pub(super) fn stacked(
+        &self,
+        count: usize,
+        opts: &StreamOptions,
+        in_bytes: usize,
+        out: &OutShape,
+    ) -> Result<(DeviceRaw, DevOut)> {
+        Ok((
+            raw_view(&self.whole_in, 0, opts, in_bytes, count)?,
+            out_view(&self.whole_out, 0, out, count)?,
+        ))
     }
 }
 
