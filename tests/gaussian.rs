@@ -1004,9 +1004,10 @@ fn biquad_limit_meets_the_bound() {
 /// 32x32 tiles, one work-item per line and channel), u8 and f32, gray, RGB
 /// and RGBA (u8 gray and RGBA read and written by the tile passes
 /// themselves, RGB through the working image): on sizes that are 1 pixel
-/// wide or tall, smaller than a tile, exactly one, and several tiles both
-/// ways with partial last tiles, at sigmas from 1 to 1000 (both tile-line
-/// forms), within `IIR_BOUND` of the exact blur and within `AGREE_BOUND` of
+/// wide or tall, smaller than a tile, exactly one, several tiles both
+/// ways with partial last tiles, and lines of enough tiles (700 pixels:
+/// 11 gray, 22 colour) that the carries split them into several runs, the
+/// last one partial, at sigmas from 1 to 1000 (both tile-line forms), within `IIR_BOUND` of the exact blur and within `AGREE_BOUND` of
 /// `Engine::cpu()`.
 #[test]
 fn tiles_meet_the_bound_on_gray_and_colour() {
@@ -1020,6 +1021,9 @@ fn tiles_meet_the_bound_on_gray_and_colour() {
             (32, 32),
             (67, 97),
             (131, 65),
+            (129, 127),
+            (9, 700),
+            (700, 9),
         ];
         for &(w, h) in &sizes {
             for c in [1, 3, 4] {

@@ -1,6 +1,6 @@
 // gaussian/tiles.cl: iir_tiles, both directions in square tiles read
 // twice. A build with T2_BQC (and T2_BQR: the tile lines' forms) compiles
-// it. Needs blocks.cl (SUMS_AT, the carry).
+// it. Needs blocks.cl (SUMS_AT).
 
 #ifdef T2_BQC
 #ifndef T2_TILE
@@ -33,7 +33,7 @@
 //     registers), their block sums (as gaussian_blk_sums), then the tile's
 //     rows of that zero-state result summed from zero state (as the row
 //     tiles of iir_rowblk), relative to each row's first raw sample.
-//  2. gaussian_blk_carry over the column sums: exact column states.
+//  2. gaussian_iir_tiles_carry over the column sums: exact column states.
 //  3. gaussian_iir_tiles_fix: the exact column states change the column-filtered
 //     tile by a field that is separable (a pole power down the column times
 //     the column's state), so their effect on the row sums is a small
@@ -42,7 +42,8 @@
 //     become those of the exact column-filtered image, relative to its
 //     first sample in the row, and each row's first and last exactly
 //     column-filtered values go into `exact`.
-//  4. gaussian_blk_carry over the row sums (lines: `exact`): exact row states.
+//  4. gaussian_iir_tiles_carry over the row sums (lines: `exact`): exact row
+//     states.
 //  5. gaussian_iir_tiles_apply: each tile filtered down its columns from their
 //     exact states and along its rows from theirs, written once.
 //
@@ -64,7 +65,7 @@
 // i on channel i % NC of column (then row) i / NC, and the tile is staged
 // as NC float planes. Global memory is read as floats, so consecutive
 // work-items read consecutive floats; the sums, `edges` and `exact` are
-// float4 per line (as gaussian_blk_carry reads them), float NC * i + c
+// float4 per line (as gaussian_iir_tiles_carry reads them), float NC * i + c
 // here. Colour tiles are smaller (T2_TILE, src/ops/gaussian/geometry.rs),
 // so that NC planes fit local memory.
 // TSP is the tile's padded stride in local memory (TL + 1). The tables
@@ -392,12 +393,34 @@ void gaussian_iir_tiles_fix(__global const float* colsums, __global float* rowsu
     int lid = get_local_id(0), tx = GROUP_ID(0), ty = GROUP_ID(1);
     int l = lid / NC, c = lid % NC;
     int x0 = tx * TL, y0 = ty * TL;
+    int y = y0 + l, yc = min(y, height - 1);
+    // Every global load is issued before the products, so that their
+    // latency overlaps the products'.
+    float first = edges[PXF(3 * yc)], last = edges[PXF(3 * yc + 1)], raw = edges[PXF(3 * yc + 2)];
+    float rs[8];
+    float4 c0, c1, l0, l1;
+    {
+        __global const float* sums = rowsums;
+        int nblocks = ntx;
+        for (int k = 0; k < 8; k++)
+            rs[k] = SUMS_C(k, tx, yc, height);
+    }
     {
         __global const float* sums = colsums;
-        int nblocks = nty, x = min(x0 + l, width - 1);
+        int nblocks = nty, x = min(x0 + l, width - 1), xl = width - 1;
         for (int s = 0; s < 8; s++)
             st[(c * 8 + s) * STS + l] = SUMS_C(s, ty, x, width);
+        c0 = (float4)(SUMS_C(0, ty, 0, width), SUMS_C(1, ty, 0, width),
+                      SUMS_C(2, ty, 0, width), SUMS_C(3, ty, 0, width));
+        c1 = (float4)(SUMS_C(4, ty, 0, width), SUMS_C(5, ty, 0, width),
+                      SUMS_C(6, ty, 0, width), SUMS_C(7, ty, 0, width));
+        l0 = (float4)(SUMS_C(0, ty, xl, width), SUMS_C(1, ty, xl, width),
+                      SUMS_C(2, ty, xl, width), SUMS_C(3, ty, xl, width));
+        l1 = (float4)(SUMS_C(4, ty, xl, width), SUMS_C(5, ty, xl, width),
+                      SUMS_C(6, ty, xl, width), SUMS_C(7, ty, xl, width));
     }
+    float4 f0 = (float4)(fw[l], fw[TL + l], fw[2 * TL + l], fw[3 * TL + l]);
+    float4 f1 = (float4)(fw[4 * TL + l], fw[5 * TL + l], fw[6 * TL + l], fw[7 * TL + l]);
     barrier(CLK_LOCAL_MEM_FENCE);
     // tk[c][k][s]: the tile's row sum k of state s's column weights, in
     // channel c.
@@ -410,39 +433,22 @@ void gaussian_iir_tiles_fix(__global const float* colsums, __global float* rowsu
         ((__local float*)tk)[i] = acc.x + acc.y + acc.z + acc.w;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    int y = y0 + l;
     if (y >= height)
         return;
-    float4 f0 = (float4)(fw[l], fw[TL + l], fw[2 * TL + l], fw[3 * TL + l]);
-    float4 f1 = (float4)(fw[4 * TL + l], fw[5 * TL + l], fw[6 * TL + l], fw[7 * TL + l]);
     // Exact first and last values of the row (columns 0 and width - 1).
-    float first = edges[PXF(3 * y)], last = edges[PXF(3 * y + 1)];
-    {
-        __global const float* sums = colsums;
-        int nblocks = nty;
-        float4 c0 = (float4)(SUMS_C(0, ty, 0, width), SUMS_C(1, ty, 0, width),
-                             SUMS_C(2, ty, 0, width), SUMS_C(3, ty, 0, width));
-        float4 c1 = (float4)(SUMS_C(4, ty, 0, width), SUMS_C(5, ty, 0, width),
-                             SUMS_C(6, ty, 0, width), SUMS_C(7, ty, 0, width));
-        int xl = width - 1;
-        float4 l0 = (float4)(SUMS_C(0, ty, xl, width), SUMS_C(1, ty, xl, width),
-                             SUMS_C(2, ty, xl, width), SUMS_C(3, ty, xl, width));
-        float4 l1 = (float4)(SUMS_C(4, ty, xl, width), SUMS_C(5, ty, xl, width),
-                             SUMS_C(6, ty, xl, width), SUMS_C(7, ty, xl, width));
-        first += dot(f0, c0) + dot(f1, c1);
-        last += dot(f0, l0) + dot(f1, l1);
-    }
+    first += dot(f0, c0) + dot(f1, c1);
+    last += dot(f0, l0) + dot(f1, l1);
     if (tx == 0) {
         exact[PXF(2 * y)] = first;
         exact[PXF(2 * y + 1)] = last;
     }
     // Pass 1 summed (zero-state column result - raw first sample); now
     // (exact column result - exact first value).
-    float shift = edges[PXF(3 * y + 2)] - first;
+    float shift = raw - first;
     __global float* sums = rowsums;
     int nblocks = ntx;
     for (int k = 0; k < 8; k++)
-        SUMS_C(k, tx, y, height) += shift * one[k] + dot(f0, tk[c][k][0]) + dot(f1, tk[c][k][1]);
+        SUMS_C(k, tx, y, height) = rs[k] + shift * one[k] + dot(f0, tk[c][k][0]) + dot(f1, tk[c][k][1]);
 #undef STS
 }
 
@@ -487,6 +493,103 @@ void gaussian_iir_tiles_apply(__global const T* in, __global const float* colsum
         for (int m = 0; m < TL && y0 + m < height; m++)
             out[PXF((y0 + m) * width + x0 + l)] = T2_STORE(plane[m * TSP + l]);
 }
+#ifndef T2_RUN
+#error "T2_RUN must be passed with -D"
+#endif
+#ifndef T2_CARRY_WG
+#error "T2_CARRY_WG must be passed with -D"
+#endif
+// Passes 2 and 4: the carries, as gaussian_blk_carry (blocks.cl), but each
+// work-item holds a run of at most T2_RUN consecutive blocks of its line in
+// registers, so each sum is read once (gaussian_blk_carry reads its runs
+// twice), and a line has nblocks / T2_RUN runs (rounded up, at most
+// T2_CARRY_WG: get_local_size(1)), which keeps more loads in flight.
+// Work-group: T2_CARRY_WG / runs lines x runs. PL, PR: the pole powers over
+// a block and over a run.
+__kernel void gaussian_iir_tiles_carry(__global const W* in, __global W* sums, int lines,
+                                       int stride, int span, int nblocks, float4 SA,
+                                       float4 PL, float4 PR)
+{
+    __local W tot[4][T2_CARRY_WG];
+    int lx = get_local_id(0), lane = get_local_id(1), nl = get_local_size(0);
+    int x = get_global_id(0), xc = min(x, lines - 1);
+    int b0 = lane * T2_RUN;
+    int n = (x < lines) ? clamp(nblocks - b0, 0, T2_RUN) : 0;
+    W e[8][T2_RUN];
+#pragma unroll
+    for (int j = 0; j < T2_RUN; j++) {
+        int b = min(b0 + j, nblocks - 1);
+        for (int k = 0; k < 8; k++)
+            e[k][j] = SUMS_AT(k, b, xc, lines);
+    }
+    // Causal, forwards: the run's total from zero state, the runs before
+    // folded (all full), then the incoming states written over the sums.
+    W sr = 0.0f, si = 0.0f, tr = 0.0f, ti = 0.0f;
+#pragma unroll
+    for (int j = 0; j < T2_RUN; j++)
+        if (j < n) {
+            W ar = e[0][j], ai = e[1][j], br = e[2][j], bi = e[3][j];
+            CMAD(PL, ar, ai, br, bi, sr, si, tr, ti);
+            sr = ar; si = ai; tr = br; ti = bi;
+        }
+    int me = lane * nl + lx;
+    tot[0][me] = sr; tot[1][me] = si; tot[2][me] = tr; tot[3][me] = ti;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    sr = si = tr = ti = 0.0f;
+    for (int k = 0; k < lane; k++) {
+        int o = k * nl + lx;
+        W ar = tot[0][o], ai = tot[1][o], br = tot[2][o], bi = tot[3][o];
+        CMAD(PR, ar, ai, br, bi, sr, si, tr, ti);
+        sr = ar; si = ai; tr = br; ti = bi;
+    }
+#pragma unroll
+    for (int j = 0; j < T2_RUN; j++)
+        if (j < n) {
+            int b = b0 + j;
+            SUMS_AT(0, b, x, lines) = sr; SUMS_AT(1, b, x, lines) = si;
+            SUMS_AT(2, b, x, lines) = tr; SUMS_AT(3, b, x, lines) = ti;
+            CMAD(PL, e[0][j], e[1][j], e[2][j], e[3][j], sr, si, tr, ti);
+            sr = e[0][j]; si = e[1][j]; tr = e[2][j]; ti = e[3][j];
+        }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // Anticausal, backwards, from the replicate steady state at the last
+    // (padded) sample; the last run may be partial (m blocks).
+    sr = si = tr = ti = 0.0f;
+#pragma unroll
+    for (int j = T2_RUN - 1; j >= 0; j--)
+        if (j < n) {
+            W ar = e[4][j], ai = e[5][j], br = e[6][j], bi = e[7][j];
+            CMAD(PL, ar, ai, br, bi, sr, si, tr, ti);
+            sr = ar; si = ai; tr = br; ti = bi;
+        }
+    tot[0][me] = sr; tot[1][me] = si; tot[2][me] = tr; tot[3][me] = ti;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int last = (nblocks - 1) / T2_RUN, m = nblocks - last * T2_RUN;
+    float4 q = (float4)(1.0f, 0.0f, 1.0f, 0.0f);
+    for (int k = 0; k < m; k++)
+        q = (float4)(q.x * PL.x - q.y * PL.y, q.x * PL.y + q.y * PL.x,
+                     q.z * PL.z - q.w * PL.w, q.z * PL.w + q.w * PL.z);
+    __global const W* line = in + xc * stride;
+    W xl = line[span] - line[0];
+    sr = xl * SA.x; si = xl * SA.y; tr = xl * SA.z; ti = xl * SA.w;
+    for (int k = last; k > lane; k--) {
+        int o = k * nl + lx;
+        W ar = tot[0][o], ai = tot[1][o], br = tot[2][o], bi = tot[3][o];
+        float4 pk = (k == last) ? q : PR;
+        CMAD(pk, ar, ai, br, bi, sr, si, tr, ti);
+        sr = ar; si = ai; tr = br; ti = bi;
+    }
+#pragma unroll
+    for (int j = T2_RUN - 1; j >= 0; j--)
+        if (j < n) {
+            int b = b0 + j;
+            SUMS_AT(4, b, x, lines) = sr; SUMS_AT(5, b, x, lines) = si;
+            SUMS_AT(6, b, x, lines) = tr; SUMS_AT(7, b, x, lines) = ti;
+            CMAD(PL, e[4][j], e[5][j], e[6][j], e[7][j], sr, si, tr, ti);
+            sr = e[4][j]; si = e[5][j]; tr = e[6][j]; ti = e[7][j];
+        }
+}
+
 #undef PXF
 #undef T2_LOAD
 #undef T2_STORE

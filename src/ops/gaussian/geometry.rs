@@ -49,6 +49,19 @@ pub fn t2_tile(channels: usize) -> usize {
     }
 }
 
+/// Work-items per work-group of `iir_tiles`' carries
+/// (`gaussian_iir_tiles_carry`, `T2_CARRY_WG`): lines x runs of blocks.
+pub const T2_CARRY_WG: usize = 256;
+
+/// Blocks per work-item in `iir_tiles`' carries (`T2_RUN`) when the
+/// longer line has `max_blocks` tiles: 8, or more where a line would need
+/// more than [`T2_CARRY_WG`] runs. (8 float4 blocks took 226 µs per carry
+/// at 8192x8192 RGBA on an H100, 4 took 257 and 2 took 442;
+/// docs/PERFORMANCE.md.)
+pub fn t2_run(max_blocks: usize) -> usize {
+    max_blocks.div_ceil(T2_CARRY_WG).max(8)
+}
+
 /// `iir_tiles`' tile stride in local memory (`TSP`): one past the side, so a
 /// row's and a column's samples fall in different banks.
 pub fn t2_stride(tile: usize) -> usize {
@@ -183,11 +196,11 @@ pub fn rows_defines(wg: usize, seg: usize) -> String {
 }
 
 /// `iir_tiles`' build options for `channels` per pixel and user samples
-/// that are `float` or not: the tile and its table's layout, each
-/// direction's tile-line form ([`tile_line`]: `T2_BQC` columns, `T2_BQR`
-/// rows; 1 biquads, 2 delta form) and the column blocks (one per tile) for
-/// the carries.
-pub fn tiles_defines(p: &GaussianParams, channels: usize, float: bool) -> String {
+/// that are `float` or not, the carries' runs `run` blocks long
+/// ([`t2_run`]): the tile and its table's layout, each direction's
+/// tile-line form ([`tile_line`]: `T2_BQC` columns, `T2_BQR` rows; 1
+/// biquads, 2 delta form) and the carries' runs and work-group.
+pub fn tiles_defines(p: &GaussianParams, channels: usize, float: bool, run: usize) -> String {
     let form = |sigma: f32| match tile_line(sigma as f64) {
         TileLine::Biquad => 1,
         TileLine::Delta => 2,
@@ -195,7 +208,8 @@ pub fn tiles_defines(p: &GaussianParams, channels: usize, float: bool) -> String
     let tile = t2_tile(channels);
     let [fw, one, bq] = t2_table_at(tile);
     let d = [
-        ("COL_BLK", tile),
+        ("T2_RUN", run),
+        ("T2_CARRY_WG", T2_CARRY_WG),
         ("T2_TILE", tile),
         ("TSP", t2_stride(tile)),
         ("T2_CS", t2_plane(tile)),
@@ -240,7 +254,7 @@ mod tests {
             fixed_defines().to_string(),
             col_blocks_defines(1),
             rows_defines(32, 8),
-            tiles_defines(&p, 4, true),
+            tiles_defines(&p, 4, true, 4),
             is_float(false),
             "-DMIRROR=1".to_string(),
         ]

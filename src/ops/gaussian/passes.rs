@@ -159,7 +159,7 @@ impl Both {
         match self {
             Both::Tiles => &[
                 Kernel::Own("sums"),
-                Kernel::Shared(Shared::BlkCarry),
+                Kernel::Own("carry"),
                 Kernel::Own("fix"),
                 Kernel::Own("apply"),
             ],

@@ -3,12 +3,14 @@
 //! directions (`cl/gaussian/tiles.cl` says how).
 
 use super::super::coeffs::Deriche;
-use super::super::geometry::{t2_table_at, t2_tile, tiles_defines, working_channels, STATES};
+use super::super::geometry::{
+    t2_run, t2_table_at, t2_tile, tiles_defines, working_channels, STATES, T2_CARRY_WG,
+};
 use super::super::passes::Both;
 use super::super::policy::{tile_line, TileLine};
 use super::super::{variants, GaussianParams};
 use super::launch::{time, Ctx, Out};
-use crate::backend::opencl::{Arg, DeviceBuffer, DeviceImage, Kernel as ClKernel};
+use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage, Kernel as ClKernel};
 use crate::backend::Dev;
 use crate::error::Result;
 use crate::image::{Sample, SampleType};
@@ -103,7 +105,8 @@ impl Ctx<'_> {
         let (ntx, nty) = (w.div_ceil(tile), h.div_ceil(tile));
         let p = self.p;
         let shape = Shape::new(w, h, ch, T::TYPE).with_params(OpParams::new(*p));
-        let defines = tiles_defines(p, ch, T::TYPE == SampleType::F32);
+        let run = t2_run(ntx.max(nty));
+        let defines = tiles_defines(p, ch, T::TYPE == SampleType::F32, run);
         let ks = Both::Tiles
             .kernels()
             .iter()
@@ -142,10 +145,10 @@ impl Ctx<'_> {
         let sums_bufs = [input, cols, rows, edges, Arg::img(&b.colends), tables];
         let e1 = tile_pass(k_sums, &sums_bufs, &[ac, pr])?;
         // The columns' lines are `colends`' columns: first and last row.
-        let e2 = self.carry(k_carry, &b.colends, &b.colsums, false, &dc, tile)?;
+        let e2 = self.tile_carry(k_carry, &b.colends, &b.colsums, false, &dc, [tile, run])?;
         let e3 = tile_pass(k_fix, &[cols, rows, edges, exact, tables], &[])?;
         // The rows' lines are `exact`'s rows: first and last value.
-        let e4 = self.carry(k_carry, &b.exact, &b.rowsums, true, &dr, tile)?;
+        let e4 = self.tile_carry(k_carry, &b.exact, &b.rowsums, true, &dr, [tile, run])?;
         let out = Arg::img(&b.out);
         let e5 = tile_pass(k_apply, &[input, cols, rows, exact, tables, out], &[ac, ar])?;
         let t = [time(e1)?, time(e2)?, time(e3)?, time(e4)?, time(e5)?];
@@ -159,5 +162,46 @@ impl Ctx<'_> {
             t[4]
         );
         Ok((b.out, t.iter().sum()))
+    }
+
+    /// `gaussian_iir_tiles_carry` along the columns or, with `rows`, the
+    /// rows; `ends` holds each line's first and last value (`colends`' two
+    /// rows, or `exact`'s two columns), `sums` one column per line and
+    /// [`STATES`] rows per block of `tile` samples, `run` blocks per
+    /// work-item.
+    fn tile_carry(
+        &self,
+        k: &ClKernel,
+        ends: &DeviceImage<f32>,
+        sums: &DeviceImage<f32>,
+        rows: bool,
+        d: &Deriche,
+        [tile, run]: [usize; 2],
+    ) -> Result<ClEvent> {
+        // Where line x starts (x * stride) and how far on it ends (span).
+        let (lines, stride, span) = if rows {
+            (ends.height(), 2, 1)
+        } else {
+            (ends.width(), 1, ends.width())
+        };
+        let nblocks = sums.height() / STATES;
+        let runs = nblocks.div_ceil(run);
+        let [_, _, _, sa] = d.kernel_args();
+        self.dev.launch(
+            k,
+            &[lines, runs],
+            &[(T2_CARRY_WG / runs).max(1), runs],
+            &[
+                Arg::img(ends),
+                Arg::img(sums),
+                Arg::int(lines)?,
+                Arg::int(stride)?,
+                Arg::int(span)?,
+                Arg::int(nblocks)?,
+                Arg::F32x4(sa),
+                Arg::F32x4(d.pole_power_args(tile)),
+                Arg::F32x4(d.pole_power_args(tile * run)),
+            ],
+        )
     }
 }
