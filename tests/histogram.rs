@@ -274,9 +274,11 @@ fn u8_smooth_images_count_alike_on_every_path_and_channel_count() {
 
 #[test]
 fn u8_large_images_count_exactly_with_more_pixels_per_item() {
-    // Past 16 groups per compute unit the byte path gives each work-item
-    // 64 or 128 pixels (PoCL on 2 cores: from 2^20 pixels); a prime-ish
-    // size leaves a ragged last group and a tail shorter than a word.
+    // Large images give each work-item of the byte path more pixels: gray
+    // and RGBA 256 while every compute unit keeps 6 groups (PoCL on 2
+    // cores: from 786432 pixels), RGB 128 while it keeps 16 (from 2^20);
+    // a prime-ish size leaves a ragged last group and a tail shorter than
+    // a word.
     let mut rng = Rng::new(0x4849_5354);
     for c in [1, 3, 4] {
         let img: Image<u8> = common::random_image(&mut rng, 1031, 1021, c);
@@ -290,6 +292,42 @@ fn u8_large_images_count_exactly_with_more_pixels_per_item() {
         for (name, e) in engines() {
             let got = e.histogram(&img, &params).expect("histogram");
             assert_eq!(got.counts, want, "{name} 1031x1021x{c}");
+        }
+    }
+}
+
+#[test]
+fn u8_constant_and_two_value_images_count_exactly() {
+    // One value (every lane of every warp on one bin per channel) and two
+    // values picked at random per pixel, on sizes with ragged last groups
+    // and tails shorter than a 16-byte word, past one group of pixels
+    // (the byte path's bank slots, RGB's sub-histograms, the tail path).
+    let mut rng = Rng::new(0x2_7A1);
+    for (w, h) in [(1, 1), (3, 1), (1, 5), (509, 257), (1031, 67)] {
+        for c in [1, 3, 4] {
+            let one =
+                Image::<u8>::from_fn(w, h, c, |_, _, k| [7u8, 255, 0, 128][k]).expect("shape");
+            let a = [0u8, 200, 31, 255];
+            let b = [1u8, 13, 31, 254];
+            let mut data = Vec::with_capacity(w * h * c);
+            for _ in 0..w * h {
+                let px = if rng.below(2) == 0 { a } else { b };
+                data.extend_from_slice(&px[..c]);
+            }
+            let two = Image::<u8>::from_vec(w, h, c, data).expect("shape");
+            for (what, img) in [("constant", one), ("two-value", two)] {
+                let mut want = vec![vec![0u64; 256]; c];
+                for y in 0..h {
+                    for (i, &v) in img.row(y).iter().enumerate() {
+                        want[i % c][v as usize] += 1;
+                    }
+                }
+                let params = HistogramParams::default_for(clfilter::SampleType::U8);
+                for (name, e) in engines() {
+                    let got = e.histogram(&img, &params).expect("histogram");
+                    assert_eq!(got.counts, want, "{name} {what} {w}x{h}x{c}");
+                }
+            }
         }
     }
 }

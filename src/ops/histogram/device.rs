@@ -56,7 +56,7 @@ pub(crate) fn launch<T: Sample>(
     let private = spec.name == "local_private";
     let bytes = private && super::variants::byte_bins(&shape);
     let n = input.pixel_count();
-    let byte_item = byte_pixels_per_item(n, dev.info().compute_units as usize);
+    let byte_item = byte_pixels_per_item(n, dev.info().compute_units as usize, c);
     let extra = match (private, bytes) {
         (true, true) => format!(
             "-DHIST_LEN={len} -DBYTE_BINS -DCOPIES={COPIES} -DBYTE_ITEM={byte_item}"

@@ -16,21 +16,31 @@ fn bins(s: &Shape) -> usize {
 }
 
 /// Pixels per work-item of `local_private` on u8 samples with
-/// [`byte_bins`], for `n` pixels on a device of `units` compute units: the
-/// most of 128, 64 and 32 that still gives every unit 16 work-groups, so
-/// that a large image has fewer groups to zero and merge (each merge is a
-/// global atomic per bin). On an H200 at 8192x8192 u8 RGBA, 64 or 128
-/// pixels took 0.140-0.144 ms against 0.159-0.162 ms for 32
-/// (docs/PERFORMANCE.md).
-pub fn byte_pixels_per_item(n: usize, units: usize) -> usize {
-    let groups = 16 * units.max(1);
-    [128, 64]
-        .into_iter()
+/// [`byte_bins`], for `n` pixels of `channels` samples on a device of
+/// `units` compute units: the most that still gives every unit `g`
+/// work-groups, so that a large image has fewer groups to zero and merge
+/// (each merge is a global atomic per bin). Gray and RGBA (32 KiB of bank
+/// slots a group; an H100 holds 6 such groups per unit): at most 256
+/// pixels, `g` = 6. On an H100 at 8192x8192 u8 RGBA, 256 pixels took
+/// 0.113-0.114 ms, 128 pixels 0.114-0.115 ms and 64 pixels 0.125 ms
+/// (docs/PERFORMANCE.md). RGB (4 sub-histograms, 12 KiB): at most 128,
+/// `g` = 16, as measured on an H200 before the bank slots.
+pub fn byte_pixels_per_item(n: usize, units: usize, channels: usize) -> usize {
+    let (items, per_unit): (&[usize], usize) = if channels == 3 {
+        (&[128, 64], 16)
+    } else {
+        (&[256, 128, 64], 6)
+    };
+    let groups = per_unit * units.max(1);
+    items
+        .iter()
+        .copied()
         .find(|&item| n.div_ceil(LWS * item) >= groups)
         .unwrap_or(PER_ITEM)
 }
 
-/// Sub-histograms of `local_private` on u8 samples with [`byte_bins`].
+/// Sub-histograms of `local_private` on RGB u8 samples with [`byte_bins`]
+/// (gray and RGBA count in bank slots instead, see `cl/histogram/histogram.cl`).
 pub const COPIES: usize = 4;
 
 /// Whether `local_private` counts `s` by the byte itself: u8 samples in a
@@ -46,7 +56,9 @@ pub fn byte_bins(s: &Shape) -> bool {
 }
 
 fn private_bytes(s: &Shape) -> usize {
-    if byte_bins(s) {
+    if byte_bins(s) && s.channels != 3 {
+        4 * 256 * 32
+    } else if byte_bins(s) {
         4 * COPIES * (s.channels * 256 + 1)
     } else {
         4 * s.channels * bins(s)
@@ -97,15 +109,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn byte_items_keep_sixteen_groups_per_unit() {
-        // 8192x8192 on 132 units: 2048 groups of 128 pixels are too few.
-        assert_eq!(byte_pixels_per_item(8192 * 8192, 132), 64);
-        assert_eq!(byte_pixels_per_item(8192 * 8192, 64), 128);
-        assert_eq!(byte_pixels_per_item(3840 * 2160, 132), PER_ITEM);
-        assert_eq!(byte_pixels_per_item(1, 0), PER_ITEM);
+    fn byte_items_keep_enough_groups_per_unit() {
+        // 8192x8192 on 132 units: RGBA 1024 groups of 256 pixels (7.8 a
+        // unit); RGB 2048 groups of 128 are too few, 4096 of 64.
+        assert_eq!(byte_pixels_per_item(8192 * 8192, 132, 4), 256);
+        assert_eq!(byte_pixels_per_item(8192 * 8192, 132, 1), 256);
+        assert_eq!(byte_pixels_per_item(8192 * 8192, 132, 3), 64);
+        assert_eq!(byte_pixels_per_item(8192 * 8192, 64, 3), 128);
+        assert_eq!(byte_pixels_per_item(3840 * 2160, 132, 4), PER_ITEM);
+        assert_eq!(byte_pixels_per_item(1, 0, 4), PER_ITEM);
         for (n, units) in [(1_usize << 20, 2), (12_345_678, 7), (99, 1)] {
-            let item = byte_pixels_per_item(n, units);
-            assert!(item == PER_ITEM || n.div_ceil(LWS * item) >= 16 * units);
+            for (c, per_unit) in [(1, 6), (3, 16), (4, 6)] {
+                let item = byte_pixels_per_item(n, units, c);
+                assert!(item == PER_ITEM || n.div_ceil(LWS * item) >= per_unit * units);
+            }
         }
     }
 }
