@@ -313,10 +313,21 @@ fn cpu_u8_level_counts_bin_like_the_reference_on_padded_and_flat_images() {
             let padded = Image::from_vec_with_stride(w, h, c, stride, data).expect("stride");
             let flat = Image::<u8>::from_fn(w, h, c, |_, _, k| 17 * k as u8).expect("shape");
             for img in [img, padded, flat] {
-                for (bins, lo, hi) in [(256, 0.0, 255.0), (4096, 0.0, 256.0), (5, 10.5, 99.0), (3, -4.0, 1e6)] {
+                for (bins, lo, hi) in [
+                    (256, 0.0, 255.0),
+                    (4096, 0.0, 256.0),
+                    (5, 10.5, 99.0),
+                    (3, -4.0, 1e6),
+                ] {
                     let b = HistogramParams { bins, lo, hi }.binning().expect("binning");
-                    let got = Engine::cpu().histogram(&img, &HistogramParams { bins, lo, hi }).expect("histogram");
-                    assert_eq!(got, histogram::reference::histogram(&img, &b), "{w}x{h}x{c} {bins} {lo}:{hi}");
+                    let got = Engine::cpu()
+                        .histogram(&img, &HistogramParams { bins, lo, hi })
+                        .expect("histogram");
+                    assert_eq!(
+                        got,
+                        histogram::reference::histogram(&img, &b),
+                        "{w}x{h}x{c} {bins} {lo}:{hi}"
+                    );
                 }
             }
         }

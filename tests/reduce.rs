@@ -295,7 +295,15 @@ fn padded<T: Sample>(img: &Image<T>, pad: usize, junk: T) -> Image<T> {
 fn the_cpu_path_holds_its_bound_around_its_steps_and_bands() {
     let mut rng = Rng::new(0x5245_4443);
     let e = Engine::cpu();
-    for (w, h) in [(1, 1), (1, 67), (47, 9), (49, 8), (97, 65), (131, 7), (1031, 3)] {
+    for (w, h) in [
+        (1, 1),
+        (1, 67),
+        (47, 9),
+        (49, 8),
+        (97, 65),
+        (131, 7),
+        (1031, 3),
+    ] {
         for c in [1, 3, 4] {
             let img = awkward(&mut rng, w, h, c);
             for img in [padded(&img, 5, f32::NAN), img] {
@@ -303,14 +311,21 @@ fn the_cpu_path_holds_its_bound_around_its_steps_and_bands() {
                     let got = values(&e.reduce(&img, &p).expect("reduce"));
                     let want = reduce::reference::reduce(&img, &p);
                     let n = want.count as f64;
-                    for (i, (g, (v, a))) in got.iter().zip(want.value.iter().zip(&want.abs_sum)).enumerate() {
+                    for (i, (g, (v, a))) in got
+                        .iter()
+                        .zip(want.value.iter().zip(&want.abs_sum))
+                        .enumerate()
+                    {
                         let limit = match p.op {
                             Reduction::Sum => 2.0 * U * a,
                             Reduction::Mean => 5.0 * U * a / n,
                             _ => 0.0,
                         };
                         let err = (*g as f64 - v).abs();
-                        assert!(err <= limit, "{w}x{h}x{c} {p} output {i}: {g} vs {v}, error {err:e} > {limit:e}");
+                        assert!(
+                            err <= limit,
+                            "{w}x{h}x{c} {p} output {i}: {g} vs {v}, error {err:e} > {limit:e}"
+                        );
                     }
                 }
             }
@@ -336,7 +351,9 @@ fn cpu_integer_sums_and_means_are_rounded_once() {
             check_rounded_once(&img8);
             check_rounded_once(&padded(&img8, 3, 255));
             // Near full scale, so long lines pass 2^24.
-            let data = (0..w * h * c).map(|_| 65535 - rng.below(300) as u16).collect();
+            let data = (0..w * h * c)
+                .map(|_| 65535 - rng.below(300) as u16)
+                .collect();
             let img16 = Image::<u16>::from_vec(w, h, c, data).expect("shape");
             check_rounded_once(&img16);
             check_rounded_once(&padded(&img16, 3, 65535));
@@ -361,7 +378,11 @@ fn check_rounded_once<T: Sample>(img: &Image<T>) {
                     _ => (sum as f64 / len as f64) as f32,
                 };
                 let (x, y) = if p.axis == Axis::X { (0, o) } else { (o, 0) };
-                assert_eq!(got.get(x, y, ch), want, "{w}x{h}x{c} {p} line {o} channel {ch}");
+                assert_eq!(
+                    got.get(x, y, ch),
+                    want,
+                    "{w}x{h}x{c} {p} line {o} channel {ch}"
+                );
             }
         }
     }
@@ -402,6 +423,9 @@ fn cpu_nan_and_infinities_inside_long_lines_follow_the_rules() {
             // columns 100 (NaN), 101 (+inf), 102 (+inf - inf: NaN)
             (Axis::Y, _) => 3,
         };
-        assert_eq!(nonfinite, expect, "{p}: the NaN and infinities reach their own lines");
+        assert_eq!(
+            nonfinite, expect,
+            "{p}: the NaN and infinities reach their own lines"
+        );
     }
 }

@@ -90,6 +90,41 @@ fn add_rows_vec<const R: usize>(isa: Isa, acc: &mut [f64], rows: [&[f32]; R]) ->
     0
 }
 
+/// Per-channel sums of a row of pixels of `C` u8 channels (`row` holds
+/// whole pixels), exact. With `isa` at [`Isa::Avx512`] or above on a CPU
+/// with AVX-512BW, whole steps of 192 bytes go through `vpsadbw`.
+pub fn byte_sums<const C: usize>(isa: Isa, row: &[u8]) -> [u64; C] {
+    let mut out = [0u64; C];
+    #[cfg(target_arch = "x86_64")]
+    let done = match super::x86::Avx512::try_new() {
+        Some(t) if isa >= Isa::Avx512 => super::x86::reduce::byte_sums_avx512(t, row, &mut out),
+        _ => 0,
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = {
+        let _ = isa;
+        0
+    };
+    // `done` is a multiple of 192, so of C. A u32 lane takes one byte a
+    // step: 2^24 steps stay below 2^32.
+    for block in row[done..].chunks(STEP << 24) {
+        let mut lanes = [0u32; STEP];
+        let mut steps = block.chunks_exact(STEP);
+        for g in &mut steps {
+            for (l, v) in lanes.iter_mut().zip(g) {
+                *l += u32::from(*v);
+            }
+        }
+        for (j, l) in lanes.iter().enumerate() {
+            out[j % C] += u64::from(*l);
+        }
+        for (j, v) in steps.remainder().iter().enumerate() {
+            out[j % C] += u64::from(*v);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,11 +154,43 @@ mod tests {
     }
 
     #[test]
+    fn byte_sums_match_a_plain_sum_on_every_instruction_set() {
+        for isa in Isa::available() {
+            for len in [0, 1, 12, 191, 192, 193, 384, 1000, 4801] {
+                let row: Vec<u8> = (0..len as u32)
+                    .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+                    .collect();
+                let want = |c: usize| {
+                    let mut s = vec![0u64; c];
+                    for (j, v) in row[..len - len % c].iter().enumerate() {
+                        s[j % c] += u64::from(*v);
+                    }
+                    s
+                };
+                assert_eq!(byte_sums::<1>(isa, &row).to_vec(), want(1), "{isa:?} {len}");
+                assert_eq!(
+                    byte_sums::<3>(isa, &row[..len - len % 3]).to_vec(),
+                    want(3),
+                    "{isa:?} {len}"
+                );
+                assert_eq!(
+                    byte_sums::<4>(isa, &row[..len - len % 4]).to_vec(),
+                    want(4),
+                    "{isa:?} {len}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn column_sums_match_a_plain_f64_sum_on_every_instruction_set() {
         for isa in Isa::available() {
             for len in [1, 7, 8, 9, 15, 16, 17, 33, 100] {
                 let rows: Vec<Vec<f32>> = (0..8).map(|r| samples(len + r, r as u32)).collect();
-                let mut acc = samples(len, 99).iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
+                let mut acc = samples(len, 99)
+                    .iter()
+                    .map(|&v| f64::from(v))
+                    .collect::<Vec<_>>();
                 let mut want = acc.clone();
                 for (i, w) in want.iter_mut().enumerate() {
                     *w += rows.iter().map(|r| f64::from(r[i])).sum::<f64>();

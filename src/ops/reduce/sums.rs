@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use crate::image::{Image, Sample, SampleType};
-use crate::simd::{self, mem, Simd, WithSimd};
+use crate::simd::{self, mem, Isa, Simd, WithSimd};
 
 /// Lanes of a row walk: a multiple of 1, 3 and 4, so that lane `j` holds
 /// channel `j % ch`.
@@ -27,10 +27,17 @@ impl Int for u16 {}
 /// Per-channel sums of a row of `ch` channels of u8 or u16 samples
 /// (`T` must be one of them).
 pub(super) fn row_sums<T: Sample>(row: &[T], ch: usize) -> [u64; 4] {
-    match T::TYPE {
-        SampleType::U8 => simd::dispatch(RowSum { row: ints::<T, u8>(row), ch }),
-        _ => simd::dispatch(RowSum { row: ints::<T, u16>(row), ch }),
+    if T::TYPE != SampleType::U8 {
+        return simd::dispatch(RowSum { row: ints::<T, u16>(row), ch });
     }
+    let (isa, row) = (Isa::detect(), ints::<T, u8>(row));
+    let mut out = [0u64; 4];
+    match ch {
+        1 => out[..1].copy_from_slice(&simd::reduce::byte_sums::<1>(isa, row)),
+        3 => out[..3].copy_from_slice(&simd::reduce::byte_sums::<3>(isa, row)),
+        _ => out.copy_from_slice(&simd::reduce::byte_sums::<4>(isa, row)),
+    }
+    out
 }
 
 /// `s` as the integer type it is (`T` is `U`: the callers' match).

@@ -101,11 +101,7 @@ pub(crate) fn add_rows_avx512<const R: usize>(
 }
 
 /// [`add_rows_avx512`] with AVX2, 8 columns at a time.
-pub(crate) fn add_rows_avx2<const R: usize>(
-    _: Avx2,
-    acc: &mut [f64],
-    rows: [&[f32]; R],
-) -> usize {
+pub(crate) fn add_rows_avx2<const R: usize>(_: Avx2, acc: &mut [f64], rows: [&[f32]; R]) -> usize {
     let n = rows.iter().fold(acc.len(), |n, r| n.min(r.len())) / 8 * 8;
     let ptrs = rows.map(<[f32]>::as_ptr);
     // SAFETY: the token proves AVX2; `n` is within `acc` and every row.
@@ -171,5 +167,65 @@ unsafe fn add_avx2<const R: usize>(acc: *mut f64, rows: [*const f32; R], n: usiz
             _mm256_storeu_pd(a.add(4), hi);
         }
         i += 8;
+    }
+}
+
+/// Bytes per step of [`byte_sums_avx512`]: three vectors, a multiple of
+/// 1, 3 and 4, so byte `j` of a step is always channel `j % C`.
+pub(crate) const BYTE_STEP: usize = 192;
+
+/// Per-channel sums of the whole steps of `row` (pixels of `C` u8
+/// channels) into `out`; returns how many bytes that was.
+pub(crate) fn byte_sums_avx512<const C: usize>(_: Avx512, row: &[u8], out: &mut [u64; C]) -> usize {
+    let n = row.len() / BYTE_STEP * BYTE_STEP;
+    if is_x86_feature_detected!("avx512bw") {
+        // SAFETY: the token proves AVX-512F, and AVX-512BW was checked
+        // above; `n <= row.len()`.
+        unsafe { byte_sums(row.as_ptr(), n, out) };
+        n
+    } else {
+        0
+    }
+}
+
+/// `vpsadbw` against zero adds each 8 bytes of a vector into a u64 lane;
+/// a channel's bytes are picked by a mask first (all of them when `C` is 1).
+///
+/// # Safety
+/// The CPU must have AVX-512F and BW; `p` must be readable for `n` bytes,
+/// `n` a multiple of [`BYTE_STEP`].
+#[target_feature(enable = "avx512f,avx512bw,avx2")]
+unsafe fn byte_sums<const C: usize>(p: *const u8, n: usize, out: &mut [u64; C]) {
+    // Mask `k C + c` picks channel `c` of vector `k` of a step.
+    let mut mask = [[0u8; 64]; 12];
+    for (m, bytes) in mask.iter_mut().enumerate().take(3 * C) {
+        let (k, c) = (m / C, m % C);
+        for (j, b) in bytes.iter_mut().enumerate() {
+            *b = if (64 * k + j) % C == c { 0xff } else { 0 };
+        }
+    }
+    // SAFETY: each mask is 64 bytes.
+    let masks: [__m512i; 12] =
+        std::array::from_fn(|m| unsafe { _mm512_loadu_si512(mask[m].as_ptr().cast()) });
+    let zero = _mm512_setzero_si512();
+    let mut acc = [_mm512_setzero_si512(); C];
+    let mut i = 0;
+    while i < n {
+        for k in 0..3 {
+            // SAFETY: i + 64k + 64 <= n: inside the caller's range.
+            let v = unsafe { _mm512_loadu_si512(p.add(i + 64 * k).cast()) };
+            for (c, a) in acc.iter_mut().enumerate() {
+                let picked = if C == 1 {
+                    v
+                } else {
+                    _mm512_and_si512(v, masks[k * C + c])
+                };
+                *a = _mm512_add_epi64(*a, _mm512_sad_epu8(picked, zero));
+            }
+        }
+        i += BYTE_STEP;
+    }
+    for (o, a) in out.iter_mut().zip(acc) {
+        *o += _mm512_reduce_add_epi64(a) as u64;
     }
 }
