@@ -54,7 +54,7 @@ pub mod lanes;
 pub mod lut;
 pub mod mem;
 mod portable;
-pub mod reduce;
+pub mod widen;
 #[cfg(target_arch = "x86_64")]
 pub mod x86;
 

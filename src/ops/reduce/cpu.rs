@@ -4,7 +4,7 @@
 //! compare-and-select, so NaN is ignored as on every path.
 //!
 //! Axis x: blocks of rows in parallel, each row summed by
-//! [`simd::reduce::sum_row`] (f64 lanes in vectors) or walked `STEP`
+//! [`simd::widen::sum_row`] (f64 lanes in vectors) or walked `STEP`
 //! samples at a time into as many independent lanes for its extremes
 //! (lane `l` holds channel `l % ch`), which the compiler vectorises
 //! (through [`simd::dispatch`]). Axis y: bands of rows in parallel, each
@@ -71,9 +71,9 @@ fn row_sums<T: Sample>(row: &[T], ch: usize) -> [f64; 4] {
     let isa = Isa::detect();
     if let Some(row) = mem::cast_slice::<T, f32>(row) {
         return match ch {
-            1 => widen(simd::reduce::sum_row::<1>(isa, row)),
-            3 => widen(simd::reduce::sum_row::<3>(isa, row)),
-            _ => widen(simd::reduce::sum_row::<4>(isa, row)),
+            1 => widen(simd::widen::sum_row::<1>(isa, row)),
+            3 => widen(simd::widen::sum_row::<3>(isa, row)),
+            _ => widen(simd::widen::sum_row::<4>(isa, row)),
         };
     }
     sums::row_sums(row, ch).map(|s| s as f64)
@@ -85,7 +85,7 @@ fn widen<const C: usize>(s: [f64; C]) -> [f64; 4] {
 }
 
 /// The sum of every column and channel, in output order: f64 for f32
-/// samples (8 rows at a time through [`simd::reduce::add_rows`]), exact
+/// samples (8 rows at a time through [`simd::widen::add_rows`]), exact
 /// integers for u8 and u16.
 fn column_sums<T: Sample>(img: &Image<T>) -> Vec<f64> {
     let (len, h) = (img.row_len(), img.height());
@@ -102,11 +102,11 @@ fn column_sums<T: Sample>(img: &Image<T>) -> Vec<f64> {
                 let (mut y, end) = (k * Y_ROWS, h.min((k + 1) * Y_ROWS));
                 while y + 8 <= end {
                     let rows: [&[f32]; 8] = std::array::from_fn(|r| row(y + r));
-                    simd::reduce::add_rows(isa, &mut acc, rows);
+                    simd::widen::add_rows(isa, &mut acc, rows);
                     y += 8;
                 }
                 for y in y..end {
-                    simd::reduce::add_rows(isa, &mut acc, [row(y)]);
+                    simd::widen::add_rows(isa, &mut acc, [row(y)]);
                 }
                 acc
             },

@@ -33,9 +33,9 @@ pub(super) fn row_sums<T: Sample>(row: &[T], ch: usize) -> [u64; 4] {
     let (isa, row) = (Isa::detect(), ints::<T, u8>(row));
     let mut out = [0u64; 4];
     match ch {
-        1 => out[..1].copy_from_slice(&simd::reduce::byte_sums::<1>(isa, row)),
-        3 => out[..3].copy_from_slice(&simd::reduce::byte_sums::<3>(isa, row)),
-        _ => out.copy_from_slice(&simd::reduce::byte_sums::<4>(isa, row)),
+        1 => out[..1].copy_from_slice(&simd::widen::byte_sums::<1>(isa, row)),
+        3 => out[..3].copy_from_slice(&simd::widen::byte_sums::<3>(isa, row)),
+        _ => out.copy_from_slice(&simd::widen::byte_sums::<4>(isa, row)),
     }
     out
 }

@@ -1,4 +1,4 @@
-//! [`crate::simd::reduce`] on x86-64: f32 samples widened to f64 and
+//! [`crate::simd::widen`] on x86-64: f32 samples widened to f64 and
 //! added in registers, with AVX-512F (8 f64 lanes a vector) or AVX2 (4).
 //!
 //! Each kernel is a `#[target_feature]` function entered from a safe
@@ -10,7 +10,7 @@
 use std::arch::x86_64::*;
 
 use super::{Avx2, Avx512};
-use crate::simd::reduce::STEP;
+use crate::simd::widen::STEP;
 
 /// `lanes[j] += sum of row[STEP k + j]` over the whole steps of `row`;
 /// returns how many samples that was (a multiple of [`STEP`]).

@@ -31,15 +31,15 @@ pub fn sum_row<const C: usize>(isa: Isa, row: &[f32]) -> [f64; C] {
 fn sum_lanes(isa: Isa, row: &[f32], lanes: &mut [f64; STEP]) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
-        use super::x86::{reduce, Avx2, Avx512};
+        use super::x86::{widen, Avx2, Avx512};
         if isa >= Isa::Avx512 {
             if let Some(t) = Avx512::try_new() {
-                return reduce::sum_lanes_avx512(t, row, lanes);
+                return widen::sum_lanes_avx512(t, row, lanes);
             }
         }
         if isa >= Isa::Avx2 {
             if let Some(t) = Avx2::try_new() {
-                return reduce::sum_lanes_avx2(t, row, lanes);
+                return widen::sum_lanes_avx2(t, row, lanes);
             }
         }
     }
@@ -74,15 +74,15 @@ pub fn add_rows<const R: usize>(isa: Isa, acc: &mut [f64], rows: [&[f32]; R]) {
 fn add_rows_vec<const R: usize>(isa: Isa, acc: &mut [f64], rows: [&[f32]; R]) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
-        use super::x86::{reduce, Avx2, Avx512};
+        use super::x86::{widen, Avx2, Avx512};
         if isa >= Isa::Avx512 {
             if let Some(t) = Avx512::try_new() {
-                return reduce::add_rows_avx512(t, acc, rows);
+                return widen::add_rows_avx512(t, acc, rows);
             }
         }
         if isa >= Isa::Avx2 {
             if let Some(t) = Avx2::try_new() {
-                return reduce::add_rows_avx2(t, acc, rows);
+                return widen::add_rows_avx2(t, acc, rows);
             }
         }
     }
@@ -97,7 +97,7 @@ pub fn byte_sums<const C: usize>(isa: Isa, row: &[u8]) -> [u64; C] {
     let mut out = [0u64; C];
     #[cfg(target_arch = "x86_64")]
     let done = match super::x86::Avx512::try_new() {
-        Some(t) if isa >= Isa::Avx512 => super::x86::reduce::byte_sums_avx512(t, row, &mut out),
+        Some(t) if isa >= Isa::Avx512 => super::x86::widen::byte_sums_avx512(t, row, &mut out),
         _ => 0,
     };
     #[cfg(not(target_arch = "x86_64"))]
