@@ -2,7 +2,9 @@
 //! ([`add_rows`]): AVX-512F or AVX2 registers where the CPU has them
 //! ([`super::x86`]; the compiler leaves the widening loops scalar), plain
 //! Rust elsewhere and for the remainders. The results are the same up to
-//! the order of f64 additions, so within the f64 sum's own rounding.
+//! the order of f64 additions, so within the f64 sum's own rounding. Also
+//! exact per-channel sums of u8 rows ([`byte_sums`]: `vpsadbw` with
+//! AVX-512BW).
 
 use super::Isa;
 
