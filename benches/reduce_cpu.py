@@ -4,11 +4,12 @@ against numpy and OpenCV in one run, best of 3 each, as a markdown table.
 
     python3 benches/reduce_cpu.py RELEASE_FILTERCTL [WxH]
 
-reduce and stats time an f32 gray image, histogram a u8 gray image, all
-of WxH (default 3840x2160) with random samples. filterctl's rows are its
-`bench --device cpu` rows (the rayon path, `min_ms` of 3 timed runs after
-a warm-up); numpy and OpenCV are timed here the same way (time.perf_counter).
-Needs numpy and opencv-python-headless.
+Images of WxH (default 3840x2160) with random samples: f32 gray (reduce,
+stats), u8 gray (reduce, stats, histogram) and u8 RGBA (reduce,
+histogram). filterctl's rows are its `bench --device cpu` rows (the rayon
+path, `min_ms` of 3 timed runs after a warm-up; its generated image is
+random too); numpy and OpenCV are timed here the same way
+(time.perf_counter). Needs numpy and opencv-python-headless.
 """
 import json
 import subprocess
@@ -29,14 +30,58 @@ def best(f, runs=3):
     return min(t) * 1e3
 
 
-def filterctl(binary, size, sample, ops):
+def filterctl(binary, size, sample, channels, ops):
     out = subprocess.run(
         [binary, "--device", "cpu", "bench", "--ops", ops, "--size", size,
-         "--type", sample, "--iters", "3", "--json"],
+         "--type", sample, "--channels", str(channels), "--iters", "3", "--json"],
         check=True, capture_output=True, text=True).stdout
     # a row without parameters (stats) has "params": null in the JSON
     return {(r["op"], r["params"] or ""): r["min_ms"]
             for r in json.loads(out)["rows"] if not r["error"]}
+
+
+REDUCE_OPS = (("sum", np.sum, cv2.REDUCE_SUM), ("mean", np.mean, cv2.REDUCE_AVG),
+              ("min", np.min, cv2.REDUCE_MIN), ("max", np.max, cv2.REDUCE_MAX))
+
+
+def reduce_rows(fc, img, label, ops=REDUCE_OPS):
+    rows = []
+    for axis, np_axis, cv_dim in (("x", 1, 1), ("y", 0, 0)):
+        for op, npf, cvop in ops:
+            rows.append((f"reduce axis={axis} op={op} ({label})", fc[("reduce", f"{axis} {op}")],
+                         best(lambda: npf(img, axis=np_axis)), f"numpy.{npf.__name__}(axis={np_axis})",
+                         best(lambda: cv2.reduce(img, cv_dim, cvop, dtype=cv2.CV_32F)),
+                         f"cv2.reduce(dim={cv_dim})"))
+    return rows
+
+
+def stats_row(fc, img, label):
+    return (f"stats: sum, mean, std, min, max ({label})", fc[("stats", "")],
+            best(lambda: (img.sum(dtype=np.float64), img.mean(), img.std(), img.min(), img.max())),
+            "sum, mean, std, min, max (5 passes)",
+            best(lambda: (cv2.meanStdDev(img), cv2.minMaxLoc(img))),
+            "cv2.meanStdDev + cv2.minMaxLoc")
+
+
+def hist_rows(fc, img, label):
+    ch = 1 if img.ndim == 2 else img.shape[2]
+
+    def calc(bins, hi):
+        return [cv2.calcHist([img], [c], None, [bins], [0, hi]) for c in range(ch)]
+
+    def npcount(bins):
+        planes = [img] if ch == 1 else [img[:, :, c] for c in range(ch)]
+        if bins == 256:
+            return [np.bincount(p.ravel(), minlength=256) for p in planes]
+        return [np.histogram(p, bins, (0, 255)) for p in planes]
+
+    calls = "cv2.calcHist" + ("" if ch == 1 else f" x{ch} channels")
+    return [(f"histogram 256 bins ({label})", fc[("histogram", "bins<=256")],
+             best(lambda: npcount(256)), "numpy.bincount",
+             best(lambda: calc(256, 256)), calls),
+            (f"histogram 4096 bins ({label})", fc[("histogram", "bins<=4096")],
+             best(lambda: npcount(4096)), "numpy.histogram",
+             best(lambda: calc(4096, 255.0001)), calls)]
 
 
 def main():
@@ -48,35 +93,24 @@ def main():
     rng = np.random.default_rng(20)
     f = rng.random((h, w), dtype=np.float32)
     u = rng.integers(0, 256, (h, w), dtype=np.uint8)
-    fc = filterctl(binary, size, "f32", "reduce,stats")
-    fc.update({(k[0] + " u8", k[1]): v for k, v in filterctl(binary, size, "u8", "histogram").items()})
+    u4 = rng.integers(0, 256, (h, w, 4), dtype=np.uint8)
 
-    rows = []
-    for axis, np_axis, cv_dim in (("x", 1, 1), ("y", 0, 0)):
-        for op, npf, cvop in (("sum", np.sum, cv2.REDUCE_SUM), ("mean", np.mean, cv2.REDUCE_AVG),
-                              ("min", np.min, cv2.REDUCE_MIN), ("max", np.max, cv2.REDUCE_MAX)):
-            rows.append((f"reduce axis={axis} op={op} (f32)", fc[("reduce", f"{axis} {op}")],
-                         best(lambda: npf(f, axis=np_axis)), f"numpy.{npf.__name__}(axis={np_axis})",
-                         best(lambda: cv2.reduce(f, cv_dim, cvop, dtype=cv2.CV_32F)),
-                         f"cv2.reduce(dim={cv_dim})"))
-    rows.append(("stats: sum, mean, std, min, max (f32)", fc[("stats", "")],
-                 best(lambda: (f.sum(dtype=np.float64), f.mean(), f.std(), f.min(), f.max())),
-                 "sum, mean, std, min, max (5 passes)",
-                 best(lambda: (cv2.meanStdDev(f), cv2.minMaxLoc(f))),
-                 "cv2.meanStdDev + cv2.minMaxLoc"))
-    rows.append(("histogram 256 bins (u8)", fc[("histogram u8", "bins<=256")],
-                 best(lambda: np.bincount(u.ravel(), minlength=256)), "numpy.bincount",
-                 best(lambda: cv2.calcHist([u], [0], None, [256], [0, 256])), "cv2.calcHist"))
-    rows.append(("histogram 4096 bins (u8)", fc[("histogram u8", "bins<=4096")],
-                 best(lambda: np.histogram(u, 4096, (0, 255))), "numpy.histogram",
-                 best(lambda: cv2.calcHist([u], [0], None, [4096], [0, 255.0001])), "cv2.calcHist"))
+    rows = reduce_rows(filterctl(binary, size, "f32", 1, "reduce"), f, "f32")
+    rows.append(stats_row(filterctl(binary, size, "f32", 1, "stats"), f, "f32"))
+    fc = filterctl(binary, size, "u8", 1, "reduce,stats,histogram")
+    rows += reduce_rows(fc, u, "u8 gray", REDUCE_OPS[:2])
+    rows.append(stats_row(fc, u, "u8 gray"))
+    rows += hist_rows(fc, u, "u8 gray")
+    fc = filterctl(binary, size, "u8", 4, "reduce,histogram")
+    rows += reduce_rows(fc, u4, "u8 RGBA", REDUCE_OPS[:2])
+    rows += hist_rows(fc, u4, "u8 RGBA")
 
     print(f"{size}, best of 3 ms; numpy {np.__version__}, OpenCV {cv2.__version__} "
           f"({cv2.getNumThreads()} threads)\n")
-    print("| operation | filterctl cpu | numpy | (numpy call) | OpenCV | (OpenCV call) |")
-    print("|---|---:|---:|---|---:|---|")
+    print("| operation | filterctl cpu | numpy | (numpy call) | OpenCV | (OpenCV call) | ours/OpenCV |")
+    print("|---|---:|---:|---|---:|---|---:|")
     for name, ours, npt, npc, cvt, cvc in rows:
-        print(f"| {name} | {ours:.2f} | {npt:.2f} | `{npc}` | {cvt:.2f} | `{cvc}` |")
+        print(f"| {name} | {ours:.2f} | {npt:.2f} | `{npc}` | {cvt:.2f} | `{cvc}` | {cvt / ours:.2f}x |")
 
 
 if __name__ == "__main__":

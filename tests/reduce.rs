@@ -5,7 +5,7 @@
 
 use clfilter::ops::reduce::{self, Axis, ReduceParams, Reduction};
 use clfilter::prelude::*;
-use clfilter::{DynImage, Engine, Error, Image, Pipeline};
+use clfilter::{DynImage, Engine, Error, Image, Pipeline, Sample};
 
 mod common;
 use common::Rng;
@@ -273,4 +273,159 @@ fn a_u16_row_longer_than_a_work_items_uint_still_sums_exactly() {
     let w = 256 * 65536 + 777;
     let img = Image::<u16>::from_vec(w, 1, 1, vec![65535; w]).expect("shape");
     check_integer_exact(&img);
+}
+
+/// `img` with each row padded by `pad` samples of garbage (NaN for f32),
+/// which no path may read.
+fn padded<T: Sample>(img: &Image<T>, pad: usize, junk: T) -> Image<T> {
+    let stride = img.row_len() + pad;
+    let mut data = vec![junk; stride * img.height()];
+    for y in 0..img.height() {
+        data[y * stride..][..img.row_len()].copy_from_slice(img.row(y));
+    }
+    Image::from_vec_with_stride(img.width(), img.height(), img.channels(), stride, data)
+        .expect("stride")
+}
+
+/// The CPU path on both sides of its steps (48-sample row lanes, 8 and
+/// 16 columns of vectors, 8-row groups and 64-row bands), packed and
+/// padded, every channel count: sums and means within the CPU bound of
+/// 2u against f64, min and max equal to the reference.
+#[test]
+fn the_cpu_path_holds_its_bound_around_its_steps_and_bands() {
+    let mut rng = Rng::new(0x5245_4443);
+    let e = Engine::cpu();
+    for (w, h) in [
+        (1, 1),
+        (1, 67),
+        (47, 9),
+        (49, 8),
+        (97, 65),
+        (131, 7),
+        (1031, 3),
+    ] {
+        for c in [1, 3, 4] {
+            let img = awkward(&mut rng, w, h, c);
+            for img in [padded(&img, 5, f32::NAN), img] {
+                for p in params() {
+                    let got = values(&e.reduce(&img, &p).expect("reduce"));
+                    let want = reduce::reference::reduce(&img, &p);
+                    let n = want.count as f64;
+                    for (i, (g, (v, a))) in got
+                        .iter()
+                        .zip(want.value.iter().zip(&want.abs_sum))
+                        .enumerate()
+                    {
+                        let limit = match p.op {
+                            Reduction::Sum => 2.0 * U * a,
+                            Reduction::Mean => 5.0 * U * a / n,
+                            _ => 0.0,
+                        };
+                        let err = (*g as f64 - v).abs();
+                        assert!(
+                            err <= limit,
+                            "{w}x{h}x{c} {p} output {i}: {g} vs {v}, error {err:e} > {limit:e}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn params() -> impl Iterator<Item = ReduceParams> {
+    [Axis::X, Axis::Y]
+        .into_iter()
+        .flat_map(|axis| Reduction::ALL.map(|op| ReduceParams { axis, op }))
+}
+
+/// u8 and u16 sums on the CPU are exact integers rounded once to f32, and
+/// means the exact sum over the count rounded once, on odd sizes, packed
+/// and padded.
+#[test]
+fn cpu_integer_sums_and_means_are_rounded_once() {
+    let mut rng = Rng::new(0x494e_5453);
+    for (w, h) in [(1, 1), (3, 70), (49, 13), (1031, 5)] {
+        for c in [1, 3, 4] {
+            let img8: Image<u8> = common::random_image(&mut rng, w, h, c);
+            check_rounded_once(&img8);
+            check_rounded_once(&padded(&img8, 3, 255));
+            // Near full scale, so long lines pass 2^24.
+            let data = (0..w * h * c)
+                .map(|_| 65535 - rng.below(300) as u16)
+                .collect();
+            let img16 = Image::<u16>::from_vec(w, h, c, data).expect("shape");
+            check_rounded_once(&img16);
+            check_rounded_once(&padded(&img16, 3, 65535));
+        }
+    }
+}
+
+fn check_rounded_once<T: Sample>(img: &Image<T>) {
+    let (w, h, c) = (img.width(), img.height(), img.channels());
+    for p in params().filter(|p| matches!(p.op, Reduction::Sum | Reduction::Mean)) {
+        let got = Engine::cpu().reduce(img, &p).expect("reduce");
+        let (outs, len) = if p.axis == Axis::X { (h, w) } else { (w, h) };
+        for o in 0..outs {
+            for ch in 0..c {
+                let at = |i| {
+                    let (x, y) = if p.axis == Axis::X { (i, o) } else { (o, i) };
+                    img.get(x, y, ch).to_f32() as u64
+                };
+                let sum: u64 = (0..len).map(at).sum();
+                let want = match p.op {
+                    Reduction::Sum => sum as f32,
+                    _ => (sum as f64 / len as f64) as f32,
+                };
+                let (x, y) = if p.axis == Axis::X { (0, o) } else { (o, 0) };
+                assert_eq!(
+                    got.get(x, y, ch),
+                    want,
+                    "{w}x{h}x{c} {p} line {o} channel {ch}"
+                );
+            }
+        }
+    }
+}
+
+/// NaN and infinities inside the vector lanes of the CPU path (not only
+/// in short lines): a NaN makes its line's sum NaN, +inf makes it +inf,
+/// both infinities NaN; min and max skip the NaN.
+#[test]
+fn cpu_nan_and_infinities_inside_long_lines_follow_the_rules() {
+    let (w, h) = (203, 131);
+    let base = Image::<f32>::from_fn(w, h, 1, |x, y, _| ((x * 7 + y * 3) % 19) as f32 - 9.0)
+        .expect("shape");
+    let mut data: Vec<f32> = base.rows().flatten().copied().collect();
+    data[50 * w + 100] = f32::NAN; // row 50, column 100
+    data[60 * w + 101] = f32::INFINITY; // row 60, column 101
+    data[70 * w + 102] = f32::INFINITY; // row 70, column 102 ...
+    data[71 * w + 102] = f32::NEG_INFINITY; // ... and row 71
+    let img = Image::from_vec(w, h, 1, data).expect("shape");
+    let e = Engine::cpu();
+    for p in params() {
+        let got = values(&e.reduce(&img, &p).expect("reduce"));
+        let want = reduce::reference::reduce(&img, &p);
+        for (i, (g, v)) in got.iter().zip(&want.value).enumerate() {
+            if v.is_finite() {
+                continue; // the bound is checked elsewhere
+            }
+            assert!(
+                (*g as f64 == *v) || (g.is_nan() && v.is_nan()),
+                "{p} output {i}: {g}, want {v}"
+            );
+        }
+        let nonfinite = want.value.iter().filter(|v| !v.is_finite()).count();
+        let expect = match (p.axis, p.op) {
+            (_, Reduction::Min | Reduction::Max) => 0,
+            // rows 50 (NaN), 60 (+inf), 70 (+inf), 71 (-inf)
+            (Axis::X, _) => 4,
+            // columns 100 (NaN), 101 (+inf), 102 (+inf - inf: NaN)
+            (Axis::Y, _) => 3,
+        };
+        assert_eq!(
+            nonfinite, expect,
+            "{p}: the NaN and infinities reach their own lines"
+        );
+    }
 }

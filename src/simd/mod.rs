@@ -54,6 +54,7 @@ pub mod lanes;
 pub mod lut;
 pub mod mem;
 mod portable;
+pub mod widen;
 #[cfg(target_arch = "x86_64")]
 pub mod x86;
 

@@ -14,6 +14,7 @@
 
 pub mod api;
 pub mod cpu;
+mod levels;
 pub(crate) mod device;
 pub mod reference;
 mod tune;

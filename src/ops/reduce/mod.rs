@@ -19,6 +19,7 @@ pub mod cpu;
 pub(crate) mod device;
 pub mod reference;
 pub mod stage;
+mod sums;
 mod tune;
 pub mod variants;
 
