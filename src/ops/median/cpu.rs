@@ -200,7 +200,7 @@ where
             _ => 4,
         };
         let mut o: [&mut [V::Sample]; 4] =
-            std::array::from_fn(|i| if i < k { rows.next().unwrap_or_default() } else { &mut [] });
+            std::array::from_fn(|i| if i < k { rows.next().unwrap_or_default() } else { Default::default() });
         match k {
             1 => three::rows::<V, 1, 3>(t, sub(src, y), sub_mut(&mut o), c),
             2 => three::rows::<V, 2, 4>(t, sub(src, y), sub_mut(&mut o), c),
