@@ -17,7 +17,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::{shared, MedianParams};
+use super::{shared, three, MedianParams};
 use crate::error::Result;
 use crate::image::{check_shape, Image, Sample};
 use crate::simd::lanes::{F32Keys, Lanes, OrdLanes};
@@ -112,6 +112,9 @@ fn filter<'a, 'o, K: Native>(
     out: &'o mut [MaybeUninit<K>],
 ) -> &'o mut [K] {
     let wc = out.len() / h;
+    if r == 1 {
+        return filter3(row, h, c, stream, out);
+    }
     mem::par_fill(out, wc, Default::default, |(ranks, line): &mut (Vec<K>, Vec<K>), y, o| {
         let src = |d: usize| row((y + d).saturating_sub(r).min(h - 1));
         let rows: [&[K]; 7] = std::array::from_fn(src);
@@ -125,6 +128,105 @@ fn filter<'a, 'o, K: Native>(
         median_row(rows, line, c, r, ranks, row(y));
         mem::write_stream(o, line)
     })
+}
+
+/// Output rows per rayon job of the 3x3 median.
+const ROWS3: usize = 8;
+
+/// [`filter`] for radius 1: jobs of [`ROWS3`] output rows, each median-
+/// filtered by `three` in groups of 4 rows.
+fn filter3<'a, 'o, K: Native>(
+    row: impl Fn(usize) -> &'a [K] + Sync,
+    h: usize,
+    c: usize,
+    stream: bool,
+    out: &'o mut [MaybeUninit<K>],
+) -> &'o mut [K] {
+    let wc = out.len() / h;
+    mem::par_fill(out, wc * ROWS3, Vec::new, |line: &mut Vec<K>, i, o| {
+        let y0 = i * ROWS3;
+        // Source row `k` of the job is image row `y0 + k - 1`, clamped.
+        let src: [&[K]; ROWS3 + 2] = std::array::from_fn(|k| row((y0 + k).saturating_sub(1).min(h - 1)));
+        let isa = Isa::detect_up_to(256);
+        if !stream {
+            // Cleared in the cache, where the rows are written next.
+            let o = mem::fill_init(o, K::default());
+            isa.vectorize(Band3 { src: &src, out: &mut *o, c });
+            return o;
+        }
+        line.resize(o.len(), K::default());
+        isa.vectorize(Band3 { src: &src, out: &mut line[..], c });
+        mem::write_stream(o, line)
+    })
+}
+
+/// The output rows `out` (up to [`ROWS3`] of them) of a 3x3 job from its
+/// source rows `src` (one more on each side, borders replicated).
+struct Band3<'a, K> {
+    src: &'a [&'a [K]; ROWS3 + 2],
+    out: &'a mut [K],
+    c: usize,
+}
+
+impl<K: Native> WithSimd for Band3<'_, K> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        #[cfg(target_arch = "x86_64")]
+        if S::ISA >= Isa::Avx2 {
+            if let Some(t) = x86::Avx2::try_new() {
+                return band3::<K::Avx2>(t, self.src, self.out, self.c);
+            }
+        }
+        band3::<K::Portable>((), self.src, self.out, self.c)
+    }
+}
+
+/// [`Band3`] with vectors `V`: groups of 4 output rows, then 2 and 1.
+#[inline(always)]
+fn band3<V: OrdLanes>(t: V::Token, src: &[&[V::Sample]; ROWS3 + 2], out: &mut [V::Sample], c: usize)
+where
+    V::Sample: Native,
+{
+    let wc = src[0].len();
+    let m = out.len() / wc;
+    let mut rows = out.chunks_exact_mut(wc);
+    let mut y = 0;
+    while y < m {
+        let k = match m - y {
+            1 => 1,
+            2 | 3 => 2,
+            _ => 4,
+        };
+        let mut o: [&mut [V::Sample]; 4] =
+            std::array::from_fn(|i| if i < k { rows.next().unwrap_or_default() } else { Default::default() });
+        match k {
+            1 => three::rows::<V, 1, 3>(t, sub(src, y), sub_mut(&mut o), c),
+            2 => three::rows::<V, 2, 4>(t, sub(src, y), sub_mut(&mut o), c),
+            _ => three::rows::<V, 4, 6>(t, sub(src, y), sub_mut(&mut o), c),
+        }
+        if c == 4 {
+            for (d, o) in o[..k].iter_mut().enumerate() {
+                for (o, s) in o.chunks_exact_mut(4).zip(src[y + d + 1].chunks_exact(4)) {
+                    o[3] = s[3];
+                }
+            }
+        }
+        y += k;
+    }
+}
+
+/// `N` items of `s` from `at`.
+#[inline(always)]
+fn sub<T, const N: usize>(s: &[T], at: usize) -> &[T; N] {
+    s[at..at + N].try_into().expect("in range")
+}
+
+/// The first `N` items of `s`.
+#[inline(always)]
+fn sub_mut<T, const N: usize>(s: &mut [T]) -> &mut [T; N] {
+    (&mut s[..N]).try_into().expect("in range")
 }
 
 /// One output row: `rows` are the window's source rows, top to bottom

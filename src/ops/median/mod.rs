@@ -19,6 +19,7 @@ mod net;
 pub mod reference;
 mod shared;
 pub mod stage;
+mod three;
 mod tune;
 pub mod variants;
 

@@ -70,7 +70,7 @@ pub(super) fn median_row<V, const D: usize, const N: usize>(
 
 /// Blocks of `l` from `i` covering `0..n`, as `(i, true)`, the last one
 /// moved back to end at `n`; if `n < l`, `(i, false)` for each `i`.
-struct Blocks {
+pub(super) struct Blocks {
     l: usize,
     n: usize,
     i: usize,
@@ -78,7 +78,7 @@ struct Blocks {
 
 impl Blocks {
     #[inline(always)]
-    fn new(l: usize, n: usize) -> Blocks {
+    pub(super) fn new(l: usize, n: usize) -> Blocks {
         Blocks { l, n, i: 0 }
     }
 }
