@@ -145,6 +145,40 @@ fn no_repeats(forced: Vec<(Option<String>, String)>) -> Result<Vec<(Option<Strin
     Ok(forced)
 }
 
+/// Why `auto` can take the rayon path without listing the OpenCL devices
+/// (which loads every installed driver): the last listing recorded in the
+/// cache folder, with the drivers unchanged since, found no usable device,
+/// or an OpenCL CPU device for which the tuning file has no entry won end
+/// to end by a device variant (entries of stale kernels count too; once the
+/// device is open the engine sorts those out). `None`: list them.
+fn rayon_suffices(cache: &CacheDir) -> Option<String> {
+    let dir = cache.resolve()?;
+    let why = match backend::recorded_auto(cache)? {
+        None => "no usable OpenCL device".to_string(),
+        Some(info) if info.kind == backend::DeviceKind::Cpu => {
+            let key = dispatch::key::fingerprint(&info);
+            let tuning = dispatch::store::load(&dispatch::store::path_in(&dir));
+            let proven = tuning
+                .entries
+                .iter()
+                .any(|e| e.key.device == key && e.e2e_winner.as_deref().is_some_and(|w| w != CPU));
+            if proven {
+                return None;
+            }
+            format!(
+                "the OpenCL device is {}, a CPU device that tuning has not measured faster",
+                info.label()
+            )
+        }
+        Some(_) => return None,
+    };
+    Some(format!(
+        "{why} when last listed ({}; `filterctl devices` lists again, `--device opencl` \
+         uses an OpenCL device)",
+        dir.join("devices.json").display()
+    ))
+}
+
 impl Engine {
     /// Opens the backend the options select. Under `auto`, an OpenCL CPU
     /// device gives way to the rayon path unless a variant is forced or the
@@ -166,7 +200,7 @@ impl Engine {
             None => false,
         };
         if auto && !device_forced {
-            if let Some(why) = backend::rayon_suffices(&opts.cache) {
+            if let Some(why) = rayon_suffices(&opts.cache) {
                 log::info!("auto: the rayon CPU path without listing OpenCL devices: {why}");
                 return Self::on_backend(Backend::Cpu, opts);
             }

@@ -16,12 +16,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::cache::{self, fnv1a};
-use super::{DeviceInfo, DeviceKind};
+use super::DeviceInfo;
 
 /// The record's format version; a record of another version is ignored.
 const FORMAT: u32 = 1;
 
-/// The largest record read; a real one is under 1 KiB.
+/// The largest record read; a real one is a few KiB (the device's
+/// extension list).
 const MAX_BYTES: u64 = 64 << 10;
 
 /// `devices.json`: what `auto` would open on this registry.
@@ -31,19 +32,7 @@ struct Record {
     /// [`registry`] when the devices were listed.
     registry: String,
     /// The device `auto` opens, or `None` when no device is usable.
-    auto: Option<Choice>,
-}
-
-/// The device `auto` chose.
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
-struct Choice {
-    /// `P:D name (kind)`.
-    label: String,
-    /// Whether it is an OpenCL CPU device, which `auto` passes over for the
-    /// rayon path unless tuning measured it faster.
-    cpu: bool,
-    /// Its tuning fingerprint ([`crate::dispatch::key::fingerprint`]).
-    tuning_key: String,
+    auto: Option<DeviceInfo>,
 }
 
 /// The record's file in cache folder `dir`.
@@ -51,31 +40,12 @@ pub fn path_in(dir: &Path) -> PathBuf {
     dir.join("devices.json")
 }
 
-/// Why `auto` can run the rayon path without listing devices, when the
-/// record in `dir` allows it: it matches the current registry and names no
-/// device, or an OpenCL CPU device that no tuning entry measured faster
-/// than the rayon path end to end. `None` means: list the devices.
-pub(crate) fn rayon_suffices(dir: &Path) -> Option<String> {
+/// What the record in `dir` says `auto` opens (`Some(None)`: no device),
+/// when it matches the current registry; `None`: list the devices.
+pub(crate) fn recorded(dir: &Path) -> Option<Option<DeviceInfo>> {
     let bytes = cache::read_capped(&path_in(dir), MAX_BYTES).ok()?;
     let record: Record = serde_json::from_slice(&bytes).ok()?;
-    if record.format != FORMAT || record.registry != registry() {
-        return None;
-    }
-    let file = path_in(dir);
-    match record.auto {
-        None => Some(format!(
-            "no usable OpenCL device when last listed ({}; `filterctl devices` lists again)",
-            file.display()
-        )),
-        Some(c) if c.cpu && !tuning_proves(dir, &c.tuning_key) => Some(format!(
-            "the only OpenCL device when last listed is {}, a CPU device that tuning has \
-             not measured faster ({}; `filterctl devices` lists again, `--device opencl` \
-             uses it)",
-            c.label,
-            file.display()
-        )),
-        Some(_) => None,
-    }
+    (record.format == FORMAT && record.registry == registry()).then_some(record.auto)
 }
 
 /// Records in `dir` what `auto` opens after a listing: `chosen` is the
@@ -85,11 +55,7 @@ pub(crate) fn record(dir: &Path, chosen: Option<&DeviceInfo>) {
     let record = Record {
         format: FORMAT,
         registry: registry(),
-        auto: chosen.map(|info| Choice {
-            label: info.label(),
-            cpu: info.kind == DeviceKind::Cpu,
-            tuning_key: crate::dispatch::key::fingerprint(info),
-        }),
+        auto: chosen.cloned(),
     };
     let Ok(bytes) = serde_json::to_vec_pretty(&record) else {
         return;
@@ -106,19 +72,6 @@ pub(crate) fn record(dir: &Path, chosen: Option<&DeviceInfo>) {
 /// Drops the record in `dir`, so the next `auto` lists the devices.
 pub(crate) fn forget(dir: &Path) {
     let _ = std::fs::remove_file(path_in(dir));
-}
-
-/// Whether the tuning file in `dir` has an entry for device `key` whose
-/// end-to-end winner is a device variant. Entries of stale kernels count
-/// too: the engine, once the device is open, sorts those out.
-fn tuning_proves(dir: &Path, key: &str) -> bool {
-    let file = crate::dispatch::store::load(&crate::dispatch::store::path_in(dir));
-    file.entries.iter().any(|e| {
-        e.key.device == key
-            && e.e2e_winner
-                .as_deref()
-                .is_some_and(|w| w != crate::ops::CPU)
-    })
 }
 
 /// Environment variables that change which OpenCL platforms and devices
@@ -203,6 +156,7 @@ fn stamp(lib: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::DeviceKind;
 
     fn info(kind: DeviceKind) -> DeviceInfo {
         DeviceInfo {
@@ -221,23 +175,26 @@ mod tests {
             version: "OpenCL 3.0".into(),
             opencl_c_version: "OpenCL C 1.2".into(),
             extensions_of_note: Vec::new(),
-            extensions: Vec::new(),
+            extensions: vec!["cl_khr_fp64".into()],
             available: true,
         }
     }
 
     #[test]
-    fn a_cpu_device_or_none_lets_rayon_run_and_a_gpu_does_not() {
+    fn the_record_gives_back_what_was_recorded() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(rayon_suffices(dir.path()).is_none(), "no record yet");
-        record(dir.path(), Some(&info(DeviceKind::Cpu)));
-        assert!(rayon_suffices(dir.path()).unwrap().contains("0:0 D (cpu)"));
-        record(dir.path(), None);
-        assert!(rayon_suffices(dir.path()).is_some());
-        record(dir.path(), Some(&info(DeviceKind::Gpu)));
-        assert!(rayon_suffices(dir.path()).is_none());
+        assert_eq!(recorded(dir.path()), None, "no record yet");
+        for chosen in [
+            Some(info(DeviceKind::Cpu)),
+            None,
+            Some(info(DeviceKind::Gpu)),
+        ] {
+            record(dir.path(), chosen.as_ref());
+            assert_eq!(recorded(dir.path()), Some(chosen));
+        }
         forget(dir.path());
         assert!(!path_in(dir.path()).exists());
+        assert_eq!(recorded(dir.path()), None);
     }
 
     #[test]
@@ -247,14 +204,14 @@ mod tests {
         let good = std::fs::read_to_string(path_in(dir.path())).unwrap();
         let other = good.replace(&registry(), "0000000000000000");
         std::fs::write(path_in(dir.path()), other).unwrap();
-        assert!(rayon_suffices(dir.path()).is_none());
+        assert_eq!(recorded(dir.path()), None);
         std::fs::write(path_in(dir.path()), &good[..good.len() / 2]).unwrap();
-        assert!(rayon_suffices(dir.path()).is_none());
+        assert_eq!(recorded(dir.path()), None);
         let newer = good.replace("\"format\": 1", "\"format\": 2");
         std::fs::write(path_in(dir.path()), newer).unwrap();
-        assert!(rayon_suffices(dir.path()).is_none());
+        assert_eq!(recorded(dir.path()), None);
         // A later listing replaces the bad record.
         record(dir.path(), Some(&info(DeviceKind::Cpu)));
-        assert!(rayon_suffices(dir.path()).is_some());
+        assert!(recorded(dir.path()).is_some());
     }
 }

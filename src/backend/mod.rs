@@ -14,7 +14,7 @@ use std::str::FromStr;
 #[cfg(feature = "opencl")]
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 pub use cache::CacheDir;
@@ -39,7 +39,7 @@ impl Dev {
 }
 
 /// What kind of device an OpenCL device says it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DeviceKind {
     /// A GPU.
@@ -64,7 +64,7 @@ impl std::fmt::Display for DeviceKind {
 }
 
 /// What `filterctl devices` shows about one OpenCL device.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceInfo {
     /// (platform index, device index): the `P:D` selector.
     pub index: (usize, usize),
@@ -357,16 +357,14 @@ fn listing() -> std::result::Result<Vec<opencl::Found>, String> {
     opencl::enumerate()
 }
 
-/// Why `auto` may take the rayon path without listing the OpenCL devices:
-/// the last listing recorded in cache folder `cache` found no usable device,
-/// or only an OpenCL CPU device that tuning has not measured faster, and the
-/// installed drivers have not changed since. `None`: list them.
-pub(crate) fn rayon_suffices(cache: &CacheDir) -> Option<String> {
+/// What the last listing recorded in cache folder `cache` found for `auto`,
+/// if the installed drivers have not changed since: `Some(None)` when no
+/// device was usable, `Some(Some(info))` for the device `auto` opened
+/// (`Engine::new` then decides whether the rayon path suffices), `None`
+/// when there is no valid record (list the devices).
+pub(crate) fn recorded_auto(cache: &CacheDir) -> Option<Option<DeviceInfo>> {
     #[cfg(feature = "opencl")]
-    return cache
-        .resolve()
-        .as_deref()
-        .and_then(inventory::rayon_suffices);
+    return cache.resolve().as_deref().and_then(inventory::recorded);
     #[cfg(not(feature = "opencl"))]
     {
         let _ = cache;

@@ -237,8 +237,10 @@ mod tests {
 
     #[test]
     fn every_vector_type_matches_sorting_the_window() {
-        let (u8k, u8b): (fn(u8) -> i64, fn(u8) -> u32) = (|v| v as i64, |v| v as u32);
-        let (u16k, u16b): (fn(u16) -> i64, fn(u16) -> u32) = (|v| v as i64, |v| v as u32);
+        let u8k: fn(u8) -> i64 = |v| v as i64;
+        let u8b: fn(u8) -> u32 = |v| v as u32;
+        let u16k: fn(u16) -> i64 = |v| v as i64;
+        let u16b: fn(u16) -> u32 = |v| v as u32;
         let f32b: fn(f32) -> u32 = f32::to_bits;
         all::<Lanes<u8, 16>>((), 256, |x| x as u8, u8k, u8b);
         all::<Lanes<u8, 1>>((), 256, |x| x as u8, u8k, u8b);
