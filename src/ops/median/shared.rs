@@ -147,7 +147,7 @@ fn select<V: OrdLanes, const D: usize, const N: usize>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::simd::lanes::{F32Keys, Lanes};
     use std::cmp::Ordering;
@@ -249,7 +249,7 @@ mod tests {
     /// f32 samples: below 8, zeros of both signs, NaNs of both signs (one
     /// with a payload), infinities and ordinary values; above, any bits
     /// (NaNs among them).
-    fn f32_sample(x: u64) -> f32 {
+    pub(in crate::ops::median) fn f32_sample(x: u64) -> f32 {
         // -0, +0, NaN, -NaN with a payload, -inf, +inf, 1.5, -2.
         const SPECIAL: [u32; 8] = [
             0x8000_0000,

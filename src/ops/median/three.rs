@@ -214,21 +214,7 @@ mod tests {
         }
     }
 
-    /// f32 samples: below 8, zeros of both signs, NaNs of both signs (one
-    /// with a payload), infinities and ordinary values; above, any bits.
-    fn f32_sample(x: u64) -> f32 {
-        const SPECIAL: [u32; 8] = [
-            0x8000_0000,
-            0,
-            0x7FC0_0000,
-            0xFFC0_0001,
-            0xFF80_0000,
-            0x7F80_0000,
-            0x3FC0_0000,
-            0xC000_0000,
-        ];
-        f32::from_bits(SPECIAL.get(x as usize).copied().unwrap_or(x as u32))
-    }
+    use crate::ops::median::shared::tests::f32_sample;
 
     /// `totalOrder` as an integer key.
     fn f32_order(v: f32) -> i64 {
