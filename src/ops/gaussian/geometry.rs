@@ -57,7 +57,7 @@ pub const T2_CARRY_WG: usize = 256;
 /// longer line has `max_blocks` tiles: 8, or more where a line would need
 /// more than [`T2_CARRY_WG`] runs. (8 float4 blocks took 226 µs per carry
 /// at 8192x8192 RGBA on an H100, 4 took 257 and 2 took 442;
-/// docs/PERFORMANCE.md.)
+/// docs/results/2026-11-27-gpu-gaussian-colour-history.md.)
 pub fn t2_run(max_blocks: usize) -> usize {
     max_blocks.div_ceil(T2_CARRY_WG).max(8)
 }

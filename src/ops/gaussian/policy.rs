@@ -119,8 +119,9 @@ pub fn tile_line(sigma: f64) -> TileLine {
 /// and back (at sigma 2 on an 8192x8192 u8 RGBA image, 2.46 ms against
 /// 3.15 ms on an H200). Colour at larger sigma needs no preference: where
 /// `iir_local` cannot hold the row, `iir_tiles` comes next in the static
-/// order. docs/PERFORMANCE.md has the measurements; `filterctl tune`
-/// replaces these guesses per device.
+/// order. docs/PERFORMANCE.md has the current measurements,
+/// docs/results/2026-11-27-gpu-gaussian-colour-history.md the ones quoted
+/// here; `filterctl tune` replaces these guesses per device.
 pub fn prefer(s: &Shape, kind: DeviceKind) -> Option<&'static str> {
     let p = s.params.get::<GaussianParams>()?;
     if kind == DeviceKind::Cpu {

@@ -23,7 +23,7 @@ fn bins(s: &Shape) -> usize {
 /// slots a group; an H100 holds 6 such groups per unit): at most 256
 /// pixels, `g` = 6. On an H100 at 8192x8192 u8 RGBA, 256 pixels took
 /// 0.113-0.114 ms, 128 pixels 0.114-0.115 ms and 64 pixels 0.125 ms
-/// (docs/PERFORMANCE.md). RGB (4 sub-histograms, 12 KiB): at most 128,
+/// (docs/results/2026-11-27-gpu-reductions-history.md). RGB (4 sub-histograms, 12 KiB): at most 128,
 /// `g` = 16, as measured on an H200 before the bank slots.
 pub fn byte_pixels_per_item(n: usize, units: usize, channels: usize) -> usize {
     let (items, per_unit): (&[usize], usize) = if channels == 3 {

@@ -42,7 +42,8 @@ pub(super) fn run<T: Sample>(
 /// bring the pass to about 2^18 work-items (a few waves of a large GPU).
 /// More blocks than that only lengthen the second pass, whose work-items
 /// walk a column's blocks one after another (8192x8192 u8 RGBA: 32 blocks
-/// gave 62% of copy, 4 blocks 79-82%: see docs/PERFORMANCE.md). It depends on the
+/// gave 62% of copy, 4 blocks 79-82%: see
+/// docs/results/2026-11-27-gpu-reductions-history.md). It depends on the
 /// shape alone, so chunked launches and every device add in the same order.
 #[cfg(feature = "opencl")]
 fn y_blocks(w: usize, h: usize) -> usize {

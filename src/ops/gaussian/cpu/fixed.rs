@@ -36,9 +36,10 @@ use crate::simd::{Isa, Simd, WithSimd};
 
 /// The largest sigma the fixed-point path takes. Its cost grows with the
 /// taps kept, Deriche's recursion's (`Axis::Iir`) does not: at 4K u8 RGB on
-/// the 2-core VM (2026-11-25, docs/PERFORMANCE.md) the fixed point took
-/// 0.33x, 0.71x and 1.30x the recursion's time at sigma 1, 2 and 4, so
-/// they cross near 3. The error bound holds up to 4 (`tests`).
+/// the 2-core VM (2026-11-25, docs/results/2026-11-27-cpu-median-history.md)
+/// the fixed point took 0.33x, 0.71x and 1.30x the recursion's time at
+/// sigma 1, 2 and 4, so they cross near 3. The error bound holds up to 4
+/// (`tests`).
 pub(crate) const FIXED_MAX_SIGMA: f32 = 3.0;
 
 /// Fractional bits of the samples in flight.
