@@ -282,6 +282,43 @@ fn ccm_case<T: TestSample>(engines: &[(String, Engine)], rng: &mut Rng) {
     }
 }
 
+/// A NaN or infinity in one channel makes its gray-world mean non-finite:
+/// `wb=auto` refuses it on every path, and the pipeline stage does too.
+#[test]
+fn wb_auto_refuses_a_non_finite_channel_mean() {
+    let cl = opencl_engine();
+    let engines = engines(&clfilter::ops::wb::SPEC, cl.as_ref());
+    let mut rng = Rng::new(2203);
+    for (bad, c) in [(f32::NAN, 2), (f32::INFINITY, 0), (f32::NEG_INFINITY, 1)] {
+        let (w, h) = (13, 7);
+        let mut data: Vec<f32> = random_image::<f32>(&mut rng, w, h, 3)
+            .rows()
+            .flatten()
+            .copied()
+            .collect();
+        data[(3 * w + 5) * 3 + c] = bad;
+        let img = Image::from_vec(w, h, 3, data).unwrap();
+        for (label, e) in &engines {
+            match e.wb(&img, &WbParams::Auto) {
+                Err(Error::InvalidInput(m)) => assert!(m.contains("wb=auto"), "{label}: {m}"),
+                other => panic!("{label}: {bad} in channel {c} gave {other:?}"),
+            }
+            let stages = pipeline::parse("wb=auto").unwrap();
+            let r = run_outcomes(e, &stages, DynImage::F32(img.clone()));
+            assert!(
+                matches!(r, Err(Error::InvalidInput(_))),
+                "{label}: pipeline gave {:?}",
+                r.map(|_| ())
+            );
+        }
+        // Given gains still run: the sample stays where it is.
+        let out = Engine::cpu()
+            .wb(&img, &WbParams::Gains([1.0, 1.0, 1.0]))
+            .unwrap();
+        assert_eq!(out.get(5, 3, c).to_bits(), bad.to_bits());
+    }
+}
+
 #[test]
 fn ccm_matches_the_reference() {
     let cl = opencl_engine();

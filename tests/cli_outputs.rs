@@ -236,9 +236,32 @@ fn a_failed_run_leaves_the_old_output_or_nothing() {
         std::fs::metadata(d.join("frames.raw")).unwrap().len(),
         2 * 3 * FRAME as u64
     );
+    // A stream holding no frame fails and keeps the old file as it was.
+    std::fs::write(d.join("empty.raw"), b"").unwrap();
+    filterctl()
+        .current_dir(d)
+        .args(STREAM)
+        .args(["bayer_rggb8", "empty.raw", "-o", "frames.raw"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("holds no frame"));
+    assert_eq!(
+        std::fs::metadata(d.join("frames.raw")).unwrap().len(),
+        2 * 3 * FRAME as u64
+    );
+    std::fs::remove_file(d.join("empty.raw")).unwrap();
     std::fs::remove_file(d.join("cut.raw")).unwrap();
     std::fs::remove_file(d.join("frames.raw")).unwrap();
     assert_eq!(snapshot(d), before);
+    // A legal name near the 255-byte limit: the temporary file beside it
+    // must not go over.
+    let long = format!("{}.png", "a".repeat(245));
+    filterctl()
+        .current_dir(d)
+        .args(["apply", "-f", "transpose", "a.png", "-o", &long])
+        .assert()
+        .success();
+    assert!(d.join(&long).exists());
 }
 
 /// Write errors name the file written, not "stdout", and a sink's failure

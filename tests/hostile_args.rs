@@ -209,3 +209,77 @@ fn closed_stdout_ends_quietly() {
         assert_eq!(out.status.code(), Some(0), "{args:?}:\n{stderr}");
     }
 }
+
+/// Arguments found wrong by a review of the CLI (2026-11-27): each is a
+/// usage error (exit 2) that names the problem, before any output exists.
+#[test]
+fn audit_findings_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for name in ["a.png", "b.png"] {
+        image::GrayImage::from_fn(5, 4, |x, y| image::Luma([(x * 40 + y) as u8]))
+            .save(d.join(name))
+            .unwrap();
+    }
+    let s = |n: &str| d.join(n).to_string_lossy().into_owned();
+    let (a, b, out) = (s("a.png"), s("b.png"), s("out"));
+    // An extension with a path separator (set_extension would panic).
+    for ext in ["../x", "x/y", "/", ""] {
+        let err = hostile(
+            &[
+                "--device",
+                "cpu",
+                "apply",
+                "-f",
+                "transpose",
+                &a,
+                &b,
+                "-o",
+                &out,
+                "--ext",
+                ext,
+            ],
+            &[2],
+        );
+        assert!(err.contains("--ext"), "--ext {ext:?}: {err}");
+    }
+    // Bench sigmas are checked as the spec's are.
+    for sigma in ["nan", "inf", "-1", "1e30"] {
+        let arg = format!("--sigma={sigma}");
+        let err = hostile(
+            &[
+                "--device", "cpu", "bench", &arg, "--size", "8x8", "--ops", "gaussian",
+            ],
+            &[2],
+        );
+        assert!(err.contains("sigma"), "--sigma {sigma}: {err}");
+    }
+    // The demo needs 8-bit RGB, and says so before writing anything.
+    let demo_out = s("demo");
+    let err = hostile(
+        &["--device", "cpu", "demo", "--input", &a, "--out", &demo_out],
+        &[2],
+    );
+    assert!(err.contains("8-bit RGB"), "{err}");
+    let written = std::fs::read_dir(&demo_out).map(|r| r.count()).unwrap_or(0);
+    assert_eq!(written, 0, "the demo wrote {written} files before refusing");
+    // --frames 0 processes nothing.
+    hostile(
+        &[
+            "--device",
+            "cpu",
+            "stream",
+            "-f",
+            "gaussian=1",
+            "--size",
+            "8x8",
+            "--format",
+            "mono8",
+            "--frames",
+            "0",
+            &a,
+        ],
+        &[2],
+    );
+    assert!(!std::path::Path::new(&out).exists());
+}

@@ -185,9 +185,11 @@ fn create_temp(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = dest
+    // Only the name's start: the suffix below must not push a legal name
+    // (up to 255 bytes) over the file system's limit.
+    let name: String = dest
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
+        .map(|n| n.to_string_lossy().chars().take(64).collect())
         .unwrap_or_default();
     let mut tries = 0;
     loop {

@@ -112,9 +112,21 @@ fn plan(cfg: &TuneConfig, fp: &str) -> Result<Vec<(TuneKey, Job)>> {
     };
     let mut jobs: Vec<(TuneKey, Job)> = Vec::new();
     let mut said = std::collections::HashSet::new();
-    for tunable in tuning::selected(&cfg.ops)? {
+    let selected = tuning::selected(&cfg.ops)?;
+    // With several operations, one that refuses the asked format is left
+    // out (said below); asked alone, its refusal is the answer.
+    let skip_refusals = cfg.formats == Formats::Common || selected.len() > 1;
+    for tunable in selected {
         let op = tunable.spec();
-        for (sample, channels) in formats(tunable, cfg.formats)? {
+        let formats = match formats(tunable, cfg.formats) {
+            Ok(f) => f,
+            Err(e) if skip_refusals => {
+                log::warn!("{} is not tuned: {e}", op.name);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        for (sample, channels) in formats {
             let ask = Ask {
                 sigmas: &sigmas,
                 channels,
@@ -129,7 +141,7 @@ fn plan(cfg: &TuneConfig, fp: &str) -> Result<Vec<(TuneKey, Job)>> {
                         // Said at warn: a size the operation refuses (an odd
                         // Bayer size) leaves its keys untuned, which the
                         // summary table would not show.
-                        Err(e) if cfg.formats == Formats::Common => {
+                        Err(e) if skip_refusals => {
                             let why = format!(
                                 "{} is not tuned on {sample}x{channels} at {width}x{height}: {e}",
                                 op.name
@@ -311,4 +323,35 @@ fn run_jobs(
         file: tuning.file().map(|p| p.to_path_buf()),
         keys,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(ops: &[&str], formats: Formats) -> TuneConfig {
+        TuneConfig {
+            ops: ops.iter().map(|s| s.to_string()).collect(),
+            sizes: vec![(64, 48)],
+            formats,
+            sigmas: vec![],
+            budget: Duration::from_secs(1),
+            force: false,
+        }
+    }
+
+    /// Among several operations, one that takes no gray pixels is left
+    /// out; asked alone, its refusal is the error, with one prefix.
+    #[test]
+    fn a_refusing_operation_is_skipped_only_among_others() {
+        let gray = Formats::Only(SampleType::U8, 1);
+        let jobs = plan(&config(&["wb", "gaussian"], gray), "fp").unwrap();
+        assert!(!jobs.is_empty());
+        assert!(jobs.iter().all(|(_, j)| j.op.name == "gaussian"));
+        let err = plan(&config(&["wb"], gray), "fp")
+            .err()
+            .expect("wb on gray");
+        let msg = err.to_string();
+        assert_eq!(msg.matches("invalid").count(), 1, "{msg}");
+    }
 }

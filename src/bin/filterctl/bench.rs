@@ -164,6 +164,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         .filter(|s| !s.is_empty())
         .collect();
     let (width, height) = args.size;
+    clfilter::ops::gaussian::GaussianParams::new(args.sigma).validate()?;
     let cfg = BenchConfig {
         ops,
         width,

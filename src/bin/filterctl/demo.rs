@@ -405,6 +405,15 @@ fn demo_input(args: &Args) -> Result<(DynImage, String), CliError> {
         Some(p) => (clfilter::image::load(p)?, p.display().to_string()),
         None => (builtin_photo()?.into(), "coffee.png (built in, CC0)".into()),
     };
+    // The steps' PSNR checks compare 8-bit RGB images: refuse anything else
+    // before a file is written.
+    let channels = input.shape().2;
+    if input.sample_type() != clfilter::SampleType::U8 || channels != 3 {
+        return Err(CliError::usage(format!(
+            "--input {source}: the demo runs on 8-bit RGB images, and this one has {channels} channel(s) of {}",
+            input.sample_type()
+        )));
+    }
     if args.out.exists() && !args.out.is_dir() {
         return Err(CliError::usage(format!(
             "--out {}: this is a file; the demo writes several images into a folder",

@@ -399,6 +399,11 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
             "--compare-transfer streams the input twice, so it needs a file, not stdin",
         ));
     }
+    if a.frames == Some(0) || a.synthetic == Some(0) {
+        return Err(CliError::usage(
+            "--frames and --synthetic count frames to process: give 1 or more",
+        ));
+    }
     let mut opts = StreamOptions::new(w, h, a.format);
     opts.skip = a.skip;
     opts.frames = a.frames;
@@ -456,7 +461,10 @@ fn finish(
     input: &Path,
 ) -> Result<StreamTotals, CliError> {
     let signal = guard::stopped();
-    let ok = stats.is_ok() && signal.is_none();
+    // A stream that held no frame (an empty input, or --skip past its end)
+    // fails, and so keeps a file that -o names as it was.
+    let empty = matches!(&stats, Ok(s) if s.frames == 0);
+    let ok = stats.is_ok() && signal.is_none() && !empty;
     let kept = match sink {
         Sink::Raw(r) => r.finish(ok)?,
         _ => String::new(),
@@ -476,6 +484,12 @@ fn finish(
     }
     if !kept.is_empty() {
         note!("filterctl: {kept}");
+    }
+    if empty {
+        return Err(CliError::Failed(format!(
+            "stream {}: the stream holds no frame",
+            input.display()
+        )));
     }
     stats.map_err(|e| CliError::from(e).context(format!("stream {}", input.display())))
 }

@@ -199,9 +199,13 @@ impl<P: PixelOp> Tunable for PixelTune<P> {
     /// The size, then the channels and parameters as the operation checks
     /// them (`wb` and `ccm` take RGB or RGBA only).
     fn takes(&self, sample: SampleType, channels: usize) -> std::result::Result<(), String> {
+        // The reason alone: callers wrap it in their own error.
         P::tuning(sample)
             .check(channels, sample)
-            .map_err(|e| e.to_string())
+            .map_err(|e| match e {
+                crate::Error::InvalidInput(m) | crate::Error::InvalidArgument(m) => m,
+                e => e.to_string(),
+            })
     }
 
     fn job_shape(

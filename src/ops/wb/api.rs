@@ -36,7 +36,7 @@ pub trait WbExt: Dispatch {
             WbParams::Auto => {
                 let (s, r) = self.stats_report(img)?;
                 reports.push(r);
-                gray_world([s.mean[0], s.mean[1], s.mean[2]])
+                gray_world([s.mean[0], s.mean[1], s.mean[2]])?
             }
         };
         let (out, r) = self.wb_gains_report(img, gains)?;

@@ -64,7 +64,7 @@ pub(crate) fn run_stage(
                 |dev, spec| crate::ops::stats::device::launch(cx.d.programs(), dev, spec, img, channels),
             )?;
             record.reports.push(rep);
-            gray_world([s.mean[0], s.mean[1], s.mean[2]])
+            gray_world([s.mean[0], s.mean[1], s.mean[2]])?
         }
     };
     crate::ops::pixel_stage::device::launch_stage(&Gains(gains), cx, forced, w, mt, record)

@@ -74,9 +74,20 @@ impl WbParams {
 
 /// The gray-world gains for the channel means `[r, g, b]`: `g / r`, 1,
 /// `g / b`, each clamped to `0..=MAX_GAIN`. A channel whose mean or gain
-/// is not a positive finite number (a black channel, NaN samples) keeps
-/// gain 1.
-pub fn gray_world(means: [f64; 3]) -> [f32; 3] {
+/// is not a positive number (a black channel) keeps gain 1. A mean that
+/// is not finite (NaN or infinite f32 samples in the image) is
+/// `Error::InvalidInput`: no gain would balance it, and keeping gain 1
+/// would leave that channel silently unbalanced.
+pub fn gray_world(means: [f64; 3]) -> Result<[f32; 3]> {
+    if let Some(c) = means.iter().position(|m| !m.is_finite()) {
+        return Err(Error::InvalidInput(format!(
+            "wb=auto: the {} channel's mean is {}, as the f32 image holds NaN or infinite \
+             samples there; repair them first (nonfinite=zero or nonfinite=clamp on an \
+             earlier stage) or give the gains with r=, g=, b=",
+            ["red", "green", "blue"][c],
+            means[c]
+        )));
+    }
     let gain = |m: f64| {
         let g = means[1] / m;
         if m > 0.0 && g.is_finite() && g > 0.0 {
@@ -85,7 +96,7 @@ pub fn gray_world(means: [f64; 3]) -> [f32; 3] {
             1.0
         }
     };
-    [gain(means[0]), 1.0, gain(means[2])]
+    Ok([gain(means[0]), 1.0, gain(means[2])])
 }
 
 /// `InvalidInput` unless `channels` is 3 or 4.

@@ -101,12 +101,18 @@ fn folder_jobs(args: &Args, out: &Path, inputs: &[PathBuf]) -> Result<Vec<Job>, 
             "an image from stdin has no name to write into a folder; give -o FILE or -o -",
         ));
     }
-    let ext = args
-        .ext
-        .as_deref()
-        .map(|e| e.trim_start_matches('.'))
-        .filter(|e| !e.is_empty())
-        .or(args.out_format.map(OutputFormat::extension));
+    let ext = match args.ext.as_deref().map(|e| e.trim_start_matches('.')) {
+        // `set_extension` panics on a separator; an extension names no folder.
+        Some(e) if e.contains(['/', std::path::MAIN_SEPARATOR]) => {
+            return Err(CliError::usage(format!(
+                "--ext takes an extension such as png, not a path: {e:?}"
+            )));
+        }
+        Some("") => {
+            return Err(CliError::usage("--ext needs an extension such as png"));
+        }
+        e => e.or(args.out_format.map(OutputFormat::extension)),
+    };
     let mut jobs = Vec::new();
     let mut seen: HashMap<PathBuf, &Path> = HashMap::new();
     for input in inputs {
