@@ -39,8 +39,8 @@ impl DispatchLimit {
     pub fn parse_ms(v: &str) -> Result<Self> {
         let bad = || {
             Error::arg(format!(
-                "FILTERCTL_MAX_DISPATCH_MS={v}: give milliseconds (a positive number, \
-                 or 0 to never split a dispatch)"
+                "FILTERCTL_MAX_DISPATCH_MS={v}: give milliseconds above 0 and up to \
+                 3600000 (one hour), or 0 to never split a dispatch"
             ))
         };
         let ms: f64 = v.parse().map_err(|_| bad())?;
@@ -50,7 +50,10 @@ impl DispatchLimit {
         if !(0.0..=3.6e6).contains(&ms) {
             return Err(bad());
         }
-        Ok(DispatchLimit::Max(Duration::from_secs_f64(ms / 1e3)))
+        // At least 1 ns, so that a tiny limit does not read as 0 in messages.
+        Ok(DispatchLimit::Max(
+            Duration::from_secs_f64(ms / 1e3).max(Duration::from_nanos(1)),
+        ))
     }
 }
 
@@ -65,7 +68,11 @@ mod tests {
             DispatchLimit::parse_ms("2.5").unwrap(),
             DispatchLimit::Max(Duration::from_micros(2500))
         );
-        for bad in ["-1", "NaN", "inf", "fast", "1e9"] {
+        assert_eq!(
+            DispatchLimit::parse_ms("0.0000001").unwrap(),
+            DispatchLimit::Max(Duration::from_nanos(1))
+        );
+        for bad in ["-1", "NaN", "inf", "fast", "1e9", "1e308"] {
             assert!(DispatchLimit::parse_ms(bad).is_err(), "{bad}");
         }
     }
