@@ -159,6 +159,55 @@ fn every_variant_gives_the_same_bytes_in_chunks() {
     }
 }
 
+/// stats' `tree_vec4` covers 16384 gray pixels per work-group, the whole
+/// image of the test above: on a larger image it has several groups, and
+/// splits into chunks like the others, with the same bytes.
+#[test]
+fn stats_tree_vec4_splits_past_one_group() {
+    let Some((plain, split)) = engines() else {
+        return;
+    };
+    let op = OPERATIONS.iter().find(|o| o.spec.name == "stats").unwrap();
+    let spec = op
+        .spec
+        .variants
+        .iter()
+        .find(|v| v.name == "tree_vec4")
+        .unwrap();
+    if let Err(why) = spec.check_device(plain.backend().device_info().unwrap()) {
+        eprintln!("stats/tree_vec4: skipped: {why}");
+        return;
+    }
+    let (p, s) = (
+        plain.with_variant(Some("stats"), "tree_vec4"),
+        split.with_variant(Some("stats"), "tree_vec4"),
+    );
+    let ask = Ask {
+        sigmas: &[],
+        channels: 1,
+        method: None,
+    };
+    let mut ran = 0;
+    for sample in [SampleType::U8, SampleType::U16, SampleType::F32] {
+        for params in op.tune.params(&ask).unwrap() {
+            // 331 x 211 = 69841 pixels: five groups, the last one partial.
+            let case = op.tune.case(sample, (331, 211, 1), params).unwrap();
+            let before = Backend::dispatches_on_this_thread();
+            let (a, _) = case.run(&p).unwrap_or_else(|e| panic!("{sample}: {e}"));
+            let one = Backend::dispatches_on_this_thread() - before;
+            let (b, _) = case.run(&s).unwrap_or_else(|e| panic!("{sample}: {e}"));
+            let many = Backend::dispatches_on_this_thread() - before - one;
+            assert!(
+                same(a.as_ref(), b.as_ref()),
+                "{sample}: chunks changed the output"
+            );
+            assert!(many > one, "{sample}: {many} dispatches split, {one} whole");
+            ran += 1;
+        }
+    }
+    assert!(ran > 0);
+}
+
 #[test]
 fn a_chained_pipeline_gives_the_same_bytes_in_chunks() {
     let Some((plain, split)) = engines() else {
