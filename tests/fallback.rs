@@ -627,3 +627,43 @@ fn variant_overrides_parse() {
     let cpu = Engine::cpu().with_variant(None, "cpu");
     assert_eq!(cpu.forced(&normalize::SPEC), Some("cpu"));
 }
+
+/// PoCL lists no device when it cannot create its kernel cache (here
+/// `XDG_CACHE_HOME` names a file): `filterctl devices` says which platform
+/// listed none and what to check, instead of a bare "no devices".
+#[test]
+fn a_platform_without_devices_says_why() {
+    let listed = clfilter::backend::list_devices().unwrap_or_default();
+    if !listed
+        .iter()
+        .any(|d| d.platform.contains("Portable Computing Language"))
+    {
+        eprintln!("skipped: no PoCL platform");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_filterctl"))
+        .arg("devices")
+        .env("XDG_CACHE_HOME", &file)
+        .env("HOME", dir.path())
+        .env("FILTERCTL_CACHE_DIR", "disabled")
+        .env_remove("POCL_CACHE_DIR")
+        .env_remove("FILTERCTL_DEVICE")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    // Another platform (a GPU driver) may still list its devices, and a
+    // PoCL may work without a cache folder: then nothing is missing.
+    if text.contains("OpenCL devices:") {
+        eprintln!("skipped: a device is listed without PoCL's cache folder");
+        return;
+    }
+    assert!(
+        text.contains("Portable Computing Language) lists no device")
+            && text.contains("POCL_CACHE_DIR"),
+        "{text}"
+    );
+}

@@ -106,13 +106,18 @@ pub(crate) fn enumerate() -> std::result::Result<Vec<Found>, String> {
         return Err("the OpenCL ICD loader found no platform".into());
     }
     let mut out = Vec::new();
+    let mut empty = Vec::new();
     for (pi, p) in platforms.iter().enumerate() {
         let pname = p.name().unwrap_or_default();
         let pversion = p.version().unwrap_or_default();
         let ids = match p.get_devices(CL_DEVICE_TYPE_ALL) {
-            Ok(ids) => ids,
-            Err(e) => {
-                log::info!("platform {pi} ({pname}) lists no devices: {e}");
+            Ok(ids) if !ids.is_empty() => ids,
+            listed => {
+                let why = listed
+                    .err()
+                    .map_or("none listed".to_string(), |e| e.to_string());
+                log::info!("platform {pi} ({pname}) lists no devices: {why}");
+                empty.push(no_devices(pi, pname.trim(), &why));
                 continue;
             }
         };
@@ -166,7 +171,22 @@ pub(crate) fn enumerate() -> std::result::Result<Vec<Found>, String> {
             out.push(Found { info, device: d });
         }
     }
+    if out.is_empty() && !empty.is_empty() {
+        return Err(empty.join("; "));
+    }
     Ok(out)
+}
+
+/// Why platform `pi` lists no device, with what to check for PoCL, which
+/// lists none when it cannot create its kernel cache.
+fn no_devices(pi: usize, name: &str, why: &str) -> String {
+    let hint = if name.contains("Portable Computing Language") {
+        " (PoCL lists no device when it cannot create its kernel cache: check that \
+         POCL_CACHE_DIR, or XDG_CACHE_HOME, or ~/.cache is a writable folder)"
+    } else {
+        ""
+    };
+    format!("OpenCL platform {pi} ({name}) lists no device: {why}{hint}")
 }
 
 /// An opened OpenCL device: context, in-order queue with profiling, program cache.
