@@ -158,7 +158,7 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
     barrier(CLK_LOCAL_MEM_FENCE);
     int lane = lid % 32;
     // bank[j], inc[j]: RGBA, for step j of a turned word (channel
-    // (j + lane) % 4); RGB, for channel j.
+    // (j + lane) % 4); RGB, for channel j; gray counts in bank `lane`.
     int bank[CH];
     uint inc[CH];
     for (int j = 0; j < CH; j++) {
