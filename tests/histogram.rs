@@ -235,7 +235,8 @@ fn the_cli_prints_the_json_shape_and_draws_a_png() {
 #[test]
 fn u8_smooth_images_count_alike_on_every_path_and_channel_count() {
     // Smooth ramps put a warp's samples in one or two bins (the byte path's
-    // sub-histograms); odd sizes leave tails shorter than a 16-sample word.
+    // bank slots); odd sizes leave tails shorter than a 16-byte (gray,
+    // RGBA) or 12-byte (RGB) chunk.
     for (w, h, c) in [
         (1, 1, 1),
         (1, 37, 3),
@@ -247,7 +248,7 @@ fn u8_smooth_images_count_alike_on_every_path_and_channel_count() {
         let img = Image::<u8>::from_fn(w, h, c, |x, y, k| ((x / 9 + y + 40 * k) % 256) as u8)
             .expect("shape");
         // Flat channels over several groups: one bin takes every sample of
-        // a group (and of a warp's sub-histograms).
+        // a group (RGB: channel 2's 16-bit halves take many).
         let flat = Image::<u8>::from_fn(w, h, c, |_, _, k| if k % 2 == 0 { 200 } else { 255 })
             .expect("shape");
         for img in [img, flat] {
@@ -277,21 +278,27 @@ fn u8_large_images_count_exactly_with_more_pixels_per_item() {
     // Large images give each work-item of the byte path more pixels: gray
     // and RGBA 256 while every compute unit keeps 6 groups (PoCL on 2
     // cores: from 786432 pixels), RGB 128 while it keeps 16 (from 2^20);
-    // a prime-ish size leaves a ragged last group and a tail shorter than
-    // a word.
+    // a prime-ish size leaves a ragged last group and a
+    // tail shorter than a 16-byte chunk. Random bins, and a constant image
+    // (RGB: lanes 30 and 31 count all of channel 2's samples of a bin in
+    // 16-bit halves, the most they can hold in a group).
     let mut rng = Rng::new(0x4849_5354);
     for c in [1, 3, 4] {
-        let img: Image<u8> = common::random_image(&mut rng, 1031, 1021, c);
-        let mut want = vec![vec![0u64; 256]; c];
-        for y in 0..img.height() {
-            for (i, &v) in img.row(y).iter().enumerate() {
-                want[i % c][v as usize] += 1;
+        let random: Image<u8> = common::random_image(&mut rng, 1031, 1021, c);
+        let flat =
+            Image::<u8>::from_fn(1031, 1021, c, |_, _, k| [9u8, 250, 77, 3][k]).expect("shape");
+        for (what, img) in [("random", random), ("constant", flat)] {
+            let mut want = vec![vec![0u64; 256]; c];
+            for y in 0..img.height() {
+                for (i, &v) in img.row(y).iter().enumerate() {
+                    want[i % c][v as usize] += 1;
+                }
             }
-        }
-        let params = HistogramParams::default_for(clfilter::SampleType::U8);
-        for (name, e) in engines() {
-            let got = e.histogram(&img, &params).expect("histogram");
-            assert_eq!(got.counts, want, "{name} 1031x1021x{c}");
+            let params = HistogramParams::default_for(clfilter::SampleType::U8);
+            for (name, e) in engines() {
+                let got = e.histogram(&img, &params).expect("histogram");
+                assert_eq!(got.counts, want, "{name} {what} 1031x1021x{c}");
+            }
         }
     }
 }
@@ -301,7 +308,7 @@ fn u8_constant_and_two_value_images_count_exactly() {
     // One value (every lane of every warp on one bin per channel) and two
     // values picked at random per pixel, on sizes with ragged last groups
     // and tails shorter than a 16-byte word, past one group of pixels
-    // (the byte path's bank slots, RGB's sub-histograms, the tail path).
+    // (the byte path's bank slots, RGB's 16-bit halves, the tail path).
     let mut rng = Rng::new(0x2_7A1);
     for (w, h) in [(1, 1), (3, 1), (1, 5), (509, 257), (1031, 67)] {
         for c in [1, 3, 4] {

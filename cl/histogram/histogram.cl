@@ -56,42 +56,97 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 #ifdef BYTE_BINS
 // local_private for uchar samples whose bin is the byte itself (256 bins
 // per channel; the host checks every level with the f32 formula and then
-// defines BYTE_BINS). The group's tile is LWS * BYTE_ITEM consecutive
-// pixels, read as uint4 words of 16 samples (sample b of the image is
-// channel b % CH; a tile starts at a multiple of 16 bytes), with no float
-// math.
-#define QUADS (BYTE_ITEM * CH / 16)
+// defines BYTE_BINS), with no float math. The group's tile is
+// LWS * BYTE_ITEM consecutive pixels (it starts at a multiple of 16
+// bytes); byte b of the image is channel b % CH. A work-item reads uint4
+// chunks of 16 bytes, chunk q of the tile at q * LWS + lid, so a warp's
+// loads are 512 consecutive bytes.
+//
+// Bank slots. Local memory has 32 banks of 32-bit words, and a warp's
+// atomics on different words of one bank take one pass each (random bins:
+// about 3.5 passes per instruction). Here bin v has a row of 32 words,
+// v * 32 + bank, and the work-item of lane L (lid % 32) counts a sample of
+// channel c only in its bank for c, so the 32 lanes of an atomic
+// instruction hit 32 banks and 32 different words whatever the bins (a
+// flat image costs no more than a random one):
+// - gray: bank L.
+// - RGBA: in step k of a word, lane L counts byte (k + L) % 4 (its word
+//   turned right by L % 4 bytes), of channel c = (k + L) % 4, in bank
+//   c * 8 + L / 4: the 8 lanes of a channel have 8 different banks.
+// - RGB: 16 = 1 (mod 3), so byte k of the chunks that one load
+//   instruction brings to a warp is channel (X + k + L) % 3 for lane L,
+//   X the same for the whole warp: in each step the lanes of one channel
+//   have one value of L % 3, and count in slot s = L / 3 (0..10), bank
+//   c * 11 + s. That would be 33 banks: (2, 10), used by lanes 30 and 31
+//   only, is a 16-bit count in the high half of the word of (1, 10) (bank
+//   21) for lane 30 and of (0, 10) (bank 10) for lane 31. Lanes 30 and 31
+//   hold channels c and c + 1 (mod 3) in a step, so the one of those two
+//   words that one of them writes is never the other's. Each half counts
+//   at most the 2 * LWS / 32 work-items of lanes 30 and 31 times 6 samples
+//   of a chunk (checked below).
+// 32 KiB; a count's words (halves) are summed at the merge.
+#define CHUNKS (BYTE_ITEM * CH / 16)
 #if (BYTE_ITEM * CH) % 16 != 0
 #error "BYTE_ITEM * CH must be a multiple of 16"
 #endif
-#if CH == 3
-#define CH_OF(b) ((b) % 3)
-#else
-#define CH_OF(b) ((b) & (CH - 1))
+#if CH == 3 && 2 * (LWS / 32) * CHUNKS * 6 > 65535
+#error "RGB's 16-bit counts of slot 10 could overflow"
 #endif
-
-#if CH == 1 || CH == 4
-// Bank slots (gray and RGBA). Local memory has 32 banks of 32-bit words,
-// and a warp's atomics on words of one bank take one pass each, so random
-// bins cost about 3.5 passes per instruction. Here every count (channel c,
-// bin v) has SLOTS = 32 / CH words, v * 32 + c * SLOTS + s, one per bank,
-// and a work-item of lane L (lid % 32) only uses those of its own bank:
-// in step k of a 4-sample word it counts sample (k + L) % 4, of channel
-// c = that byte's channel, in slot s = L / CH (RGBA) or L (gray). The 32
-// lanes of an instruction then hit 32 different banks (RGBA: the 8 lanes
-// with the same L % 4 have the same channel and different slots), whatever
-// the bins, and never the same word, so a flat image costs no more than a
-// random one. 32 KiB; the slots of a count are summed at the merge.
-#define SLOTS (32 / CH)
 #define HIST_WORDS (256 * 32)
-#define LANE_SLOT(L, c) ((c) * SLOTS + (L) / CH)
-// Word w turned so that its byte k is sample (k + L) % 4.
-#define COUNT_WORD(h, w)                                                \
+
+// Lane `lane`'s bank for channel c, and the amount that counts one sample
+// there (1, or 1 << 16 for RGB's high halves).
+inline int lane_bank(int lane, int c)
+{
+#if CH == 1
+    return lane;
+#elif CH == 4
+    return c * 8 + lane / 4;
+#else
+    int s = lane / 3;
+    return c == 2 && s == 10 ? (lane == 30 ? 21 : 10) : c * 11 + s;
+#endif
+}
+inline uint lane_inc(int lane, int c)
+{
+    return CH == 3 && c == 2 && lane >= 30 ? 1u << 16 : 1u;
+}
+
+// Counts byte `v` (a uint) in bank `bk` by `inc`.
+#define COUNT_BYTE(v, bk, inc) atomic_add(&hist[((v) << 5) + (bk)], (inc))
+#if CH == 1
+#define COUNT_WORD(w, j0)                                               \
+    for (int k_ = 0; k_ < 4; k_++) COUNT_BYTE(((w) >> (8 * k_)) & 255u, lane, 1u);
+#elif CH == 4
+#define COUNT_WORD(w, j0)                                               \
     {                                                                   \
         uint r_ = rotate((w), turn);                                    \
         for (int k_ = 0; k_ < 4; k_++)                                  \
-            atomic_inc(&(h)[(((r_ >> (8 * k_)) & 255u) << 5) + slot[k_]]);       \
+            COUNT_BYTE((r_ >> (8 * k_)) & 255u, bank[k_], 1u);          \
     }
+#else
+// Byte k of a chunk is in class (j0 + k) % 3 (j0: the word's first byte):
+// channel (c0 + j) % 3 for a chunk starting at channel c0.
+#define COUNT_WORD(w, j0)                                               \
+    for (int k_ = 0; k_ < 4; k_++)                                      \
+        COUNT_BYTE(((w) >> (8 * k_)) & 255u, rb[((j0) + k_) % 3], ri[((j0) + k_) % 3]);
+#endif
+#if CH == 3
+// Channel c0 is that of the chunk's first byte (b0 % 3 = (first % 3 + q) % 3).
+#define COUNT_CHUNK(a, q)                                               \
+    {                                                                   \
+        int c0_ = (int)((first3 + (q) % 3) % 3);                        \
+        int rb[3] = {c0_ == 0 ? bank[0] : c0_ == 1 ? bank[1] : bank[2], \
+                     c0_ == 0 ? bank[1] : c0_ == 1 ? bank[2] : bank[0], \
+                     c0_ == 0 ? bank[2] : c0_ == 1 ? bank[0] : bank[1]}; \
+        uint ri[3] = {c0_ == 0 ? inc[0] : c0_ == 1 ? inc[1] : inc[2],   \
+                      c0_ == 0 ? inc[1] : c0_ == 1 ? inc[2] : inc[0],   \
+                      c0_ == 0 ? inc[2] : c0_ == 1 ? inc[0] : inc[1]};  \
+        COUNT_WORD(a.x, 0) COUNT_WORD(a.y, 1) COUNT_WORD(a.z, 2) COUNT_WORD(a.w, 0) \
+    }
+#else
+#define COUNT_CHUNK(a, q) COUNT_WORD(a.x, 0) COUNT_WORD(a.y, 0) COUNT_WORD(a.z, 0) COUNT_WORD(a.w, 0)
+#endif
 
 __kernel void histogram_local_private(__global const T* in, int n, float lo, float hi,
                                       float scale, int bins, __global uint* counts)
@@ -102,108 +157,88 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
     for (int j = lid; j < HIST_WORDS / 4; j += LWS) hist4[j] = (uint4)(0);
     barrier(CLK_LOCAL_MEM_FENCE);
     int lane = lid % 32;
-    // A right turn by lane % 4 bytes, and per step k the slot of sample
-    // (k + lane) % 4.
+    // bank[j], inc[j]: RGBA, for step j of a turned word (channel
+    // (j + lane) % 4); RGB, for channel j; gray counts in bank `lane`.
+    int bank[CH];
+    uint inc[CH];
+    for (int j = 0; j < CH; j++) {
+        int c = CH == 4 ? (j + lane) % 4 : j;
+        bank[j] = lane_bank(lane, c);
+        inc[j] = lane_inc(lane, c);
+    }
+#if CH == 4
     uint turn = (32 - 8 * (lane % 4)) % 32;
-    int slot[4];
-    for (int k = 0; k < 4; k++) slot[k] = LANE_SLOT(lane, CH == 4 ? (k + lane) % 4 : 0);
+#endif
     __global const uchar* bytes = (__global const uchar*)in;
     size_t total = (size_t)n * CH;
     // The group's tile from its global position: chunked launches agree.
     size_t first = (get_global_id(0) - lid) * (size_t)(BYTE_ITEM * CH);
     __global const uint4* quads = (__global const uint4*)(bytes + first);
-    for (int r0 = 0; r0 < QUADS; r0 += UNROLL) {
+    uint first3 = (uint)(first % 3);
+    for (int r0 = 0; r0 < CHUNKS; r0 += UNROLL) {
         uint4 v[UNROLL];
         for (int u = 0; u < UNROLL; u++) {
-            size_t q = (size_t)(r0 + u) * LWS + lid;
-            if (r0 + u < QUADS && first + 16 * q + 16 <= total) v[u] = quads[q];
+            uint q = (uint)((r0 + u) * LWS + lid);
+            if (r0 + u < CHUNKS && first + 16 * (size_t)q + 16 <= total) v[u] = quads[q];
         }
         for (int u = 0; u < UNROLL; u++) {
-            size_t q = (size_t)(r0 + u) * LWS + lid;
-            size_t b0 = first + 16 * q;
-            if (r0 + u >= QUADS) break;
+            uint q = (uint)((r0 + u) * LWS + lid);
+            size_t b0 = first + 16 * (size_t)q;
+            if (r0 + u >= CHUNKS) break;
             if (b0 + 16 <= total) {
-                COUNT_WORD(hist, v[u].x)
-                COUNT_WORD(hist, v[u].y)
-                COUNT_WORD(hist, v[u].z)
-                COUNT_WORD(hist, v[u].w)
+                COUNT_CHUNK(v[u], q)
             } else {
-                for (size_t b = b0; b < total && b < b0 + 16; b++)
-                    atomic_inc(&hist[((uint)bytes[b] << 5) + LANE_SLOT(lane, CH_OF(b))]);
+                for (size_t b = b0; b < total && b < b0 + 16; b++) {
+                    int c = (int)(b % CH);
+                    atomic_add(&hist[((uint)bytes[b] << 5) + lane_bank(lane, c)], lane_inc(lane, c));
+                }
             }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    // Count (c, v): its SLOTS words are uint4s (v * 32 + c * SLOTS) / 4 + i.
-    // Neighbouring work-items start at different uint4s of their row, so a
-    // warp's loads spread over every bank.
-    for (int p = lid; p < CH * 256; p += LWS) {
+    // Bin v's row is uint4s v * 8 .. v * 8 + 7. Neighbouring work-items
+    // start at different uint4s of their rows, so a warp's loads spread
+    // over every bank.
 #if CH == 4
+    for (int p = lid; p < CH * 256; p += LWS) {
+        // Count (c, v): banks c * 8 .. c * 8 + 7, uint4s v * 8 + c * 2 + 0, 1.
         int c = p % 4, v = p / 4;
         int q = v * 8 + c * 2;
         uint4 a = hist4[q + v % 2] + hist4[q + 1 - v % 2];
-#else
-        int c = 0, v = p;
-        uint4 a = (uint4)(0);
-        for (int i = 0; i < 8; i++) a += hist4[v * 8 + (i + v) % 8];
-#endif
         uint s = a.x + a.y + a.z + a.w;
         if (s) atomic_add(&counts[c * 256 + v], s);
     }
-}
+#elif CH == 1
+    for (int v = lid; v < 256; v += LWS) {
+        uint4 a = (uint4)(0);
+        for (int i = 0; i < 8; i++) a += hist4[v * 8 + (i + v) % 8];
+        uint s = a.x + a.y + a.z + a.w;
+        if (s) atomic_add(&counts[v], s);
+    }
 #else
-// RGB: COPIES sub-histograms; work-item lid counts into copy lid % COPIES,
-// each padded by one count so that a bin's copies sit in different banks:
-// fewer same-address local atomics when neighbouring pixels are alike.
-#define BYTE_LEN (HIST_LEN + 1)
-// The four samples of word w, whose first sample is channel c0.
-#define COUNT_WORD(h, w, c0)                                            \
-    for (int k_ = 0; k_ < 4; k_++)                                      \
-        atomic_inc(&(h)[CH_OF((c0) + k_) * 256 + (((w) >> (8 * k_)) & 255u)]);
-
-__kernel void histogram_local_private(__global const T* in, int n, float lo, float hi,
-                                      float scale, int bins, __global uint* counts)
-{
-    __local uint hist[COPIES * BYTE_LEN];
-    int lid = get_local_id(0);
-    for (int j = lid; j < COPIES * BYTE_LEN; j += LWS) hist[j] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    __local uint* mine = hist + (lid % COPIES) * BYTE_LEN;
-    __global const uchar* bytes = (__global const uchar*)in;
-    size_t total = (size_t)n * CH;
-    // The group's tile from its global position: chunked launches agree.
-    size_t first = (get_global_id(0) - lid) * (size_t)(BYTE_ITEM * CH);
-    __global const uint4* quads = (__global const uint4*)(bytes + first);
-    for (int r0 = 0; r0 < QUADS; r0 += UNROLL) {
-        uint4 v[UNROLL];
-        for (int u = 0; u < UNROLL; u++) {
-            size_t q = (size_t)(r0 + u) * LWS + lid;
-            if (r0 + u < QUADS && first + 16 * q + 16 <= total) v[u] = quads[q];
-        }
-        for (int u = 0; u < UNROLL; u++) {
-            size_t q = (size_t)(r0 + u) * LWS + lid;
-            size_t b0 = first + 16 * q;
-            if (r0 + u >= QUADS) break;
-            if (b0 + 16 <= total) {
-                int c0 = CH_OF(b0);
-                COUNT_WORD(mine, v[u].x, c0)
-                COUNT_WORD(mine, v[u].y, c0 + 4)
-                COUNT_WORD(mine, v[u].z, c0 + 8)
-                COUNT_WORD(mine, v[u].w, c0 + 12)
-            } else {
-                for (size_t b = b0; b < total && b < b0 + 16; b++)
-                    atomic_inc(&mine[CH_OF(b) * 256 + bytes[b]]);
+    for (int v = lid; v < 256; v += LWS) {
+        // Bank b holds channel b / 11; banks 10 and 21 hold channel 2's
+        // (2, 10) in their high halves.
+        uint s0 = 0, s1 = 0, s2 = 0;
+        for (int i = 0; i < 8; i++) {
+            int j = (i + v) % 8;
+            uint4 a = hist4[v * 8 + j];
+            uint w[4] = {a.x, a.y, a.z, a.w};
+            for (int e = 0; e < 4; e++) {
+                int b = 4 * j + e;
+                bool halves = b == 10 || b == 21;
+                uint low = halves ? w[e] & 0xFFFFu : w[e];
+                s0 += b < 11 ? low : 0u;
+                s1 += b >= 11 && b < 22 ? low : 0u;
+                s2 += (b >= 22 ? low : 0u) + (halves ? w[e] >> 16 : 0u);
             }
         }
+        if (s0) atomic_add(&counts[v], s0);
+        if (s1) atomic_add(&counts[256 + v], s1);
+        if (s2) atomic_add(&counts[512 + v], s2);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int j = lid; j < HIST_LEN; j += LWS) {
-        uint c = 0;
-        for (int r = 0; r < COPIES; r++) c += hist[r * BYTE_LEN + j];
-        if (c) atomic_add(&counts[j], c);
-    }
-}
 #endif
+}
 #elif defined(HIST_LEN)
 #if PER_ITEM % (4 * UNROLL) != 0
 #error "PER_ITEM must be a multiple of 4 * UNROLL"

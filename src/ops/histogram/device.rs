@@ -41,7 +41,7 @@ pub(crate) fn launch<T: Sample>(
     input: &crate::backend::opencl::DeviceImage<T>,
     b: &Binning,
 ) -> Result<(Histogram, Duration)> {
-    use super::variants::{byte_pixels_per_item, COPIES, LWS, PER_ITEM};
+    use super::variants::{byte_pixels_per_item, LWS, PER_ITEM};
     use crate::backend::opencl::{Arg, DeviceBuffer};
     let c = input.channels();
     let params = HistogramParams {
@@ -58,9 +58,7 @@ pub(crate) fn launch<T: Sample>(
     let n = input.pixel_count();
     let byte_item = byte_pixels_per_item(n, dev.info().compute_units as usize, c);
     let extra = match (private, bytes) {
-        (true, true) => format!(
-            "-DHIST_LEN={len} -DBYTE_BINS -DCOPIES={COPIES} -DBYTE_ITEM={byte_item}"
-        ),
+        (true, true) => format!("-DHIST_LEN={len} -DBYTE_BINS -DBYTE_ITEM={byte_item}"),
         (true, false) => format!("-DHIST_LEN={len}"),
         (false, _) => String::new(),
     };

@@ -19,12 +19,14 @@ fn bins(s: &Shape) -> usize {
 /// [`byte_bins`], for `n` pixels of `channels` samples on a device of
 /// `units` compute units: the most that still gives every unit `g`
 /// work-groups, so that a large image has fewer groups to zero and merge
-/// (each merge is a global atomic per bin). Gray and RGBA (32 KiB of bank
-/// slots a group; an H100 holds 6 such groups per unit): at most 256
-/// pixels, `g` = 6. On an H100 at 8192x8192 u8 RGBA, 256 pixels took
-/// 0.113-0.114 ms, 128 pixels 0.114-0.115 ms and 64 pixels 0.125 ms
-/// (docs/results/2026-11-27-gpu-reductions-history.md). RGB (4 sub-histograms, 12 KiB): at most 128,
-/// `g` = 16, as measured on an H200 before the bank slots.
+/// (each merge is a global atomic per bin). Every layout is 32 KiB of bank
+/// slots a group (an H100 holds 6 such groups per unit). Gray and RGBA: at
+/// most 256 pixels, `g` = 6. On an H100 at 8192x8192 u8 RGBA, 256 pixels
+/// took 0.113-0.114 ms, 128 pixels 0.114-0.115 ms and 64 pixels 0.125 ms
+/// (docs/results/2026-11-27-gpu-reductions-history.md). RGB: at most 128, `g` = 16, the rule of its
+/// former sub-histograms, under which its bank slots were measured (64
+/// pixels at 8192x8192 on an H100: 0.117-0.122 ms against 0.134-0.137;
+/// docs/results/2026-11-27-s29-hist.md).
 pub fn byte_pixels_per_item(n: usize, units: usize, channels: usize) -> usize {
     let (items, per_unit): (&[usize], usize) = if channels == 3 {
         (&[128, 64], 16)
@@ -39,10 +41,6 @@ pub fn byte_pixels_per_item(n: usize, units: usize, channels: usize) -> usize {
         .unwrap_or(PER_ITEM)
 }
 
-/// Sub-histograms of `local_private` on RGB u8 samples with [`byte_bins`]
-/// (gray and RGBA count in bank slots instead, see `cl/histogram/histogram.cl`).
-pub const COPIES: usize = 4;
-
 /// Whether `local_private` counts `s` by the byte itself: u8 samples in a
 /// binning whose bin of every level `v` is `v` (checked with the f32
 /// formula, so the counts are those of every other path).
@@ -56,10 +54,8 @@ pub fn byte_bins(s: &Shape) -> bool {
 }
 
 fn private_bytes(s: &Shape) -> usize {
-    if byte_bins(s) && s.channels != 3 {
+    if byte_bins(s) {
         4 * 256 * 32
-    } else if byte_bins(s) {
-        4 * COPIES * (s.channels * 256 + 1)
     } else {
         4 * s.channels * bins(s)
     }
@@ -82,7 +78,7 @@ fn private_fits(s: &Shape) -> Result<(), String> {
 pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "local_private",
-        summary: "a private histogram per work-group in local memory, merged with global atomics (u8 with a bin per level: uint4 loads, the byte as the bin, 4 sub-histograms)",
+        summary: "a private histogram per work-group in local memory, merged with global atomics (u8 with a bin per level: uint4 loads, the byte as the bin, bank slots)",
         files: &["histogram/histogram.cl"],
         options: "-DLWS=256 -DPER_ITEM=32 -DUNROLL=4",
         local: [LWS, 1],
