@@ -48,7 +48,9 @@ mod tests {
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
             .collect();
         for isa in Isa::available() {
-            for len in [0, 1, 5, 95, 96, 97, 127, 128, 129, 383, 384, 385, 3840, 15_360] {
+            for len in [
+                0, 1, 5, 95, 96, 97, 127, 128, 129, 383, 384, 385, 3840, 15_360,
+            ] {
                 for (skip, row) in [(0, &bytes[..len]), (7, &bytes[7..7 + len])] {
                     let at = format!("{isa:?} len {len} from {skip}");
                     assert_eq!(byte_row_sums::<1>(isa, row), plain::<1>(row), "{at}");

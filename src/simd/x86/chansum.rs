@@ -95,7 +95,10 @@ unsafe fn rgba(p: *const u8, n: usize) -> [u64; 4] {
             // SAFETY: i + 64k + 64 <= n: inside the caller's range.
             let (a, b) = unsafe {
                 let q = p.add(i + 64 * k);
-                (_mm256_loadu_si256(q.cast()), _mm256_loadu_si256(q.add(32).cast()))
+                (
+                    _mm256_loadu_si256(q.cast()),
+                    _mm256_loadu_si256(q.add(32).cast()),
+                )
             };
             let a = _mm256_shuffle_epi8(a, by_channel);
             let b = _mm256_shuffle_epi8(b, by_channel);
