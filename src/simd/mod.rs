@@ -50,6 +50,7 @@ use std::mem::MaybeUninit;
 use crate::image::Sample;
 
 pub mod blocks;
+pub mod chansum;
 pub mod lanes;
 pub mod lut;
 pub mod mem;

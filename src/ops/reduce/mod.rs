@@ -20,6 +20,8 @@ pub(crate) mod device;
 pub mod reference;
 pub mod stage;
 mod sums;
+#[cfg(test)]
+mod tests;
 mod tune;
 pub mod variants;
 

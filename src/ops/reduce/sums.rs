@@ -1,7 +1,12 @@
-//! Exact sums of u8 and u16 samples on the host: u32 lanes (one sample
-//! per lane per step, flushed into u64 before they could overflow), which
-//! the compiler vectorises (through [`simd::dispatch`]). An image holds at
-//! most 2^31 samples, so every u64 total below 2^47 is exact in f64 too.
+//! Exact sums of u8 and u16 samples on the host. Rows of u8:
+//! [`simd::chansum::byte_row_sums`] (`vpsadbw` with AVX2, u64 lanes).
+//! Rows of u16: u32 lanes (one sample per lane per step, flushed into u64
+//! before they could overflow), which the compiler vectorises (through
+//! [`simd::dispatch`]). Columns: bands of rows, each added [`GROUP`] rows
+//! at a time in registers before the band's u32 sums (also vectorised by
+//! the compiler), so those are read and written once per group rather
+//! than once per row. An image holds at most 2^31 samples, so every u64
+//! total below 2^47 is exact in f64 too.
 
 use rayon::prelude::*;
 
@@ -19,6 +24,9 @@ const FLUSH: usize = 1 << 16;
 /// Rows per band of the column walk.
 const BAND_ROWS: usize = 64;
 
+/// Rows added together before they reach a band's sums.
+const GROUP: usize = 8;
+
 /// The integer samples summed here.
 trait Int: Copy + Into<u32> + Send + Sync + 'static {}
 impl Int for u8 {}
@@ -33,9 +41,9 @@ pub(super) fn row_sums<T: Sample>(row: &[T], ch: usize) -> [u64; 4] {
     let (isa, row) = (Isa::detect(), ints::<T, u8>(row));
     let mut out = [0u64; 4];
     match ch {
-        1 => out[..1].copy_from_slice(&simd::widen::byte_sums::<1>(isa, row)),
-        3 => out[..3].copy_from_slice(&simd::widen::byte_sums::<3>(isa, row)),
-        _ => out.copy_from_slice(&simd::widen::byte_sums::<4>(isa, row)),
+        1 => out[..1].copy_from_slice(&simd::chansum::byte_row_sums::<1>(isa, row)),
+        3 => out[..3].copy_from_slice(&simd::chansum::byte_row_sums::<3>(isa, row)),
+        _ => out.copy_from_slice(&simd::chansum::byte_row_sums::<4>(isa, row)),
     }
     out
 }
@@ -96,8 +104,10 @@ fn columns<'a, T: Sample, U: Int>(img: &'a Image<T>, ints: fn(&'a [T]) -> &'a [U
         .fold(
             || vec![0u64; len],
             |mut acc, k| {
-                let rows = (k * BAND_ROWS..h.min((k + 1) * BAND_ROWS)).map(|y| ints(img.row(y)));
-                simd::dispatch(BandSum { rows, acc: &mut acc });
+                let rows: Vec<&[U]> = (k * BAND_ROWS..h.min((k + 1) * BAND_ROWS))
+                    .map(|y| ints(img.row(y)))
+                    .collect();
+                simd::dispatch(BandSum { rows: &rows, acc: &mut acc });
                 acc
             },
         )
@@ -110,20 +120,31 @@ fn columns<'a, T: Sample, U: Int>(img: &'a Image<T>, ints: fn(&'a [T]) -> &'a [U
         )
 }
 
-/// Adds the columns of `rows` (at most [`FLUSH`]) to `acc`.
-struct BandSum<'s, I> {
-    rows: I,
+/// Adds the columns of `rows` (at most [`FLUSH`], each at least as long as
+/// `acc`) to `acc`.
+struct BandSum<'s, 'a, U> {
+    rows: &'s [&'a [U]],
     acc: &'s mut [u64],
 }
 
-impl<'a, U: Int, I: Iterator<Item = &'a [U]>> WithSimd for BandSum<'_, I> {
+impl<U: Int> WithSimd for BandSum<'_, '_, U> {
     type Output = ();
 
+    /// Eight rows at a time are added in registers, then into the band's
+    /// u32 sums, so those are read and written once per eight rows.
     #[inline(always)]
     fn with_simd<S: Simd>(self, _: S) {
-        let mut band = vec![0u32; self.acc.len()];
-        for row in self.rows {
-            for (b, v) in band.iter_mut().zip(row) {
+        let len = self.acc.len();
+        let mut band = vec![0u32; len];
+        let mut groups = self.rows.chunks_exact(GROUP);
+        for g in &mut groups {
+            let g: [&[U]; GROUP] = std::array::from_fn(|r| &g[r][..len]);
+            for (i, b) in band.iter_mut().enumerate() {
+                *b += g.iter().map(|r| -> u32 { r[i].into() }).sum::<u32>();
+            }
+        }
+        for row in groups.remainder() {
+            for (b, v) in band.iter_mut().zip(*row) {
                 *b += (*v).into();
             }
         }

@@ -12,6 +12,7 @@ use crate::image::Sample;
 
 mod blocks;
 mod bytes;
+pub(crate) mod chansum;
 mod f32s;
 pub mod lanes;
 mod lut;
