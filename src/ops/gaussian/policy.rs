@@ -3,7 +3,7 @@
 //! device tries first, and the tuning cache's parameter buckets. The
 //! kernels' own sizes (tiles, work-groups) are in [`super::geometry`].
 
-use super::geometry::{row_local_geometry, FIR_RMAX};
+use super::geometry::{fir_tiles_geometry, row_local_geometry, FIR_RMAX, FIR_TILES_RMAX};
 use super::{Border, GaussianParams};
 use crate::backend::DeviceKind;
 use crate::image::SampleType;
@@ -73,6 +73,26 @@ pub fn fir_fits(p: &GaussianParams) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The radii (rows, columns) of `fir_tiles`: [`radius`] of each sigma, 0
+/// (a single tap 1) where a sigma is 0.
+pub fn fir_tiles_radii(p: &GaussianParams) -> (usize, usize) {
+    let r = |s: f32| if s > 0.0 { radius(s) } else { 0 };
+    (r(p.sigma_x), r(p.sigma_y))
+}
+
+/// Whether `fir_tiles` takes `p` on pixels of `channels`: some tile of its
+/// geometry holds both radii ([`fir_tiles_geometry`]).
+pub fn fir_tiles_fits(p: &GaussianParams, channels: usize) -> Result<(), String> {
+    let (rx, ry) = fir_tiles_radii(p);
+    match fir_tiles_geometry(rx, ry, channels) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "FIR radius {} (6 sigma) exceeds fir_tiles' maximum {FIR_TILES_RMAX}",
+            rx.max(ry)
+        )),
+    }
 }
 
 /// Whether `iir_local` can hold rows of `width` working pixels of
