@@ -8,7 +8,8 @@
 //!
 //! Error metric: max |out - ref| / max |input| over every sample; integer
 //! outputs get 0.5 / max |input| extra for their rounding (the recorded
-//! error is what remains after it). Bounds: `fir_local` 1e-5; every other
+//! error is what remains after it). Bounds: `fir_local` and `fir_tiles`
+//! 1e-5; every other
 //! variant 1e-3 wherever it runs (the recursive ones only take sigma >= 1);
 //! the CPU path and the default dispatch 1e-3 at every sigma.
 //!
@@ -53,6 +54,9 @@ const SIZES: &[(usize, usize)] = &[
     // Several of iir_tiles' 64x64 tiles both ways, the last ones partial:
     // both carries and the fix-up between them.
     (131, 97),
+    // fir_tiles: partial strips of 256 rows and partial tiles of 64 gray
+    // or 32 and 16 colour columns, two and more of each.
+    (70, 300),
 ];
 const CHANNELS: &[usize] = &[1, 3, 4];
 const BORDERS: &[Border] = &[Border::Replicate, Border::Mirror];
@@ -84,13 +88,13 @@ const REFERENCE_BUDGET: usize = 10_000_000;
 
 /// The recursive variants' and the CPU path's bound.
 const IIR_BOUND: f64 = 1e-3;
-/// `fir_local`'s bound.
+/// The FIR variants' bound (`fir_local`, `fir_tiles`).
 const FIR_BOUND: f64 = 1e-5;
 /// Two paths that each meet 1e-3 agree within this.
 const AGREE_BOUND: f64 = 2e-3;
 
 fn bound(variant: &str) -> f64 {
-    if variant == "fir_local" {
+    if variant.starts_with("fir_") {
         FIR_BOUND
     } else {
         IIR_BOUND
@@ -1213,7 +1217,7 @@ fn zero_sigmas_return_identical_copy() {
 // ------------------------------------------------------------- 6: mirror
 
 /// The recursive variants decline the mirror border at every sigma (and
-/// forcing them says `Unsupported`); `fir_local` and the CPU path follow the
+/// forcing them says `Unsupported`); the FIR variants and the CPU path follow the
 /// reference, and the border matters (mirror and replicate differ).
 #[test]
 fn mirror_border() {
@@ -1297,10 +1301,9 @@ fn mirror_border() {
         }
         assert!(ran.iter().all(|v| !v.starts_with("iir_")), "{ran:?}");
         if cl.is_some() && sx.max(sy) <= 7.0 {
-            assert!(
-                ran.iter().any(|v| v == "fir_local"),
-                "fir_local never ran: {ran:?}"
-            );
+            for fir in ["fir_local", "fir_tiles"] {
+                assert!(ran.iter().any(|v| v == fir), "{fir} never ran: {ran:?}");
+            }
         }
     }
 }

@@ -18,6 +18,79 @@ pub const FIR_TX: usize = 16;
 /// `fir_local`'s column-pass tile height (`FIR_TY`).
 pub const FIR_TY: usize = 16;
 
+/// Local memory `fir_tiles` plans its tiles for: what NVIDIA and most
+/// GPUs give one work-group. A device with less declines the larger tiles
+/// ([`crate::ops::VariantSpec::check`]).
+pub const FIR_TILES_LOCAL: usize = 48 << 10;
+
+/// The largest radius `fir_tiles` takes (6 sigma: sigma 8), as `fir_local`.
+pub const FIR_TILES_RMAX: usize = FIR_RMAX;
+
+/// `fir_tiles`' sizes (`cl/gaussian/fir.cl`): `tw` columns per work-group
+/// (`FIR_TW`), bands of `band` rows (`FIR_B`), `k` adjacent outputs per
+/// work-item in each pass (`FIR_K`), strips of `strip` rows (`FIR_SH`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FirTiles {
+    /// Columns per work-group.
+    pub tw: usize,
+    /// Rows per band.
+    pub band: usize,
+    /// Outputs per work-item and pass.
+    pub k: usize,
+    /// Rows per work-group.
+    pub strip: usize,
+}
+
+impl FirTiles {
+    /// Work-items per work-group: one per `k` outputs of a band.
+    pub fn wg(&self) -> usize {
+        self.band * self.tw / self.k
+    }
+
+    /// Local memory for radii `rx` (rows) and `ry` (columns) and working
+    /// pixels of `channels`: the staged band with its halo, and the ring
+    /// of `2 ry + band` filtered rows, each at a stride one past its length.
+    pub fn local_bytes(&self, rx: usize, ry: usize, channels: usize) -> usize {
+        let staged = (self.tw + 2 * rx) * (self.band + 1);
+        let ring = (2 * ry + self.band) * (self.tw + 1);
+        (staged + ring) * working_pixel(channels)
+    }
+}
+
+/// `fir_tiles`' sizes for radii `rx`, `ry` and working pixels of
+/// `channels`: the first candidate that fits [`FIR_TILES_LOCAL`] (wider
+/// tiles read less halo; longer register windows read local memory less
+/// often), or `None` past [`FIR_TILES_RMAX`].
+pub fn fir_tiles_geometry(rx: usize, ry: usize, channels: usize) -> Option<FirTiles> {
+    let t = |tw, band, k| FirTiles {
+        tw,
+        band,
+        k,
+        strip: 256,
+    };
+    let gray = [t(64, 32, 8), t(32, 32, 8)];
+    let colour = [t(32, 16, 8), t(32, 8, 4), t(16, 16, 8), t(16, 8, 4)];
+    let list: &[FirTiles] = if channels == 1 { &gray } else { &colour };
+    list.iter()
+        .copied()
+        .find(|g| g.local_bytes(rx, ry, channels) <= FIR_TILES_LOCAL)
+        .filter(|_| rx.max(ry) <= FIR_TILES_RMAX)
+}
+
+/// `fir_tiles`' build options: radii `rx`, `ry`, sizes `g`, user samples
+/// `float` or not.
+pub fn fir_tiles_defines(rx: usize, ry: usize, g: &FirTiles, float: bool) -> String {
+    let d = [
+        ("FIR_RX", rx),
+        ("FIR_RY", ry),
+        ("FIR_TW", g.tw),
+        ("FIR_B", g.band),
+        ("FIR_K", g.k),
+        ("FIR_SH", g.strip),
+    ];
+    format!("{} {}", is_float(float), defines(&d))
+}
+
 /// Work-items per work-group of the working-image conversions.
 pub const CONVERT_WG: usize = 256;
 
@@ -255,6 +328,7 @@ mod tests {
             col_blocks_defines(1),
             rows_defines(32, 8),
             tiles_defines(&p, 4, true, 4),
+            fir_tiles_defines(12, 12, &fir_tiles_geometry(12, 12, 1).unwrap(), true),
             is_float(false),
             "-DMIRROR=1".to_string(),
         ]
@@ -277,6 +351,22 @@ mod tests {
                 .iter()
                 .any(|(_, text)| text.contains(name));
             assert!(used, "{name} is passed but no .cl file uses it");
+        }
+    }
+
+    /// Every radius up to the maximum fits the budget, gray and colour,
+    /// with a work-group that splits evenly into both passes' jobs.
+    #[test]
+    fn fir_tiles_fit_every_radius() {
+        for ch in [1, 4] {
+            for r in 0..=FIR_TILES_RMAX {
+                let g = fir_tiles_geometry(r, r, ch).expect("fits");
+                assert!(g.local_bytes(r, r, ch) <= FIR_TILES_LOCAL, "{ch} {r}");
+                assert_eq!(g.tw % g.k, 0);
+                assert_eq!(g.band % g.k, 0);
+                assert_eq!(g.strip % g.band, 0);
+            }
+            assert_eq!(fir_tiles_geometry(FIR_TILES_RMAX + 1, 0, ch), None);
         }
     }
 }

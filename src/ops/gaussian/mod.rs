@@ -115,6 +115,7 @@ pub static SPEC: OpSpec = OpSpec {
         "iir_blocks",
         "iir_transpose_f4",
         "iir_transpose",
+        "fir_tiles",
         "fir_local",
         "iir_rows_cols",
     ],
@@ -127,6 +128,7 @@ pub static SPEC: OpSpec = OpSpec {
         "iir_rowblk",
         "iir_local",
         "iir_tiles",
+        "fir_tiles",
     ],
     prefer: Some(policy::prefer),
     // The recursive passes smear a NaN or infinity along its whole row and

@@ -151,6 +151,9 @@ pub enum Both {
     /// Square tiles read twice (`iir_tiles`): sums, column carry, fix-up,
     /// row carry, apply.
     Tiles,
+    /// The FIR in one kernel (`fir_tiles`): strips staged in local memory,
+    /// rows then columns; it runs one sigma 0 too, as a single tap.
+    FirTiles,
 }
 
 impl Both {
@@ -163,6 +166,16 @@ impl Both {
                 Kernel::Own("fix"),
                 Kernel::Own("apply"),
             ],
+            Both::FirTiles => &[Kernel::Own("both")],
+        }
+    }
+
+    /// Whether the pass runs `(sigma_x, sigma_y)`: [`Both::Tiles`] needs
+    /// both non-zero (the plan's steps run the other cases), the FIR one.
+    pub fn runs(self, sigma_x: f32, sigma_y: f32) -> bool {
+        match self {
+            Both::Tiles => sigma_x > 0.0 && sigma_y > 0.0,
+            Both::FirTiles => sigma_x > 0.0 || sigma_y > 0.0,
         }
     }
 }

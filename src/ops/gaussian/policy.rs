@@ -3,7 +3,7 @@
 //! device tries first, and the tuning cache's parameter buckets. The
 //! kernels' own sizes (tiles, work-groups) are in [`super::geometry`].
 
-use super::geometry::{row_local_geometry, FIR_RMAX};
+use super::geometry::{fir_tiles_geometry, row_local_geometry, FIR_RMAX, FIR_TILES_RMAX};
 use super::{Border, GaussianParams};
 use crate::backend::DeviceKind;
 use crate::image::SampleType;
@@ -28,9 +28,13 @@ pub const IIR_MIN_SIGMA: f32 = 1.0;
 /// rayon path's `Biquad` for the measured rounding.)
 pub const BIQUAD_MAX_SIGMA: f64 = 64.0;
 
-/// On GPUs, colour blurs up to this sigma (the larger of the two) try
-/// `fir_local` first; see [`prefer`].
-pub const FIR_PREFER_MAX_SIGMA: f32 = 4.0;
+/// On GPUs, gray blurs up to this sigma (the larger of the two) try
+/// `fir_tiles` first; see [`prefer`].
+pub const FIR_TILES_GRAY_MAX_SIGMA: f32 = 2.0;
+
+/// On GPUs, colour blurs (RGB, RGBA, any sample type) up to this sigma try
+/// `fir_tiles` first; see [`prefer`].
+pub const FIR_TILES_COLOUR_MAX_SIGMA: f32 = 3.0;
 
 /// On GPUs, gray images, and u8 and u16 RGBA ones, of at least this many
 /// pixels (4 MP) try `iir_tiles` first; see [`prefer`].
@@ -75,6 +79,26 @@ pub fn fir_fits(p: &GaussianParams) -> Result<(), String> {
     Ok(())
 }
 
+/// The radii (rows, columns) of `fir_tiles`: [`radius`] of each sigma, 0
+/// (a single tap 1) where a sigma is 0.
+pub fn fir_tiles_radii(p: &GaussianParams) -> (usize, usize) {
+    let r = |s: f32| if s > 0.0 { radius(s) } else { 0 };
+    (r(p.sigma_x), r(p.sigma_y))
+}
+
+/// Whether `fir_tiles` takes `p` on pixels of `channels`: some tile of its
+/// geometry holds both radii ([`fir_tiles_geometry`]).
+pub fn fir_tiles_fits(p: &GaussianParams, channels: usize) -> Result<(), String> {
+    let (rx, ry) = fir_tiles_radii(p);
+    match fir_tiles_geometry(rx, ry, channels) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "FIR radius {} (6 sigma) exceeds fir_tiles' maximum {FIR_TILES_RMAX}",
+            rx.max(ry)
+        )),
+    }
+}
+
 /// Whether `iir_local` can hold rows of `width` working pixels of
 /// `channels` (1, else float4) in one work-group: at most
 /// [`ROW_LOCAL_MAX_WG`] work-items.
@@ -107,33 +131,37 @@ pub fn tile_line(sigma: f64) -> TileLine {
     }
 }
 
-/// On GPUs, colour (float4) blurs of small sigma run fastest as the FIR:
-/// its cost grows with the radius, while the recursive variants' does not,
-/// and the crossover is near sigma 4 ([`FIR_PREFER_MAX_SIGMA`]). Gray rows
-/// go to `iir_local`, which the static order already tries first. Gray
-/// images of 4 MP and more ([`TILES_MIN_PIXELS`]) go to `iir_tiles`, which
-/// reads the image twice and writes it once where `iir_local` moves it five
-/// times; below that its passes over the tiles' sums weigh more. So do u8
-/// and u16 RGBA images at every sigma: `iir_tiles` reads and writes their
-/// samples itself, where the FIR converts them into a float4 working image
-/// and back (at sigma 2 on an 8192x8192 u8 RGBA image, 2.46 ms against
-/// 3.15 ms on an H200). Colour at larger sigma needs no preference: where
-/// `iir_local` cannot hold the row, `iir_tiles` comes next in the static
-/// order. docs/PERFORMANCE.md has the current measurements,
-/// docs/results/2026-11-27-gpu-gaussian-colour-history.md the ones quoted
-/// here; `filterctl tune` replaces these guesses per device.
+/// On GPUs, small sigmas run fastest as `fir_tiles`: one pass over the
+/// user's samples whose cost grows with the radius, where the recursive
+/// variants' does not. On an H100 at 8192x8192 (docs/results/2026-11-27-s29-fir.md)
+/// it beats `iir_tiles` up to sigma 2 on f32 gray (0.36 ms against 0.52 at
+/// sigma 1, a tie at 2: [`FIR_TILES_GRAY_MAX_SIGMA`]) and between sigma 2
+/// and 4 on RGBA (f32: 1.45 and 3.18 ms against 2.50; u8: 1.18 and 2.55
+/// against 2.21: [`FIR_TILES_COLOUR_MAX_SIGMA`], where the times cross if
+/// they grow with the radius). Above those, gray images, and u8 and u16
+/// RGBA ones, of at least [`TILES_MIN_PIXELS`] go to `iir_tiles`, which
+/// reads the image twice and writes it once where `iir_local` moves it
+/// five times; below that size its passes over the tiles' sums weigh more,
+/// and the static order (`iir_local` first, `iir_tiles` where it cannot
+/// hold the row) decides, as it does for f32 colour. `filterctl tune`
+/// replaces these guesses per device.
 pub fn prefer(s: &Shape, kind: DeviceKind) -> Option<&'static str> {
     let p = s.params.get::<GaussianParams>()?;
     if kind == DeviceKind::Cpu {
         return None;
     }
-    let large = s.width * s.height >= TILES_MIN_PIXELS;
-    let small = p.sigma_x.max(p.sigma_y) <= FIR_PREFER_MAX_SIGMA;
-    let integer_rgba = s.channels == 4 && s.sample != SampleType::F32;
-    if large && (s.channels == 1 || integer_rgba) {
-        return Some("iir_tiles");
+    let sigma = p.sigma_x.max(p.sigma_y);
+    let fir_max = if s.channels == 1 {
+        FIR_TILES_GRAY_MAX_SIGMA
+    } else {
+        FIR_TILES_COLOUR_MAX_SIGMA
+    };
+    if sigma <= fir_max {
+        return Some("fir_tiles");
     }
-    (s.channels > 1 && small).then_some("fir_local")
+    let large = s.width * s.height >= TILES_MIN_PIXELS;
+    let integer_rgba = s.channels == 4 && s.sample != SampleType::F32;
+    (large && (s.channels == 1 || integer_rgba)).then_some("iir_tiles")
 }
 
 /// The tuning cache's parameter bucket of a blur as two words: the larger
@@ -188,19 +216,20 @@ mod tests {
                 .with_params(crate::ops::OpParams::new(GaussianParams::new(s)))
         };
         let gpu = DeviceKind::Gpu;
-        assert_eq!(prefer(&shape(64, 64, 4, 4.0), gpu), Some("fir_local"));
-        assert_eq!(prefer(&shape(64, 64, 3, 4.5), gpu), None);
-        assert_eq!(prefer(&shape(2048, 2048, 1, 8.0), gpu), Some("iir_tiles"));
+        assert_eq!(prefer(&shape(64, 64, 4, 3.0), gpu), Some("fir_tiles"));
+        assert_eq!(prefer(&shape(64, 64, 3, 3.5), gpu), None);
+        assert_eq!(prefer(&shape(64, 64, 1, 2.0), gpu), Some("fir_tiles"));
+        assert_eq!(prefer(&shape(2048, 2048, 1, 2.5), gpu), Some("iir_tiles"));
         assert_eq!(prefer(&shape(2048, 2047, 1, 8.0), gpu), None);
-        assert_eq!(prefer(&shape(4096, 4096, 1, 8.0), DeviceKind::Cpu), None);
+        assert_eq!(prefer(&shape(4096, 4096, 1, 1.0), DeviceKind::Cpu), None);
         let typed = |c, t, s| {
             Shape::new(2048, 2048, c, t)
                 .with_params(crate::ops::OpParams::new(GaussianParams::new(s)))
         };
-        assert_eq!(prefer(&typed(4, SampleType::U8, 2.0), gpu), Some("iir_tiles"));
+        assert_eq!(prefer(&typed(4, SampleType::U8, 2.0), gpu), Some("fir_tiles"));
+        assert_eq!(prefer(&typed(4, SampleType::U8, 4.0), gpu), Some("iir_tiles"));
         assert_eq!(prefer(&typed(4, SampleType::U16, 8.0), gpu), Some("iir_tiles"));
-        assert_eq!(prefer(&typed(3, SampleType::U8, 2.0), gpu), Some("fir_local"));
-        assert_eq!(prefer(&typed(4, SampleType::F32, 2.0), gpu), Some("fir_local"));
+        assert_eq!(prefer(&typed(3, SampleType::U8, 2.0), gpu), Some("fir_tiles"));
         assert_eq!(prefer(&typed(4, SampleType::F32, 8.0), gpu), None);
     }
 

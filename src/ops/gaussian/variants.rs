@@ -5,7 +5,7 @@
 //! `docs/KERNELS.md`.
 
 use super::geometry::{
-    row_blk_geometry, row_local_bytes, row_local_geometry, t2_local_bytes, working_channels,
+    fir_tiles_geometry, row_blk_geometry, row_local_bytes, row_local_geometry, t2_local_bytes, working_channels,
     working_pixel,
 };
 use super::passes::{Axis::*, Both, Line::*, Plan, Step::*};
@@ -35,10 +35,23 @@ fn fir(s: &Shape) -> Result<(), String> {
     policy::fir_fits(&params(s)?)
 }
 
-fn fir_tiles(s: &Shape) -> usize {
+fn fir_local_bytes(s: &Shape) -> usize {
     let rows = FIR_LX + 2 * FIR_RMAX;
     let cols = (FIR_TY + 2 * FIR_RMAX) * FIR_TX;
     rows.max(cols) * working_pixel(s.channels)
+}
+
+fn fir_tiles(s: &Shape) -> Result<(), String> {
+    policy::fir_tiles_fits(&params(s)?, s.channels)
+}
+
+/// fir_tiles: the staged band and the ring of filtered rows, at most
+/// [`FIR_TILES_LOCAL`](super::geometry::FIR_TILES_LOCAL) (0 where it
+/// declines the request).
+fn fir_tiles_local(s: &Shape) -> usize {
+    let Ok(p) = params(s) else { return 0 };
+    let (rx, ry) = policy::fir_tiles_radii(&p);
+    fir_tiles_geometry(rx, ry, s.channels).map_or(0, |g| g.local_bytes(rx, ry, s.channels))
 }
 
 /// iir_local: the row pass stages a whole row plus the scan's four states
@@ -244,7 +257,7 @@ table!(
             files: &["gaussian/common.cl", "gaussian/fir.cl"],
             options: "",
             local: [128, 1],
-            local_bytes: fir_tiles,
+            local_bytes: fir_local_bytes,
             supports: fir,
             requires: &[],
             tolerance: 1e-5,
@@ -252,6 +265,25 @@ table!(
         Plan {
             both: None,
             steps: &[Along(X, FirRows), Along(Y, FirCols)],
+        }
+    ),
+    (
+        VariantSpec {
+            name: "fir_tiles",
+            summary: "separable FIR in one kernel: strips of the user's samples staged in \
+                      local memory, rows then columns from register windows (radius <= 48)",
+            files: &["gaussian/common.cl", "gaussian/fir.cl"],
+            options: "",
+            local: [256, 1],
+            local_bytes: fir_tiles_local,
+            supports: fir_tiles,
+            requires: &[],
+            tolerance: 1e-5,
+        },
+        // Any sigmas but both 0, as one pass (a sigma 0 is a single tap).
+        Plan {
+            both: Some(Both::FirTiles),
+            steps: &[],
         }
     ),
 );

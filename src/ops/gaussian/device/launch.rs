@@ -5,7 +5,7 @@ use std::any::Any;
 use std::time::Duration;
 
 use super::super::geometry::{is_float, CONVERT_WG, FIR_LX, FIR_TX, FIR_TY};
-use super::super::passes::{Axis, Kernel, Line, Shared, Step};
+use super::super::passes::{Axis, Both, Kernel, Line, Shared, Step};
 use super::super::{coeffs::Deriche, geometry, reference, variants, Border, GaussianParams, SPEC};
 use crate::backend::opencl::{Arg, ClEvent, DeviceImage, Kernel as ClKernel};
 use crate::backend::Dev;
@@ -98,14 +98,7 @@ impl Ctx<'_> {
         let line = if rows { Line::FirRows } else { Line::FirCols };
         let defines = format!("{}{mirror}", is_float(true));
         let k = self.kernel(&self.w_shape(src), &defines, line.kernels(true)[0])?;
-        // Rounded to f32 and renormalised there, so the taps sum to 1 as
-        // closely as f32 allows and constants pass unchanged.
-        let taps: Vec<f32> = reference::taps(sigma as f64)
-            .into_iter()
-            .map(|t| t as f32)
-            .collect();
-        let sum: f64 = taps.iter().map(|&t| t as f64).sum();
-        let taps: Vec<f32> = taps.iter().map(|&t| (t as f64 / sum) as f32).collect();
+        let taps = fir_taps(sigma);
         let r = taps.len() / 2;
         let taps = self.dev.constants(&taps)?;
         let (global, local, height) = match (rows, frames) {
@@ -135,6 +128,21 @@ impl Ctx<'_> {
         let ev = crate::ops::transpose::device::launch(self.progs, dev, spec, src, &out)?;
         Ok((out, time(ev)?))
     }
+}
+
+/// The FIR's taps for `sigma` (the reference's, radius ceil(6 sigma); sigma
+/// 0 is the single tap 1), rounded to f32 and renormalised there, so they
+/// sum to 1 as closely as f32 allows and constants pass unchanged.
+pub(super) fn fir_taps(sigma: f32) -> Vec<f32> {
+    if sigma <= 0.0 {
+        return vec![1.0];
+    }
+    let taps: Vec<f32> = reference::taps(sigma as f64)
+        .into_iter()
+        .map(|t| t as f32)
+        .collect();
+    let sum: f64 = taps.iter().map(|&t| t as f64).sum();
+    taps.iter().map(|&t| (t as f64 / sum) as f32).collect()
 }
 
 /// A kernel's time from its profiling event.
@@ -169,7 +177,7 @@ pub(crate) fn blur_w(
         Ok(())
     };
     match plan.both {
-        Some(both) if p.sigma_x > 0.0 && p.sigma_y > 0.0 => pass(&|s| cx.both(both, s))?,
+        Some(both) if both.runs(p.sigma_x, p.sigma_y) => pass(&|s| cx.both(both, s))?,
         _ => {
             for step in plan.steps {
                 match *step {
@@ -210,9 +218,8 @@ pub(crate) fn blur_stack(
     if frames <= 1 {
         return blur_w(progs, dev, spec, src, p);
     }
-    let plan = variants::plan(spec).filter(|plan| {
-        super::stacks(spec.name) && plan.both.is_none() && src.height().is_multiple_of(frames)
-    });
+    let plan = variants::plan(spec)
+        .filter(|_| super::stacks(spec.name) && src.height().is_multiple_of(frames));
     let Some(plan) = plan else {
         return Err(Error::Unsupported {
             op: SPEC.name.into(),
@@ -226,6 +233,9 @@ pub(crate) fn blur_stack(
         spec,
         p,
     };
+    if plan.both == Some(Both::FirTiles) {
+        return cx.fir_tiles(src, frames);
+    }
     let mut total = Duration::ZERO;
     let mut cur: Option<DeviceImage<f32>> = None;
     for step in plan.steps {
@@ -245,8 +255,8 @@ pub(crate) fn blur_stack(
 }
 
 /// Host in, host out: upload, convert to the working image if needed,
-/// blur, convert back, download. `iir_tiles` reads and writes u8 and u16
-/// gray and RGBA images itself (`tiles::blur_direct`).
+/// blur, convert back, download. `iir_tiles` and `fir_tiles` read and
+/// write u8 and u16 gray and RGBA images themselves (`tiles::blur_direct`).
 pub(crate) fn run<T: Sample>(
     progs: &Programs,
     dev: &Dev,

@@ -8,6 +8,8 @@
 #[cfg(feature = "opencl")]
 mod blocks;
 #[cfg(feature = "opencl")]
+mod fir_tiles;
+#[cfg(feature = "opencl")]
 mod launch;
 #[cfg(feature = "opencl")]
 mod tiles;
@@ -19,7 +21,7 @@ pub(crate) use launch::{blur_stack, blur_w, run};
 /// frame by frame, in one launch per pass: the FIR's passes only read
 /// rows of one frame, or columns bordered at each frame's edges.
 pub(crate) fn stacks(name: &str) -> bool {
-    name == "fir_local"
+    name == "fir_local" || name == "fir_tiles"
 }
 
 /// Without OpenCL there is no device value, so this cannot be called.
@@ -86,8 +88,8 @@ pub(crate) fn run_stage(
 /// ([`crate::ops::tuning::Case::kernel_runner`]).
 ///
 /// f32 gray and RGBA images are the working image itself, so only the blur
-/// is timed; so are u8 and u16 gray and RGBA ones under `iir_tiles`, which
-/// reads and writes them itself. Other inputs (u8, u16, RGB) time what a
+/// is timed; so are u8 and u16 gray and RGBA ones under `iir_tiles` and
+/// `fir_tiles`, which read and write them themselves. Other inputs (u8, u16, RGB) time what a
 /// pipeline runs on the
 /// device: the conversion into the f32 working image (`pipeline_load`), the
 /// blur, and the rounding store back to the input's type

@@ -9,7 +9,7 @@ use super::super::geometry::{
 use super::super::passes::Both;
 use super::super::policy::{tile_line, TileLine};
 use super::super::{variants, GaussianParams};
-use super::launch::{time, Ctx, Out};
+use super::launch::{time, Ctx};
 use crate::backend::opencl::{Arg, ClEvent, DeviceBuffer, DeviceImage, Kernel as ClKernel};
 use crate::backend::Dev;
 use crate::error::Result;
@@ -61,19 +61,19 @@ struct Bufs<T: Sample> {
     tables: std::sync::Arc<DeviceBuffer<f32>>,
 }
 
-/// Whether `spec` runs `p` on an image of `channels` as [`Both::Tiles`]
-/// straight from the user's samples ([`blur_direct`]): its plan has the
-/// tiles, both sigmas are non-zero, and the pixels are gray or RGBA (RGB
-/// has no 4-sample pixels to read as planes).
+/// Whether `spec` runs `p` on an image of `channels` as a [`Both`] pass
+/// straight from the user's samples ([`blur_direct`]): its plan has one,
+/// it runs these sigmas ([`Both::runs`]), and the pixels are gray or RGBA
+/// (RGB has no 4-sample pixels to read as planes or vectors).
 pub(crate) fn tiles_direct(spec: &VariantSpec, channels: usize, p: &GaussianParams) -> bool {
-    let tiles = variants::plan(spec).is_some_and(|plan| plan.both == Some(Both::Tiles));
-    tiles && p.sigma_x > 0.0 && p.sigma_y > 0.0 && channels != 3
+    let both = variants::plan(spec).and_then(|plan| plan.both);
+    both.is_some_and(|b| b.runs(p.sigma_x, p.sigma_y)) && channels != 3
 }
 
-/// [`Both::Tiles`] on the user's image `src` (any sample type, gray or
-/// RGBA; [`tiles_direct`] says when): the tile passes load and convert the
-/// samples and round the result back into them, so that no working image
-/// is written. The result and the kernels' time.
+/// The plan's [`Both`] pass on the user's image `src` (any sample type,
+/// gray or RGBA; [`tiles_direct`] says when): the kernels load and convert
+/// the samples and round the result back into them, so that no working
+/// image is written. The result and the kernels' time.
 pub(crate) fn blur_direct<T: Sample>(
     progs: &Programs,
     dev: &Dev,
@@ -87,14 +87,26 @@ pub(crate) fn blur_direct<T: Sample>(
         spec,
         p,
     };
-    cx.tiles(src)
+    let both = variants::plan(spec).and_then(|plan| plan.both);
+    match both {
+        Some(b) => cx.both(b, src),
+        None => Err(crate::error::Error::arg(format!(
+            "{} has no pass over both directions",
+            spec.name
+        ))),
+    }
 }
 
 impl Ctx<'_> {
-    /// `both` over `src` (both sigmas non-zero).
-    pub(super) fn both(&self, both: Both, src: &DeviceImage<f32>) -> Result<Out> {
+    /// `both` over `src` ([`Both::runs`] the sigmas), samples `T` in and out.
+    pub(super) fn both<T: Sample>(
+        &self,
+        both: Both,
+        src: &DeviceImage<T>,
+    ) -> Result<(DeviceImage<T>, Duration)> {
         match both {
             Both::Tiles => self.tiles(src),
+            Both::FirTiles => self.fir_tiles(src, 1),
         }
     }
 
