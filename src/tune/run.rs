@@ -344,13 +344,26 @@ mod tests {
     /// out; asked alone, its refusal is the error, with one prefix.
     #[test]
     fn a_refusing_operation_is_skipped_only_among_others() {
+        let all = tuning::selected(&[]).unwrap();
+        let gray_only = |t: &&&dyn Tunable| {
+            [SampleType::U8, SampleType::U16, SampleType::F32]
+                .into_iter()
+                .all(|s| t.takes(s, 1).is_err())
+        };
+        let refusing = all.iter().find(gray_only).expect("an RGB-only operation");
+        let taking = all
+            .iter()
+            .find(|t| t.takes(SampleType::U8, 1).is_ok())
+            .expect("an operation on gray u8");
+        let (no, yes) = (refusing.spec().name, taking.spec().name);
         let gray = Formats::Only(SampleType::U8, 1);
-        let jobs = plan(&config(&["wb", "gaussian"], gray), "fp").unwrap();
+        let jobs = plan(&config(&[no, yes], gray), "fp").unwrap();
         assert!(!jobs.is_empty());
-        assert!(jobs.iter().all(|(_, j)| j.op.name == "gaussian"));
-        let err = plan(&config(&["wb"], gray), "fp")
-            .err()
-            .expect("wb on gray");
+        assert!(
+            jobs.iter().all(|(_, j)| j.op.name == yes),
+            "{no} was planned"
+        );
+        let err = plan(&config(&[no], gray), "fp").err().expect("refused");
         let msg = err.to_string();
         assert_eq!(msg.matches("invalid").count(), 1, "{msg}");
     }
