@@ -15,6 +15,7 @@ mod bytes;
 mod f32s;
 pub mod lanes;
 mod lut;
+pub(crate) mod moments;
 pub(crate) mod widen;
 
 pub use f32s::{F16, F8};
