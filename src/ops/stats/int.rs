@@ -175,8 +175,7 @@ impl<T: Int, const L: usize> Lanes<T, L> {
     /// Adds one step of `L` samples.
     #[inline(always)]
     fn step(&mut self, g: &[T; L]) {
-        for l in 0..L {
-            let v = g[l];
+        for (l, &v) in g.iter().enumerate() {
             self.sum[l] += v.wide();
             self.sq[l] = self.sq[l] + v.square();
             self.min[l] = self.min[l].min(v);
