@@ -1,4 +1,4 @@
-//! The rayon statistics of f32 images (u8 and u16 go to [`super::int`]'s
+//! The rayon statistics of f32 images (u8 and u16 go to `stats::int`'s
 //! exact integer lanes): rows in parallel, each folded into f64 sums per
 //! channel (the sum, the squares about the shift, the extremes), merged
 //! pairwise. One pass over the image, as on the devices. A row is walked

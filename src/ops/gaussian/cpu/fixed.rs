@@ -42,11 +42,10 @@ use crate::simd::{Isa, Simd, WithSimd};
 
 /// The largest sigma the fixed-point path takes. Its cost grows with the
 /// taps kept, Deriche's recursion's (`Axis::Iir`) does not: at 4K u8 RGB on
-/// the 2-core VM (2026-11-25, docs/PERFORMANCE.md) the fixed point took
-/// 0.33x, 0.71x and 1.30x the recursion's time at radius 5, 9 and 18 (the
-/// full rounded kernel at sigma 1, 2 and 4); cut to [`MAX_WEIGHT_ERROR`] the
-/// radius is 14 at sigma 4, where that line puts the two at about the same
-/// cost. The error bound holds up to 6 (`tests`).
+/// the 2-core VM (2026-11-27, docs/results/2026-11-27-s29-cpu.md) the
+/// fixed point, cut to [`MAX_WEIGHT_ERROR`], took about the recursion's
+/// time at sigma 4 (radius 14) and 1.2x it at sigma 5. The error bound
+/// holds up to 6 (`tests`).
 pub(crate) const FIXED_MAX_SIGMA: f32 = 4.0;
 
 /// Fractional bits of the samples in flight.
