@@ -4,7 +4,7 @@
 //!   and gray (pseudo-random), radius 1, 2, 3, and u16 and f32 RGB,
 //!   radius 1, 2;
 //! - `gaussian`: the rayon Gaussian (`ops::gaussian::cpu`) on 3840x2160 u8
-//!   RGB (pseudo-random), sigma 1, 2 and 4, replicate border;
+//!   RGB and gray (pseudo-random), sigma 1, 2, 3 and 4, replicate border;
 //! - `sort N`: N pseudo-random f32 keys through the rayon sort
 //!   (`ops::sort::cpu`, total order, the key mapping included) and through
 //!   Rust's `par_sort_unstable_by(f32::total_cmp)` and `par_sort_unstable`
@@ -79,16 +79,21 @@ fn main() {
         }
         Some("gaussian") => {
             let (w, h) = (3840, 2160);
-            let data: Vec<u8> = xorshift(w * h * 3).into_iter().map(|v| v as u8).collect();
-            let img = Image::from_vec(w, h, 3, data).expect("image");
-            for sigma in [1.0f32, 2.0, 4.0] {
-                let p = GaussianParams {
-                    sigma_x: sigma,
-                    sigma_y: sigma,
-                    border: Border::Replicate,
-                };
-                let t = best(|| drop(gaussian_cpu::gaussian(&img, &p).expect("gaussian")));
-                println!("clfilter_gaussian_s{sigma} {:.3}", t.as_secs_f64() * 1e3);
+            for (c, key) in [(3, ""), (1, "_gray")] {
+                let data: Vec<u8> = xorshift(w * h * c).into_iter().map(|v| v as u8).collect();
+                let img = Image::from_vec(w, h, c, data).expect("image");
+                for sigma in [1.0f32, 2.0, 3.0, 4.0] {
+                    let p = GaussianParams {
+                        sigma_x: sigma,
+                        sigma_y: sigma,
+                        border: Border::Replicate,
+                    };
+                    let t = best(|| drop(gaussian_cpu::gaussian(&img, &p).expect("gaussian")));
+                    println!(
+                        "clfilter_gaussian{key}_s{sigma} {:.3}",
+                        t.as_secs_f64() * 1e3
+                    );
+                }
             }
         }
         Some("sort") => {

@@ -24,7 +24,8 @@
 //! runs `portable`; `FILTERCTL_SIMD=portable` makes x86 run it too, so it
 //! is tested there. [`blocks`] holds the cache-blocked image
 //! transposes, [`lanes`] the integer vectors with lane-wise min and max
-//! that sorting networks are made of, and [`mem`] the safe helpers for
+//! that sorting networks are made of, [`moments`] the exact sums of
+//! integer samples, and [`mem`] the safe helpers for
 //! uninitialised output buffers and slice casts.
 //!
 //! Every `unsafe` block here carries a `// SAFETY:` note.
@@ -42,6 +43,7 @@
 //! [`mem`]: crate::simd::mem
 //! [`blocks`]: crate::simd::blocks
 //! [`lanes`]: crate::simd::lanes
+//! [`moments`]: crate::simd::moments
 
 use std::fmt::Debug;
 use std::marker::PhantomData;
@@ -54,6 +56,7 @@ pub mod chansum;
 pub mod lanes;
 pub mod lut;
 pub mod mem;
+pub mod moments;
 mod portable;
 pub mod widen;
 #[cfg(target_arch = "x86_64")]

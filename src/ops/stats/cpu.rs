@@ -1,4 +1,5 @@
-//! The rayon statistics: rows in parallel, each folded into f64 sums per
+//! The rayon statistics of f32 images (u8 and u16 go to `stats::int`'s
+//! exact integer lanes): rows in parallel, each folded into f64 sums per
 //! channel (the sum, the squares about the shift, the extremes), merged
 //! pairwise. One pass over the image, as on the devices. A row is walked
 //! `STEP` samples at a time into as many independent lanes (lane `l`
@@ -10,15 +11,25 @@
 //! image below 2^28 samples per channel. min/max compare and select, so a
 //! NaN sample compares false and is ignored, as on every path.
 
+use std::any::Any;
+
 use rayon::prelude::*;
 
-use super::{Stats, Sums};
+use super::{int, Stats, Sums};
 use crate::image::{Image, Sample};
 use crate::ops::reduce::cpu::STEP;
 use crate::simd::{self, Simd, WithSimd};
 
 /// The statistics of `img` on the host's cores.
 pub fn stats<T: Sample>(img: &Image<T>) -> Stats {
+    // u8 and u16 sum exactly in integer lanes instead.
+    let any: &dyn Any = img;
+    if let Some(img) = any.downcast_ref::<Image<u8>>() {
+        return int::stats(img);
+    }
+    if let Some(img) = any.downcast_ref::<Image<u16>>() {
+        return int::stats(img);
+    }
     match img.channels() {
         1 => run::<T, 1>(img),
         3 => run::<T, 3>(img),

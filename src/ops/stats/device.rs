@@ -2,6 +2,8 @@
 //! values, so `run` cannot be called.
 
 use super::*;
+#[cfg(feature = "opencl")]
+use crate::simd::moments::Moments;
 use crate::backend::Dev;
 use crate::ops::{Programs, VariantSpec};
 use std::time::Duration;
@@ -82,51 +84,15 @@ pub(crate) fn launch<T: Sample>(
         let bufs = [Arg::buf(&partial), Arg::buf(&result)];
         let kt = two_passes(dev, (&k1, &k2), input, first, bufs, groups)?;
         let r = result.to_vec(dev)?;
-        let sums: Vec<IntSums> = (0..channels.min(c))
-            .map(|ch| IntSums {
+        let sums: Vec<Moments> = (0..channels.min(c))
+            .map(|ch| Moments {
                 sum: r[0][ch],
                 sq: r[1][ch],
                 min: r[2][ch],
                 max: r[3][ch],
             })
             .collect();
-        Ok((IntSums::finish(&sums, n as u64), kt))
-    }
-}
-
-/// Per channel, the exact integer sums of the devices' integer path (u8
-/// and u16 samples): the sum, the sum of squares (about 0), the extremes.
-#[cfg(feature = "opencl")]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct IntSums {
-    sum: u64,
-    sq: u64,
-    min: u64,
-    max: u64,
-}
-
-#[cfg(feature = "opencl")]
-impl IntSums {
-    /// The statistics of `channels` exact sums over `count` samples each:
-    /// the sum exact (below 2^53), the mean its one division, and the
-    /// variance `(n * sq - sum^2) / n^2` from the exact integer numerator
-    /// (u128), so the standard deviation is within a few f64 ulp.
-    fn finish(sums: &[IntSums], count: u64) -> Stats {
-        let n = count as f64;
-        let std = |s: &IntSums| {
-            let num = (u128::from(count) * u128::from(s.sq))
-                .saturating_sub(u128::from(s.sum) * u128::from(s.sum));
-            (num as f64 / (n * n)).sqrt()
-        };
-        Stats {
-            channels: sums.len(),
-            count,
-            sum: sums.iter().map(|s| s.sum as f64).collect(),
-            mean: sums.iter().map(|s| s.sum as f64 / n).collect(),
-            std: sums.iter().map(std).collect(),
-            min: sums.iter().map(|s| s.min as f64).collect(),
-            max: sums.iter().map(|s| s.max as f64).collect(),
-        }
+        Ok((super::int::finish(&sums, n as u64), kt))
     }
 }
 

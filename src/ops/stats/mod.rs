@@ -6,7 +6,8 @@
 //! `mean = sum / n`, `std = sqrt(max(Q / n - (mean - K)^2, 0))`, where `Q`
 //! is the sum of squares about a shift `K` per channel (the first pixel's
 //! sample where it is finite, else 0), so a large mean does not cancel
-//! the variance away. The rayon path does the same in f64.
+//! the variance away. The rayon path does the same in f64 for f32 samples;
+//! for u8 and u16 samples both paths sum in integers, exactly (`int`).
 //!
 //! Accuracy (docs/QUALITY.md; [`tune::check_stats`] enforces it in
 //! `tests/registry.rs`, the tuner's gate and `tests/stats.rs`), with
@@ -28,6 +29,7 @@
 pub mod api;
 pub mod cpu;
 pub(crate) mod device;
+mod int;
 pub mod reference;
 pub mod stage;
 mod tune;

@@ -16,6 +16,7 @@ pub(crate) mod chansum;
 mod f32s;
 pub mod lanes;
 mod lut;
+pub(crate) mod moments;
 pub(crate) mod widen;
 
 pub use f32s::{F16, F8};

@@ -1,11 +1,15 @@
-//! The u8 Gaussian in fixed point, for sigma up to [`FIXED_MAX_SIGMA`] (3):
-//! the reference's sampled kernel with 16-bit weights, in 16-bit lanes,
-//! rows first, then columns, never converting to float.
+//! The u8 Gaussian in fixed point, for sigma up to [`FIXED_MAX_SIGMA`]:
+//! the reference's sampled kernel, cut to about 3.5 sigma, with 16-bit
+//! weights, in 16-bit lanes, rows first, then columns, never converting
+//! to float.
 //!
-//! - Weights: the reference's taps times 2^16, rounded; the centre weight
-//!   takes the rest, so that the weights sum to exactly 2^16 (a constant
-//!   image comes back unchanged). Taps that round to 0 are left out (from
-//!   sigma 2 on the reference's last few of ceil(6 sigma)).
+//! - Weights: the reference's taps within a radius, renormalised, times
+//!   2^16, rounded; the centre weight takes the rest, so that the weights
+//!   sum to exactly 2^16 (a constant image comes back unchanged). The
+//!   radius is the smallest whose weights move no output by more than
+//!   [`MAX_WEIGHT_ERROR`] (1/8 of a level, [`weight_error`]) against the
+//!   reference's full ceil(6 sigma) kernel: 3 at sigma 1, 7 at 2, 10 at 3,
+//!   14 at 4, where OpenCV's default window has 3, 6, 9 and 12.
 //! - Samples carry [`FRAC`] fractional bits: a u8 `x` enters as `x << 7`
 //!   (at most 32640), so the sum of the two samples a symmetric weight
 //!   multiplies still fits in 16 bits. Each tap is
@@ -14,11 +18,13 @@
 //! - Error: each tap's floor loses less than 1/128 of a level; per pass
 //!   that is less than (taps kept) / 128, the horizontal pass's loss passes
 //!   through the vertical (whose gain is 1), and the final rounding adds
-//!   half the largest loss back ([`bias`]). With the weights' rounding (at
-//!   most 2^-17 each, over both axes' kept and dropped taps) the sum before
-//!   the final rounding is within 0.5 of the exact value for every sigma up
-//!   to 4 (past the cut-off), so the output is the f64 reference rounded down or up: within 1
-//!   level (docs/QUALITY.md; `tests` checks it).
+//!   half the largest loss back ([`bias`]), leaving at most
+//!   (rx + ry + 2) / 256. The weights add at most 1/8 per filtered axis
+//!   (the 2D kernels' L1 distance is at most the sum of the axes'). Up to
+//!   [`FIXED_MAX_SIGMA`] the radii stay below 31, so the sum before the
+//!   final rounding is within 0.5 of the exact value and the output is the
+//!   f64 reference rounded down or up: within 1 level (docs/QUALITY.md;
+//!   `tests` checks the budget and the outputs).
 //!
 //! Borders are the reference's ([`source_index`]): the horizontal pass reads
 //! a row padded on both sides by the kernel's radius, the vertical pass a
@@ -36,11 +42,11 @@ use crate::simd::{Isa, Simd, WithSimd};
 
 /// The largest sigma the fixed-point path takes. Its cost grows with the
 /// taps kept, Deriche's recursion's (`Axis::Iir`) does not: at 4K u8 RGB on
-/// the 2-core VM (2026-11-25, docs/results/2026-11-27-cpu-median-history.md)
-/// the fixed point took 0.33x, 0.71x and 1.30x the recursion's time at
-/// sigma 1, 2 and 4, so they cross near 3. The error bound holds up to 4
-/// (`tests`).
-pub(crate) const FIXED_MAX_SIGMA: f32 = 3.0;
+/// the 2-core VM (2026-11-27, docs/results/2026-11-27-s29-cpu.md) the
+/// fixed point, cut to [`MAX_WEIGHT_ERROR`], took about the recursion's
+/// time at sigma 4 (radius 14) and 1.2x it at sigma 5. The error bound
+/// holds up to 6 (`tests`).
+pub(crate) const FIXED_MAX_SIGMA: f32 = 4.0;
 
 /// Fractional bits of the samples in flight.
 const FRAC: u32 = 7;
@@ -59,29 +65,71 @@ pub(crate) struct FixedTaps {
 }
 
 impl FixedTaps {
-    /// The reference's kernel for `sigma` in fixed point, or `None` when
-    /// every tap but the centre rounds to 0 (sigma below about 0.23): the
-    /// kernel is then the identity to within 2^-16 per side tap, and the
-    /// axis is copied.
+    /// The reference's kernel for `sigma` in fixed point, cut to the
+    /// smallest radius whose [`weight_error`] is at most [`MAX_WEIGHT_ERROR`]
+    /// (the whole kernel if none is), or `None` when every tap but the
+    /// centre rounds to 0 (sigma below about 0.23): the kernel is then the
+    /// identity to within 2^-16 per side tap, and the axis is copied.
     pub(crate) fn new(sigma: f32) -> Option<FixedTaps> {
         let t = taps(sigma as f64);
         let r = t.len() / 2;
-        let mut w: Vec<u32> = t[r..].iter().map(|v| (v * 65536.0).round() as u32).collect();
-        while w.len() > 1 && w[w.len() - 1] == 0 {
-            w.pop();
-        }
-        let sides: u32 = w[1..].iter().map(|v| 2 * v).sum();
-        // With a side tap, the centre is below 2^16 and fits.
-        w[0] = 65536 - sides;
-        (w.len() > 1).then(|| FixedTaps {
-            w: w.into_iter().map(|v| v as u16).collect(),
-        })
+        let w = (1..=r)
+            .map(|radius| weights(&t, radius))
+            .find(|w| weight_error(&t, w) <= MAX_WEIGHT_ERROR)
+            .unwrap_or_else(|| weights(&t, r));
+        (w.len() > 1).then_some(FixedTaps { w })
     }
 
     /// The kept radius.
     pub(super) fn radius(&self) -> usize {
         self.w.len() - 1
     }
+}
+
+/// The most a pass's weights may move an output, in levels
+/// ([`weight_error`]): 1/8. It sets the radius (3 at sigma 1, 7 at 2, 10 at
+/// 3, 14 at 4: about 3.5 sigma, against OpenCV's default of 3 sigma and
+/// the reference's 6 sigma), and leaves the floors most of the 0.5 that
+/// the error bound allows (module docs).
+pub(crate) const MAX_WEIGHT_ERROR: f64 = 0.125;
+
+/// The weights for offsets `0..=radius` of the reference's taps `t` (the
+/// centre at `t.len() / 2`) cut to `radius` and renormalised, in units of
+/// 2^-16, rounded; the centre takes the rest, so that they sum to exactly
+/// 2^16. Trailing weights that round to 0 are left out.
+pub(crate) fn weights(t: &[f64], radius: usize) -> Vec<u16> {
+    let r = t.len() / 2;
+    let kept: f64 = t[r - radius..=r + radius].iter().sum();
+    let mut w: Vec<u32> = t[r..=r + radius]
+        .iter()
+        .map(|v| (v / kept * 65536.0).round() as u32)
+        .collect();
+    while w.len() > 1 && w[w.len() - 1] == 0 {
+        w.pop();
+    }
+    let sides: u32 = w[1..].iter().map(|v| 2 * v).sum();
+    // With a side tap, the centre is below 2^16 and fits.
+    w[0] = 65536 - sides;
+    w.into_iter().map(|v| v as u16).collect()
+}
+
+/// The most that filtering with the weights `w` (offsets `0..`, units of
+/// 2^-16) instead of the reference's taps `t` can move an output, in
+/// levels of a u8 input: both kernels sum to 1, so the difference is
+/// `sum (w_k - t_k) (x_k - 127.5)`, at most 127.5 times their L1 distance
+/// (over all of the reference's offsets: the dropped tail and the
+/// renormalisation and rounding of the kept taps).
+pub(crate) fn weight_error(t: &[f64], w: &[u16]) -> f64 {
+    let r = t.len() / 2;
+    let l1: f64 = t
+        .iter()
+        .enumerate()
+        .map(|(i, tap)| {
+            let q = w.get(i.abs_diff(r)).map_or(0.0, |v| f64::from(*v) / 65536.0);
+            (q - tap).abs()
+        })
+        .sum();
+    127.5 * l1
 }
 
 /// The fixed-point filter of each axis (`None`: the axis is copied).
