@@ -22,7 +22,7 @@ pub fn byte_row_sums<const C: usize>(isa: Isa, row: &[u8]) -> [u64; C] {
         0
     };
     // `done` is a multiple of the step, so of C: the rest starts on a pixel.
-    let rest = super::widen::byte_sums::<C>(Isa::Portable, &row[done..]);
+    let rest = super::widen::byte_sums::<C>(&row[done..]);
     for (o, r) in out.iter_mut().zip(rest) {
         *o += r;
     }

@@ -3,8 +3,7 @@
 //! ([`super::x86`]; the compiler leaves the widening loops scalar), plain
 //! Rust elsewhere and for the remainders. The results are the same up to
 //! the order of f64 additions, so within the f64 sum's own rounding. Also
-//! exact per-channel sums of u8 rows ([`byte_sums`]: `vpsadbw` with
-//! AVX-512BW).
+//! exact per-channel sums of u8 rows in u32 lanes ([`byte_sums`]).
 
 use super::Isa;
 
@@ -93,23 +92,13 @@ fn add_rows_vec<const R: usize>(isa: Isa, acc: &mut [f64], rows: [&[f32]; R]) ->
 }
 
 /// Per-channel sums of a row of pixels of `C` u8 channels (`row` holds
-/// whole pixels), exact. With `isa` at [`Isa::Avx512`] or above on a CPU
-/// with AVX-512BW, whole steps of 192 bytes go through `vpsadbw`.
-pub fn byte_sums<const C: usize>(isa: Isa, row: &[u8]) -> [u64; C] {
+/// whole pixels), exact, in u32 lanes the compiler vectorises: the
+/// remainder of [`super::chansum`]'s vector steps, and its path on CPUs
+/// without AVX2.
+pub fn byte_sums<const C: usize>(row: &[u8]) -> [u64; C] {
     let mut out = [0u64; C];
-    #[cfg(target_arch = "x86_64")]
-    let done = match super::x86::Avx512::try_new() {
-        Some(t) if isa >= Isa::Avx512 => super::x86::widen::byte_sums_avx512(t, row, &mut out),
-        _ => 0,
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let done = {
-        let _ = isa;
-        0
-    };
-    // `done` is a multiple of 192, so of C. A u32 lane takes one byte a
-    // step: 2^24 steps stay below 2^32.
-    for block in row[done..].chunks(STEP << 24) {
+    // A u32 lane takes one byte a step: 2^24 steps stay below 2^32.
+    for block in row.chunks(STEP << 24) {
         let mut lanes = [0u32; STEP];
         let mut steps = block.chunks_exact(STEP);
         for g in &mut steps {
@@ -156,31 +145,29 @@ mod tests {
     }
 
     #[test]
-    fn byte_sums_match_a_plain_sum_on_every_instruction_set() {
-        for isa in Isa::available() {
-            for len in [0, 1, 12, 191, 192, 193, 384, 1000, 4801] {
-                let row: Vec<u8> = (0..len as u32)
-                    .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
-                    .collect();
-                let want = |c: usize| {
-                    let mut s = vec![0u64; c];
-                    for (j, v) in row[..len - len % c].iter().enumerate() {
-                        s[j % c] += u64::from(*v);
-                    }
-                    s
-                };
-                assert_eq!(byte_sums::<1>(isa, &row).to_vec(), want(1), "{isa:?} {len}");
-                assert_eq!(
-                    byte_sums::<3>(isa, &row[..len - len % 3]).to_vec(),
-                    want(3),
-                    "{isa:?} {len}"
-                );
-                assert_eq!(
-                    byte_sums::<4>(isa, &row[..len - len % 4]).to_vec(),
-                    want(4),
-                    "{isa:?} {len}"
-                );
-            }
+    fn byte_sums_match_a_plain_sum() {
+        for len in [0, 1, 12, 191, 192, 193, 384, 1000, 4801] {
+            let row: Vec<u8> = (0..len as u32)
+                .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+                .collect();
+            let want = |c: usize| {
+                let mut s = vec![0u64; c];
+                for (j, v) in row[..len - len % c].iter().enumerate() {
+                    s[j % c] += u64::from(*v);
+                }
+                s
+            };
+            assert_eq!(byte_sums::<1>(&row).to_vec(), want(1), "{len}");
+            assert_eq!(
+                byte_sums::<3>(&row[..len - len % 3]).to_vec(),
+                want(3),
+                "{len}"
+            );
+            assert_eq!(
+                byte_sums::<4>(&row[..len - len % 4]).to_vec(),
+                want(4),
+                "{len}"
+            );
         }
     }
 
