@@ -123,51 +123,7 @@ pub(crate) fn enumerate() -> std::result::Result<Vec<Found>, String> {
         };
         for (di, id) in ids.into_iter().enumerate() {
             let d = Device::new(id);
-            let ty = d.dev_type().unwrap_or(0);
-            let kind = if ty & CL_DEVICE_TYPE_GPU != 0 {
-                DeviceKind::Gpu
-            } else if ty & CL_DEVICE_TYPE_ACCELERATOR != 0 {
-                DeviceKind::Accelerator
-            } else if ty & CL_DEVICE_TYPE_CPU != 0 {
-                DeviceKind::Cpu
-            } else {
-                DeviceKind::Other
-            };
-            let extensions = d.extensions().unwrap_or_default();
-            let of_note = [
-                "cl_khr_fp16",
-                "cl_khr_fp64",
-                "cl_khr_int64_base_atomics",
-                "cl_khr_subgroups",
-                "cl_intel_subgroups",
-                "cl_nv_device_attribute_query",
-                "cl_amd_device_attribute_query",
-                "cl_khr_il_program",
-            ]
-            .iter()
-            .filter(|e| extensions.split_whitespace().any(|x| x == **e))
-            .map(|e| e.to_string())
-            .collect();
-            let info = DeviceInfo {
-                index: (pi, di),
-                platform: pname.trim().to_string(),
-                platform_version: pversion.trim().to_string(),
-                name: d.name().unwrap_or_default().trim().to_string(),
-                vendor: d.vendor().unwrap_or_default().trim().to_string(),
-                kind,
-                compute_units: d.max_compute_units().unwrap_or(0),
-                global_mem: d.global_mem_size().unwrap_or(0),
-                max_alloc: d.max_mem_alloc_size().unwrap_or(0),
-                local_mem: d.local_mem_size().unwrap_or(0),
-                max_work_group: d.max_work_group_size().unwrap_or(1),
-                driver_version: d.driver_version().unwrap_or_default().trim().to_string(),
-                version: d.version().unwrap_or_default().trim().to_string(),
-                opencl_c_version: d.opencl_c_version().unwrap_or_default().trim().to_string(),
-                extensions_of_note: of_note,
-                extensions: extensions.split_whitespace().map(String::from).collect(),
-                available: d.available().unwrap_or(false)
-                    && d.compiler_available().unwrap_or(false),
-            };
+            let info = describe(&d, (pi, di), pname.trim(), pversion.trim());
             out.push(Found { info, device: d });
         }
     }
@@ -175,6 +131,55 @@ pub(crate) fn enumerate() -> std::result::Result<Vec<Found>, String> {
         return Err(empty.join("; "));
     }
     Ok(out)
+}
+
+/// What device `d` (index `index`: platform, device) of the named platform
+/// is and can do.
+fn describe(d: &Device, index: (usize, usize), pname: &str, pversion: &str) -> DeviceInfo {
+    let ty = d.dev_type().unwrap_or(0);
+    let kind = if ty & CL_DEVICE_TYPE_GPU != 0 {
+        DeviceKind::Gpu
+    } else if ty & CL_DEVICE_TYPE_ACCELERATOR != 0 {
+        DeviceKind::Accelerator
+    } else if ty & CL_DEVICE_TYPE_CPU != 0 {
+        DeviceKind::Cpu
+    } else {
+        DeviceKind::Other
+    };
+    let extensions = d.extensions().unwrap_or_default();
+    let of_note = [
+        "cl_khr_fp16",
+        "cl_khr_fp64",
+        "cl_khr_int64_base_atomics",
+        "cl_khr_subgroups",
+        "cl_intel_subgroups",
+        "cl_nv_device_attribute_query",
+        "cl_amd_device_attribute_query",
+        "cl_khr_il_program",
+    ]
+    .iter()
+    .filter(|e| extensions.split_whitespace().any(|x| x == **e))
+    .map(|e| e.to_string())
+    .collect();
+    DeviceInfo {
+        index,
+        platform: pname.to_string(),
+        platform_version: pversion.to_string(),
+        name: d.name().unwrap_or_default().trim().to_string(),
+        vendor: d.vendor().unwrap_or_default().trim().to_string(),
+        kind,
+        compute_units: d.max_compute_units().unwrap_or(0),
+        global_mem: d.global_mem_size().unwrap_or(0),
+        max_alloc: d.max_mem_alloc_size().unwrap_or(0),
+        local_mem: d.local_mem_size().unwrap_or(0),
+        max_work_group: d.max_work_group_size().unwrap_or(1),
+        driver_version: d.driver_version().unwrap_or_default().trim().to_string(),
+        version: d.version().unwrap_or_default().trim().to_string(),
+        opencl_c_version: d.opencl_c_version().unwrap_or_default().trim().to_string(),
+        extensions_of_note: of_note,
+        extensions: extensions.split_whitespace().map(String::from).collect(),
+        available: d.available().unwrap_or(false) && d.compiler_available().unwrap_or(false),
+    }
 }
 
 /// Why platform `pi` lists no device, with what to check for PoCL, which

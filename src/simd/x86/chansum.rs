@@ -26,8 +26,8 @@ pub(crate) fn byte_sums_avx2<const C: usize>(_: Avx2, row: &[u8], out: &mut [u64
     let step = if C == 3 { RGB_STEP } else { STEP };
     let n = row.len() / step * step;
     let p = row.as_ptr();
-    // SAFETY (all three): the token proves AVX2; `n <= row.len()` and is a
-    // multiple of the kernel's step.
+    // SAFETY: the token proves AVX2 (all three kernels need only it);
+    // `n <= row.len()` and is a multiple of the kernel's step.
     let s = unsafe {
         match C {
             1 => gray(p, n),
