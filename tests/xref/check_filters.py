@@ -81,14 +81,16 @@ def check_gaussian(ctx, rng):
                     res[n] = err_of(o, refs[n], full)
                     if (sx, sy) == (2, 2):
                         res4[n] = err_of(o, scipy_gauss(a, sx, sy, SCIPY_MODE[border], False), full)
-                    if a.dtype == np.uint8 and sx > 0 and sy > 0 and a.ndim == 3 and a.shape[2] == 3:
+                    if a.dtype != np.uint16 and sx > 0 and sy > 0 and a.ndim == 3 and a.shape[2] == 3:
+                        # u8: OpenCV's default window and fixed point; f32: the full ceil(6 sigma) window
+                        ks = (0, 0) if a.dtype == np.uint8 else (2 * math.ceil(6 * sx) + 1, 2 * math.ceil(6 * sy) + 1)
                         try:
-                            cv = cv2.GaussianBlur(a, (0, 0), sigmaX=sx, sigmaY=sy, borderType=CV_BORDER[border])
+                            cv = cv2.GaussianBlur(a, ks, sigmaX=sx, sigmaY=sy, borderType=CV_BORDER[border])
                         except cv2.error as e:
                             rescv[n] = str(e).splitlines()[-1]
                             continue
-                        cv_self[n] = err_of(cv, refs[n], 255)[0]
-                        rescv[n] = err_of(o, cv, 255)
+                        cv_self[n] = err_of(cv, refs[n], full)[0]
+                        rescv[n] = err_of(o, cv, full)
                 def tol(n, label=label):
                     return gauss_bound(label, imgs[n].dtype, sx, sy)
                 ref = f"scipy gaussian_filter mode='{SCIPY_MODE[border]}' radius=ceil(6s)"
@@ -98,7 +100,7 @@ def check_gaussian(ctx, rng):
                                     res4, lambda n: tol(n) + truncate4_allowance(sx, sy))
                 if rescv:
                     ctx.table.group("gaussian", params, label, ctx.device,
-                                    f"cv2.GaussianBlur ksize=(0,0) {CV_BORDER_NAME[border]}; "
+                                    f"cv2.GaussianBlur (u8: ksize=(0,0); f32: ksize=2ceil(6s)+1) {CV_BORDER_NAME[border]}; "
                                     "tolerance + cv2's own error vs exact", rescv, lambda n: tol(n) + cv_self[n])
     # The mapping of our mirror: scipy 'reflect' (above) matches; 'mirror' (reflect-101) does not.
     a = {n: v for n, v in imgs.items() if n.startswith("f32_gray")}

@@ -24,7 +24,7 @@ def _run(ctx, op, spec, imgs, ref_fn, tol_fn, params, ref_name, verdict=None, un
                 continue
             ref, scale = ref_fn(a)
             res[n] = err_of(o.reshape(ref.shape), ref, scale)
-        ctx.table.group(op, params, label, ctx.device, ref_name, res, lambda n: tol_fn(imgs[n]), verdict=verdict,
+        ctx.table.group(op, params, label, ctx.device, ref_name, res, lambda n: tol_fn(imgs[n], label), verdict=verdict,
                         unit=unit)
 
 
@@ -36,15 +36,26 @@ def check_normalize(ctx, rng):
         def ref(a, sub=sub, factor=factor, dt=dt):
             v = (a.astype(np.float32) - np.float32(sub)) * np.float32(factor)
             return rint_sat(v, dt).astype(np.float64), 1.0
-        _run(ctx, "normalize", f"normalize=sub={sub}:factor={factor}:out={out}", imgs, ref, lambda a: 0.0,
+        _run(ctx, "normalize", f"normalize=sub={sub}:factor={factor}:out={out}", imgs, ref, lambda a, v: 0.0,
              f"sub {sub} factor {factor} out {out}", "numpy f32 (x - sub) * factor, rint, saturate", unit="sample")
     rgb = {n: a for n, a in imgs.items() if "_rgba_" not in n and a.size > 1}
 
     def cv_ref(a):
         full = full_scale(a.dtype)
         return cv2.normalize(a, None, 0, full, cv2.NORM_MINMAX).astype(np.float64), full
-    _run(ctx, "normalize", "normalize", rgb, cv_ref, lambda a: 1.0 / full_scale(a.dtype) if a.dtype != np.float32 else 2e-7,
+    _run(ctx, "normalize", "normalize", rgb, cv_ref, lambda a, v: 1.0 / full_scale(a.dtype) if a.dtype != np.float32 else 2e-7,
          "auto (min..max)", "cv2.normalize NORM_MINMAX")
+    rgba = {n: a for n, a in imgs.items() if "_rgba_" in n and a.size > 4}
+
+    def rgba_ref(a):
+        full = full_scale(a.dtype)
+        col, alpha = _colour(a)
+        v = col.astype(np.float64)
+        lo, hi = v.min(), v.max()
+        y = (v - lo) * (full / (hi - lo)) if hi > lo else np.zeros_like(v)
+        return np.concatenate([y, alpha.astype(np.float64)], axis=2), full
+    _run(ctx, "normalize", "normalize", rgba, rgba_ref, lambda a, v: 1.0 / full_scale(a.dtype) if a.dtype != np.float32 else 2e-7,
+         "auto (min..max), RGBA", "numpy f64: colour min..max to full, alpha kept")
 
 
 def check_percentiles(ctx, rng):
@@ -81,7 +92,7 @@ def check_percentiles(ctx, rng):
                     y = np.concatenate([y, alpha.astype(np.float64) * (full / full_scale(a.dtype))], axis=2)
                 return y.reshape(a.shape), full
 
-            def tol(a, dt=dt, full=full):
+            def tol(a, v, dt=dt, full=full):
                 if id(a) in tols:
                     return tols[id(a)]
                 return 1.0 / full if dt != np.float32 else 1e-6
@@ -93,7 +104,7 @@ def check_percentiles(ctx, rng):
 def check_transpose_minmax(ctx, rng):
     imgs = image_set(rng)
     _run(ctx, "transpose", "transpose", imgs, lambda a: (np.swapaxes(a, 0, 1).astype(np.float64), 1.0),
-         lambda a: 0.0, "", "np.swapaxes", unit="sample")
+         lambda a, v: 0.0, "", "np.swapaxes", unit="sample")
     nan = rng.random((13, 7, 3)).astype(np.float32)
     nan[2, 3, 0] = np.nan
     imgs["f32_rgb_7x13_nan"] = nan
@@ -135,7 +146,7 @@ def check_colormap(ctx, rng):
     u8["u8_gray_256x1_levels"] = np.arange(256, dtype=np.uint8).reshape(1, 256)
     turbo = _cv_table(cv2.COLORMAP_TURBO)
     _run(ctx, "colormap", "colormap=map=turbo:min=0:max=255", u8, lambda a: (turbo[a.astype(np.int64)], 255.0),
-         lambda a: 1.0 / 255, "turbo, u8, min=0 max=255", "cv2.applyColorMap COLORMAP_TURBO")
+         lambda a, v: 1.0 / 255, "turbo, u8, min=0 max=255", "cv2.applyColorMap COLORMAP_TURBO")
     rest = image_set(rng, types=[np.uint16, np.float32], channels=[1])
 
     def auto(a):
@@ -144,16 +155,16 @@ def check_colormap(ctx, rng):
         t = (f - lo) / (hi - lo) if hi > lo else np.zeros_like(f)
         return _interp(turbo, t), 255.0
     rest = {n: a for n, a in rest.items() if a.size > 1}
-    _run(ctx, "colormap", "colormap=map=turbo", rest, auto, lambda a: 1.0 / 255, "turbo, automatic range",
+    _run(ctx, "colormap", "colormap=map=turbo", rest, auto, lambda a, v: 1.0 / 255, "turbo, automatic range",
          "cv2 COLORMAP_TURBO table, interpolated in numpy")
     _run(ctx, "colormap", "colormap=map=rainbow:min=0:max=255", u8, lambda a: (_rainbow(a / 255.0), 255.0),
-         lambda a: 1.0 / 255, "rainbow, u8", "gnuplot 33,13,10 formulas (matplotlib 'rainbow')")
+         lambda a, v: 1.0 / 255, "rainbow, u8", "gnuplot 33,13,10 formulas (matplotlib 'rainbow')")
     cvr = _cv_table(cv2.COLORMAP_RAINBOW)
     _run(ctx, "colormap", "colormap=map=rainbow:min=0:max=255", u8, lambda a: (cvr[a.astype(np.int64)], 255.0),
-         lambda a: 1.0 / 255, "rainbow, u8", "cv2 COLORMAP_RAINBOW (another map)", verdict="convention")
+         lambda a, v: 1.0 / 255, "rainbow, u8", "cv2 COLORMAP_RAINBOW (another map)", verdict="convention")
     _run(ctx, "colormap", "colormap=map=gray:min=0:max=255:channels=4", u8,
          lambda a: (np.stack([a, a, a, np.full_like(a, 255)], axis=-1).astype(np.float64), 255.0),
-         lambda a: 0.0, "gray, u8, RGBA", "identity, alpha 255")
+         lambda a, v: 0.0, "gray, u8, RGBA", "identity, alpha 255")
 
 
 def _per_colour(fn):
@@ -188,21 +199,27 @@ def check_camera(ctx, rng):
     colour = {n: a for n, a in imgs.items() if "_gray_" not in n}
     for curve in ("srgb", "rec709", "2.2", "0.4545"):
         _run(ctx, "gamma", f"gamma=curve={curve}", imgs, _per_colour(_curve(curve)),
-             lambda a: (2e-6 if a.dtype == np.float32 else 1e-7 + step(a.dtype)), f"curve={curve}",
+             # integers: the table (lut, cpu) rounds the f64 curve; the f32 formula (pixel) is within 2e-6
+             lambda a, v: (2e-6 if a.dtype == np.float32 or v == "pixel" else 1e-7) + step(a.dtype), f"curve={curve}",
              "numpy f64 formula (IEC 61966-2-1 / BT.709 / L^(1/N))")
+    hdr = {"f32_rgb_101x67_hdr": (rng.random((67, 101, 3)) * 3.5 - 0.5).astype(np.float32)}
+    for curve in ("srgb", "rec709", "2.2"):
+        ref = _per_colour(_curve(curve))
+        _run(ctx, "gamma", f"gamma=curve={curve}", hdr, ref, lambda a, v: 3e-6 * 3.5 ** (1 / 2.2) * 1.1,
+             f"curve={curve}, f32 -0.5..3", "numpy f64 formula (negative to 0, above 1 by the formula)")
     m = [1.72, -0.52, -0.2, -0.26, 1.58, -0.32, 0.04, -0.62, 1.58]
     M = np.array(m).reshape(3, 3)
     _run(ctx, "ccm", "ccm=m=" + "/".join(map(str, m)), colour, _per_colour(lambda c, full: c @ M.T),
-         lambda a: 1e-6 + step(a.dtype), "camera matrix", "numpy f64 M @ rgb")
+         lambda a, v: 1e-6 + step(a.dtype), "camera matrix", "numpy f64 M @ rgb")
     _run(ctx, "wb", "wb=r=1.9:b=1.4", colour, _per_colour(lambda c, full: c * np.array([1.9, 1.0, 1.4])),
-         lambda a: 1e-6 + step(a.dtype), "r 1.9 b 1.4", "numpy f64 x * gain")
+         lambda a, v: 1e-6 + step(a.dtype), "r 1.9 b 1.4", "numpy f64 x * gain")
 
     def gray_world(c, full):
         mean = c.reshape(-1, 3).mean(axis=0)
         g = np.array([mean[1] / mean[0] if mean[0] > 0 else 1.0, 1.0, mean[1] / mean[2] if mean[2] > 0 else 1.0])
         return c * np.minimum(g, 64)
     _run(ctx, "wb", "wb=auto", colour, _per_colour(gray_world),
-         lambda a: (1e-6 if ctx.device == "cpu" else 1e-4) + step(a.dtype), "auto (gray world)",
+         lambda a, v: (1e-6 if ctx.device == "cpu" else 1e-4) + step(a.dtype), "auto (gray world)",
          "numpy f64 gray-world gains")
     for b, w in ((0.1, None), (0.1, 0.9)):
         def blk(c, full, b=b, w=w):
@@ -212,5 +229,5 @@ def check_camera(ctx, rng):
                   for n, a in imgs.items()}
         for spec in sorted(set(spec_b.values())):
             sel = {n: a for n, a in imgs.items() if spec_b[n] == spec}
-            _run(ctx, "black", spec, sel, _per_colour(blk), lambda a: 1e-6 + step(a.dtype), spec,
+            _run(ctx, "black", spec, sel, _per_colour(blk), lambda a, v: 1e-6 + step(a.dtype), spec,
                  "numpy f64 max(x - black, 0) * full / (white - black)")
