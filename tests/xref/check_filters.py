@@ -105,7 +105,8 @@ def check_gaussian(ctx, rng):
     # The mapping of our mirror: scipy 'reflect' (above) matches; 'mirror' (reflect-101) does not.
     a = {n: v for n, v in imgs.items() if n.startswith("f32_gray")}
     outs = ctx.runner.apply("gaussian=sigma=2:border=mirror", a, None if ctx.device == "cpu" else "gaussian=fir_local")
-    res = {n: err_of(outs[n], scipy_gauss(v, 2, 2, "mirror"), 1.0) for n, v in a.items() if not isinstance(outs[n], str)}
+    res = {n: err_of(outs[n], scipy_gauss(v, 2, 2, "mirror"), scale_of(v)) for n, v in a.items()
+           if not isinstance(outs[n], str)}
     ctx.table.group("gaussian", "sigma 2/2 mirror", "cpu" if ctx.device == "cpu" else "fir_local", ctx.device,
                     "scipy mode='mirror' (reflect-101, dcb|abcd): not our mirror", res, lambda n: 1e-5, verdict="convention")
 

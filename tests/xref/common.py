@@ -126,8 +126,9 @@ class Table:
                 "| worst input / note |\n|---|---|---|---|---|---|---:|---:|---:|---|---|\n")
         lines = []
         for r in self.rows:
-            lines.append(f"| {r['op']} | {r['params']} | {r['variant']} | {r['device']} | {r['input']} | {r['ref']} "
-                         f"| {fmt(r['max'])} | {fmt(r['mean'])} | {fmt(r['tol'])} | {r['verdict']} | {r['worst']} |")
+            lines.append(f"| {r['op']} | {cell(r['params'])} | {r['variant']} | {r['device']} | {r['input']} "
+                         f"| {cell(r['ref'])} | {fmt(r['max'])} | {fmt(r['mean'])} | {fmt(r['tol'])} | {r['verdict']} "
+                         f"| {cell(r['worst'])} |")
         return head + "\n".join(lines) + "\n"
 
     def condensed(self):
@@ -145,7 +146,7 @@ class Table:
                 best[key] = (cur[0], cur[1], cur[2] + 1)
         head = ("| op | variant | device | reference | rows | worst params | worst input | max err | tolerance | verdict |\n"
                 "|---|---|---|---|---:|---|---|---:|---:|---|\n")
-        lines = [f"| {r['op']} | {r['variant']} | {r['device']} | {r['ref']} | {n} | {r['params']} | {r['worst']} "
+        lines = [f"| {r['op']} | {r['variant']} | {r['device']} | {cell(r['ref'])} | {n} | {cell(r['params'])} | {cell(r['worst'])} "
                  f"| {fmt(r['max'])} | {fmt(r['tol'])} | {r['verdict']} |" for _, r, n in best.values()]
         return head + "\n".join(lines) + "\n"
 
@@ -160,6 +161,11 @@ class Table:
         for r in self.rows:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
         return ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+
+
+def cell(text):
+    """Text for a markdown table cell ('|' escaped)."""
+    return str(text).replace("|", "\\|")
 
 
 def fmt(v):
