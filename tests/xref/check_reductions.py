@@ -1,7 +1,7 @@
 """Histogram, stats, reduce and sort against numpy."""
 import numpy as np
 
-from common import SIZES, image_set, tname
+from common import SIZES, image_set
 
 U = 2.0 ** -24
 
