@@ -15,6 +15,7 @@ where it rounds) and a verdict. Exit status 1 when any row FAILs.
 import argparse
 import datetime
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -86,6 +87,7 @@ def main():
     else:
         print(text)
     print(table.summary(), file=sys.stderr)
+    shutil.rmtree(work, ignore_errors=True)
     return 1 if any(r["verdict"] == "FAIL" for r in table.rows) else 0
 
 
