@@ -10,6 +10,7 @@ use clfilter::ops::sort::{SortExt, SortKey};
 use clfilter::ops::RunReport;
 use clfilter::Engine;
 
+use crate::batch::is_stdio;
 use crate::error::CliError;
 use crate::guard::Inputs;
 use crate::util::report_line;
@@ -39,10 +40,6 @@ pub struct Args {
     /// The output file (written whole or not at all), or `-` for stdout.
     #[arg(short, long)]
     output: PathBuf,
-}
-
-fn is_stdio(p: &Path) -> bool {
-    p.as_os_str() == "-"
 }
 
 /// Runs `filterctl sort`.
