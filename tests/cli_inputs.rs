@@ -1,0 +1,334 @@
+//! Inputs across the subcommands (docs/CLI.md, "Exit codes" and "Inputs
+//! a stage cannot take"): an input whose shape (channels, sample type,
+//! width and height) a stage cannot take is a usage error, exit 2, that
+//! names the input and writes nothing, in `apply`, `stream` and `bench`
+//! alike, on the CPU backend and on an OpenCL device; and `-` reads stdin
+//! wherever one image or stream is read.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use clfilter::{DynImage, Image};
+use predicates::prelude::PredicateBooleanExt;
+use predicates::str::contains;
+
+mod common;
+
+fn filterctl(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_filterctl"));
+    c.current_dir(dir)
+        .env("FILTERCTL_CACHE_DIR", dir.join("cache"))
+        .env_remove("FILTERCTL_VARIANT")
+        .env_remove("FILTERCTL_DECODE_LIMIT")
+        .env("FILTERCTL_DEVICE", "cpu")
+        .env_remove("RUST_LOG");
+    c
+}
+
+fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut rng = common::Rng::new(seed);
+    (0..n).map(|_| rng.next_u64() as u8).collect()
+}
+
+/// A folder of inputs: `gray.png` (9x7, odd), `even.png` (10x8 gray),
+/// `rgb.png`, `rgba.png` (10x8), `f32.tif` (10x8 gray f32) and `in.raw`
+/// (two 8x8 frames of 8-bit samples).
+fn inputs() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let save = |name: &str, w: usize, h: usize, c: usize, seed: u64| {
+        let img = Image::<u8>::from_vec(w, h, c, noise(w * h * c, seed)).unwrap();
+        clfilter::image::save(&DynImage::U8(img), d.join(name)).unwrap();
+    };
+    save("gray.png", 9, 7, 1, 1);
+    save("even.png", 10, 8, 1, 2);
+    save("rgb.png", 10, 8, 3, 3);
+    save("rgba.png", 10, 8, 4, 4);
+    let f = Image::<f32>::from_fn(10, 8, 1, |x, y, _| (x + y) as f32 / 18.0).unwrap();
+    clfilter::image::save(&DynImage::F32(f), d.join("f32.tif")).unwrap();
+    std::fs::write(d.join("in.raw"), noise(128, 5)).unwrap();
+    dir
+}
+
+/// `(spec, input, what the message says)`: every stage that takes only
+/// some shapes, given one it does not take.
+const MISFITS: &[(&str, &str, &str)] = &[
+    ("wb", "gray.png", "wb balances RGB or RGBA images"),
+    ("wb=auto", "gray.png", "wb balances RGB or RGBA images"),
+    ("ccm=1/0/0/0/1/0/0/0/1", "gray.png", "ccm transforms RGB"),
+    ("deband=space=ycc", "even.png", "space=ycc needs an RGB"),
+    ("deband", "f32.tif", "deband reads u8 and u16 images"),
+    ("colormap", "rgb.png", "colormap reads 1-channel images"),
+    ("colormap", "rgba.png", "colormap reads 1-channel images"),
+    ("demosaic", "rgb.png", "a Bayer frame has 1 channel, got 3"),
+    ("demosaic", "gray.png", "even width and height"),
+    ("demosaic", "f32.tif", "not f32 images"),
+    // A shape that an earlier stage made.
+    (
+        "demosaic,colormap",
+        "even.png",
+        "colormap reads 1-channel images",
+    ),
+    (
+        "transpose,demosaic",
+        "rgb.png",
+        "a Bayer frame has 1 channel",
+    ),
+];
+
+/// The same stages on inputs they take: exit 0.
+const FITS: &[(&str, &str)] = &[
+    ("wb", "rgb.png"),
+    ("ccm=1/0/0/0/1/0/0/0/1", "rgba.png"),
+    ("deband=space=ycc", "rgb.png"),
+    ("colormap", "gray.png"),
+    ("colormap", "f32.tif"),
+    ("demosaic", "even.png"),
+    ("demosaic,wb=auto,ccm=1/0/0/0/1/0/0/0/1", "even.png"),
+];
+
+/// Runs `apply -f SPEC IN -o out.tif` on `device` and checks each row.
+fn apply_misfits(dir: &Path, device: &str) {
+    for &(spec, input, says) in MISFITS {
+        let out = filterctl(dir)
+            .args([
+                "--device", device, "apply", "-f", spec, input, "-o", "out.tif",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let ctx = format!("{device}: {spec} on {input}");
+        assert_eq!(out.status.code(), Some(2), "{ctx}:\n{err}");
+        assert!(
+            err.contains(&format!("filterctl: error: {input}: ")),
+            "{ctx}:\n{err}"
+        );
+        assert!(err.contains(says), "{ctx}:\n{err}");
+        assert!(!err.contains("panicked"), "{ctx}:\n{err}");
+        assert!(!dir.join("out.tif").exists(), "{ctx}: wrote an output");
+    }
+}
+
+#[test]
+fn apply_refuses_an_input_a_stage_cannot_take_with_exit_2() {
+    let dir = inputs();
+    let d = dir.path();
+    apply_misfits(d, "cpu");
+    for &(spec, input) in FITS {
+        filterctl(d)
+            .args(["apply", "-f", spec, input, "-o", "fit.tif"])
+            .assert()
+            .success();
+    }
+    // Raw frames: an image file that --format does not describe.
+    for (format, input, says) in [
+        ("bayer_rggb8", "rgb.png", "describes 1-channel frames"),
+        ("bayer_rggb8", "gray.png", "even width and height"),
+        ("bayer_rggb12", "even.png", "but the file has u8 samples"),
+    ] {
+        filterctl(d)
+            .args(["apply", "-f", "demosaic", "--format", format, input])
+            .args(["-o", "out.png"])
+            .assert()
+            .code(2)
+            .stderr(contains(format!("filterctl: error: {input}: ")))
+            .stderr(contains(says));
+    }
+}
+
+/// The device-resident chains check the same shapes (skipped without an
+/// OpenCL device).
+#[test]
+fn apply_on_an_opencl_device_gives_the_same_exit_code() {
+    if common::opencl_engine().is_none() {
+        common::skip_no_opencl("apply on an OpenCL device");
+        return;
+    }
+    let dir = inputs();
+    apply_misfits(dir.path(), "opencl");
+}
+
+/// With several inputs each failing input is reported and the run ends
+/// with exit 1 (docs/CLI.md, "Several inputs and folders"); the others
+/// are written.
+#[test]
+fn several_inputs_report_the_misfit_and_write_the_others() {
+    let dir = inputs();
+    let d = dir.path();
+    filterctl(d)
+        .args(["apply", "-f", "wb", "gray.png", "rgb.png", "-o", "out"])
+        .assert()
+        .code(1)
+        .stderr(contains("gray.png"))
+        .stderr(contains("wb balances RGB or RGBA images"))
+        .stderr(contains("1 of 2 inputs failed"));
+    assert!(d.join("out/rgb.png").exists());
+    assert!(!d.join("out/gray.png").exists());
+}
+
+#[test]
+fn stream_refuses_frames_a_stage_cannot_take_and_keeps_the_output() {
+    let dir = inputs();
+    let d = dir.path();
+    std::fs::write(d.join("old.raw"), b"old").unwrap();
+    for (spec, format, says) in [
+        ("wb", "mono8", "wb balances RGB or RGBA images"),
+        ("deband=space=ycc", "mono8", "space=ycc needs an RGB"),
+        (
+            "demosaic,colormap",
+            "bayer_rggb8",
+            "colormap reads 1-channel",
+        ),
+        (
+            "demosaic,transpose,demosaic",
+            "bayer_rggb8",
+            "a Bayer frame has 1 channel",
+        ),
+    ] {
+        filterctl(d)
+            .args(["stream", "-f", spec, "--size", "8x8", "--format", format])
+            .args(["in.raw", "-o", "old.raw"])
+            .assert()
+            .code(2)
+            .stderr(contains("filterctl: error: stream in.raw: "))
+            .stderr(contains(says));
+        assert_eq!(std::fs::read(d.join("old.raw")).unwrap(), b"old", "{spec}");
+    }
+    filterctl(d)
+        .args(["stream", "-f", "demosaic,wb", "--size", "8x8"])
+        .args(["--format", "bayer_rggb8", "in.raw", "-o", "fit.raw"])
+        .assert()
+        .success();
+    // Two frames of 8x8 RGB u8.
+    assert_eq!(
+        std::fs::read(d.join("fit.raw")).unwrap().len(),
+        2 * 8 * 8 * 3
+    );
+}
+
+/// `bench --ops NAME` with images that NAME cannot take is refused before
+/// anything is timed; the same operation on images it takes runs.
+#[test]
+fn bench_refuses_an_operation_it_cannot_time_on_those_images() {
+    let dir = inputs();
+    let d = dir.path();
+    for (args, says) in [
+        (&["wb", "--channels", "1"][..], "wb balances RGB"),
+        (&["ccm", "--channels", "1"], "ccm transforms RGB"),
+        (&["demosaic", "--type", "f32"], "demosaic reads u8 or u16"),
+        (&["demosaic", "--type", "u8", "--size", "7x8"], "even width"),
+        (&["deband", "--type", "f32"], "deband reads u8 and u16"),
+        (&["transpose,sort", "--type", "u8"], "f32 keys"),
+    ] {
+        let size = if args.contains(&"--size") {
+            &[][..]
+        } else {
+            &["--size", "8x8"]
+        };
+        filterctl(d)
+            .args(["bench", "--iters", "1", "--ops"])
+            .args(args)
+            .args(size)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(contains(format!(
+                "bench --ops {}",
+                args[0].split(',').last().unwrap()
+            )))
+            .stderr(contains(says));
+    }
+    filterctl(d)
+        .args([
+            "bench",
+            "--iters",
+            "1",
+            "--size",
+            "8x8",
+            "--ops",
+            "wb,demosaic",
+        ])
+        .args(["--type", "u16", "--channels", "3"])
+        .assert()
+        .success()
+        .stdout(contains("wb "))
+        .stdout(contains("demosaic "))
+        .stdout(contains("error").not());
+}
+
+/// `histogram` and `stats` take every shape an image loads as (1, 3 or 4
+/// channels of u8, u16 or f32): there is no input for them to refuse.
+#[test]
+fn histogram_and_stats_take_every_image_shape() {
+    let dir = inputs();
+    let d = dir.path();
+    for input in ["gray.png", "rgb.png", "rgba.png", "f32.tif"] {
+        for cmd in ["histogram", "stats"] {
+            filterctl(d)
+                .args([cmd, input, "--json"])
+                .assert()
+                .success()
+                .stdout(contains("counts").or(contains("mean")));
+        }
+    }
+}
+
+/// `-` is stdin for `histogram` and `stats`, as for `apply`, `stream` and
+/// `sort`: the same results as from the file, the decode limit applied,
+/// and the input named `stdin` (`<stdin>` in decoder errors).
+#[test]
+fn histogram_and_stats_read_stdin() {
+    let dir = inputs();
+    let d = dir.path();
+    let png = std::fs::read(d.join("rgb.png")).unwrap();
+    for cmd in [
+        &["histogram"][..],
+        &["histogram", "--bins", "7"],
+        &["stats"],
+    ] {
+        let run = |input: &str, stdin: &[u8]| {
+            let out = filterctl(d)
+                .args(cmd)
+                .args([input, "--json"])
+                .write_stdin(stdin)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{cmd:?} {input}");
+            out.stdout
+        };
+        assert_eq!(run("-", &png), run("rgb.png", b""), "{cmd:?}");
+    }
+    filterctl(d)
+        .args(["stats", "-"])
+        .write_stdin(png.clone())
+        .assert()
+        .success()
+        .stdout(contains("stats of stdin: 80 samples per channel"));
+    filterctl(d)
+        .args(["histogram", "-"])
+        .write_stdin(png.clone())
+        .assert()
+        .success()
+        .stdout(contains("histogram of stdin: 256 bins"));
+    for cmd in ["histogram", "stats"] {
+        filterctl(d)
+            .args([cmd, "-"])
+            .write_stdin("not an image")
+            .assert()
+            .code(1)
+            .stderr(contains("filterctl: error: <stdin>: not an image file"));
+        filterctl(d)
+            .env("FILTERCTL_DECODE_LIMIT", "100")
+            .args([cmd, "-"])
+            .write_stdin(png.clone())
+            .assert()
+            .code(1)
+            .stderr(contains("decode limit"));
+    }
+    // The chart is a file: stdout carries the table or the JSON.
+    filterctl(d)
+        .args(["histogram", "rgb.png", "--plot", "-"])
+        .assert()
+        .code(2)
+        .stderr(contains("--plot -"));
+}
