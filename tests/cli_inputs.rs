@@ -332,3 +332,118 @@ fn histogram_and_stats_read_stdin() {
         .code(2)
         .stderr(contains("--plot -"));
 }
+
+/// The same thing has the same name in every subcommand: the input is `IN`,
+/// the output `-o, --output`, and every subcommand with a result to report
+/// has `--json`.
+#[test]
+fn subcommands_name_the_same_options_alike() {
+    let dir = inputs();
+    let help = |cmd: &str| {
+        let out = filterctl(dir.path())
+            .env("COLUMNS", "200")
+            .args([cmd, "--help"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{cmd} --help");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for cmd in ["apply", "stream", "histogram", "stats", "sort", "view"] {
+        let h = help(cmd);
+        let usage = h.lines().find(|l| l.starts_with("Usage:")).unwrap();
+        assert!(
+            usage.contains("[IN]") || usage.contains("<IN>"),
+            "{cmd}: {usage}"
+        );
+        assert!(
+            h.contains("`-`") || h.contains("'-'"),
+            "{cmd}: no word of stdin"
+        );
+    }
+    for cmd in ["apply", "stream", "sort"] {
+        assert!(help(cmd).contains("-o, --output <OUT>"), "{cmd}");
+    }
+    assert!(help("demo").contains("-o, --output <DIR>"), "demo");
+    let cmds = [
+        "devices",
+        "apply",
+        "variants",
+        "histogram",
+        "stats",
+        "stream",
+        "sort",
+        "bench",
+        "tune",
+    ];
+    for cmd in cmds {
+        assert!(help(cmd).contains("--json"), "{cmd} has no --json");
+    }
+}
+
+/// `sort --json` reports the keys and the run; it cannot share stdout with
+/// `-o -`. `demo -o DIR` is `demo --out DIR`.
+#[test]
+fn sort_json_and_demo_output() {
+    let dir = inputs();
+    let d = dir.path();
+    let out = filterctl(d)
+        .args(["sort", "--type", "u32", "in.raw", "-o", "s.raw", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["keys"], 32);
+    assert_eq!(j["type"], "u32");
+    assert_eq!(j["report"]["op"], "sort");
+    assert_eq!(j["report"]["variant"], "cpu");
+    let mut keys: Vec<u32> = std::fs::read(d.join("in.raw"))
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    keys.sort_unstable();
+    let want: Vec<u8> = keys.iter().flat_map(|k| k.to_le_bytes()).collect();
+    assert_eq!(std::fs::read(d.join("s.raw")).unwrap(), want);
+    filterctl(d)
+        .args(["sort", "--type", "u32", "in.raw", "-o", "-", "--json"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains(
+            "--json prints to stdout, where -o - writes the keys",
+        ));
+    filterctl(d)
+        .args(["demo", "-o", "rgb.png"])
+        .assert()
+        .code(2)
+        .stderr(contains("rgb.png"));
+}
+
+/// `FILTERCTL_DECODE_LIMIT` holds for every image input: `histogram`,
+/// `stats` and `tune --for` as for `apply`; a value that does not parse is
+/// a usage error.
+#[test]
+fn the_decode_limit_holds_for_every_image_input() {
+    let dir = inputs();
+    let d = dir.path();
+    for args in [
+        &["histogram", "rgb.png"][..],
+        &["stats", "rgb.png"],
+        &["apply", "-f", "minmax", "rgb.png"],
+        &["tune", "--for", "rgb.png", "-f", "transpose"],
+    ] {
+        filterctl(d)
+            .env("FILTERCTL_DECODE_LIMIT", "100")
+            .args(args)
+            .assert()
+            .code(1)
+            .stderr(contains("rgb.png"))
+            .stderr(contains("decode limit"));
+        filterctl(d)
+            .env("FILTERCTL_DECODE_LIMIT", "lots")
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(contains("'lots' is not a decode limit"));
+    }
+}

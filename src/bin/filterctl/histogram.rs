@@ -18,6 +18,7 @@ use crate::Global;
 #[derive(Debug, Parser)]
 pub struct Args {
     /// The image (PNG, TIFF, PNM, JPEG, WebP), or `-` for stdin.
+    #[arg(value_name = "IN")]
     input: PathBuf,
 
     /// Bins per channel (default 256).
@@ -126,10 +127,10 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
     );
     #[cfg(feature = "plot")]
     if let Some(path) = &a.plot {
-        let title = a
-            .input
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let title = match a.input.file_name() {
+            Some(n) if !is_stdio(&a.input) => n.to_string_lossy().into_owned(),
+            _ => input_name(&a.input),
+        };
         crate::plot::histogram_png(&h, &p, &title, path)?;
         note!("wrote {}", path.display());
     }

@@ -15,6 +15,7 @@ use crate::Global;
 #[derive(Debug, Parser)]
 pub struct Args {
     /// The image (PNG, TIFF, PNM, JPEG, WebP), or `-` for stdin.
+    #[arg(value_name = "IN")]
     input: PathBuf,
 
     /// Print `{"channels": C, "count": N, "sum": [..], "mean": [..],

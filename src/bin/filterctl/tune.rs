@@ -336,7 +336,9 @@ fn load_for(args: &Args, path: &std::path::Path) -> Result<(ForInput, Vec<Op>), 
         let ops = pipeline::parse_with_format(spec, Some(&format))?;
         return Ok((ForInput::Frame(frame), ops));
     }
-    let img = clfilter::image::load_with(path, &DecodeLimits::default()).map_err(CliError::from)?;
+    // The decode limit of FILTERCTL_DECODE_LIMIT, as every image input has.
+    let img =
+        clfilter::image::load_with(path, &DecodeLimits::from_env()?).map_err(CliError::from)?;
     let format = match args.format {
         Some(fmt) => Some(check_image_format(path, &img, fmt).map_err(in_file)?),
         None => None,
