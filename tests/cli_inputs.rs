@@ -234,7 +234,7 @@ fn bench_refuses_an_operation_it_cannot_time_on_those_images() {
             .stdout("")
             .stderr(contains(format!(
                 "bench --ops {}",
-                args[0].split(',').last().unwrap()
+                args[0].split(',').next_back().unwrap()
             )))
             .stderr(contains(says));
     }
