@@ -298,6 +298,23 @@ fn histogram_and_stats_read_stdin() {
         };
         assert_eq!(run("-", &png), run("rgb.png", b""), "{cmd:?}");
     }
+    // `tune --for -` reads its image from stdin too (the decode limit
+    // checks it before any measuring); raw frames need a file.
+    filterctl(d)
+        .env("FILTERCTL_DECODE_LIMIT", "100")
+        .args(["tune", "--for", "-", "-f", "transpose"])
+        .write_stdin(png.clone())
+        .assert()
+        .code(1)
+        .stderr(contains("<stdin>"))
+        .stderr(contains("decode limit"));
+    filterctl(d)
+        .args(["tune", "--for", "-", "-f", "demosaic", "--size", "8x8"])
+        .args(["--format", "bayer_rggb8"])
+        .write_stdin(std::fs::read(d.join("in.raw")).unwrap())
+        .assert()
+        .code(2)
+        .stderr(contains("give a raw frame as a file"));
     filterctl(d)
         .args(["stats", "-"])
         .write_stdin(png.clone())
