@@ -434,6 +434,15 @@ fn sort_json_and_demo_output() {
         .assert()
         .code(2)
         .stderr(contains("rgb.png"));
+    // The demo's photo is 8-bit RGB; another shape is refused up front.
+    filterctl(d)
+        .args(["demo", "--input", "gray.png", "-o", "demo"])
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "--input gray.png: the demo runs on 8-bit RGB images",
+        ));
+    assert!(!d.join("demo").exists());
 }
 
 /// `FILTERCTL_DECODE_LIMIT` holds for every image input: `histogram`,

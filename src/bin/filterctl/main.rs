@@ -60,11 +60,11 @@ mod view;
                   or an input a stage cannot take), 1 any other failure. See docs/CLI.md."
 )]
 struct Cli {
-    /// Device: auto (the first GPU, else the CPU backend; an OpenCL CPU
-    /// device such as PoCL only where `filterctl tune` measured it faster),
-    /// cpu (the rayon CPU backend), opencl (any OpenCL device, GPU first),
-    /// gpu, P:D (platform:device index from `filterctl devices`), or part
-    /// of a device or platform name.
+    /// Device: auto (the first GPU, else the first accelerator, else the
+    /// CPU backend; an OpenCL CPU device such as PoCL only where `filterctl
+    /// tune` measured it faster), cpu (the rayon CPU backend), opencl (any
+    /// OpenCL device, GPU first), gpu, P:D (platform:device index from
+    /// `filterctl devices`), or part of a device or platform name.
     #[arg(
         long,
         global = true,
@@ -74,8 +74,9 @@ struct Cli {
     )]
     device: Option<DeviceSelector>,
 
-    /// Force a variant: NAME for every operation, or op=NAME[,op=NAME...]
-    /// (see `filterctl variants`; `cpu` is the rayon path).
+    /// Force a variant: NAME for every operation that has one of that name,
+    /// or op=NAME[,op=NAME...] (see `filterctl variants`; `cpu` is the
+    /// rayon path, in every operation).
     #[arg(
         long,
         global = true,
