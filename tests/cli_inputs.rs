@@ -120,6 +120,13 @@ fn apply_refuses_an_input_a_stage_cannot_take_with_exit_2() {
             .assert()
             .success();
     }
+    // `tune --for` runs the pipeline once on its input first.
+    filterctl(d)
+        .args(["tune", "--for", "gray.png", "-f", "wb", "--budget", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains("filterctl: error: gray.png: pipeline 'wb"))
+        .stderr(contains("wb balances RGB or RGBA images"));
     // Raw frames: an image file that --format does not describe.
     for (format, input, says) in [
         ("bayer_rggb8", "rgb.png", "describes 1-channel frames"),

@@ -390,7 +390,9 @@ fn measure(engine: &Engine, args: &Args) -> Result<TuneReport, CliError> {
             ForInput::Frame(f) => pipeline::Input::Frame(f),
         };
         let requests = clfilter::tune::requests_for(engine, &ops, input).map_err(|e| {
-            CliError::from(e).context(format!("pipeline '{}'", pipeline::to_spec(&ops)))
+            CliError::from(e)
+                .context(format!("pipeline '{}'", pipeline::to_spec(&ops)))
+                .context(crate::batch::input_name(path))
         })?;
         log::info!(
             "--for {}: {} requests to tune: {}",
