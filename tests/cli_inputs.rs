@@ -480,3 +480,35 @@ fn the_decode_limit_holds_for_every_image_input() {
             .stderr(contains("'lots' is not a decode limit"));
     }
 }
+
+/// `view` runs the pipeline on the first frame before it opens a window:
+/// an input a stage cannot take is exit 2, and `-` reads an image from
+/// stdin (which then fails only for want of a display).
+#[cfg(feature = "gl")]
+#[test]
+fn view_checks_the_input_before_the_window() {
+    let dir = inputs();
+    let d = dir.path();
+    let view = |input: &str| {
+        let mut c = filterctl(d);
+        c.env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .args(["view", "-f", "wb", input, "--frames", "1"]);
+        c
+    };
+    view("gray.png")
+        .assert()
+        .code(2)
+        .stderr(contains("filterctl: error: gray.png: pipeline 'wb"))
+        .stderr(contains("wb balances RGB or RGBA images"));
+    view("-")
+        .write_stdin(std::fs::read(d.join("gray.png")).unwrap())
+        .assert()
+        .code(2)
+        .stderr(contains("filterctl: error: stdin: pipeline 'wb"));
+    view("-")
+        .write_stdin(std::fs::read(d.join("rgb.png")).unwrap())
+        .assert()
+        .code(1)
+        .stderr(contains("cannot open a window"));
+}
