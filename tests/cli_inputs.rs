@@ -143,8 +143,8 @@ fn apply_refuses_an_input_a_stage_cannot_take_with_exit_2() {
     }
 }
 
-/// The device-resident chains check the same shapes (skipped without an
-/// OpenCL device).
+/// The device-resident chains and the overlapped stream check the same
+/// shapes (skipped without an OpenCL device).
 #[test]
 fn apply_on_an_opencl_device_gives_the_same_exit_code() {
     if common::opencl_engine().is_none() {
@@ -153,6 +153,23 @@ fn apply_on_an_opencl_device_gives_the_same_exit_code() {
     }
     let dir = inputs();
     apply_misfits(dir.path(), "opencl");
+    // The overlapped stream path too.
+    filterctl(dir.path())
+        .args(["--device", "opencl", "stream", "-f", "demosaic,colormap"])
+        .args([
+            "--size",
+            "8x8",
+            "--format",
+            "bayer_rggb8",
+            "in.raw",
+            "-o",
+            "o.raw",
+        ])
+        .assert()
+        .code(2)
+        .stderr(contains("filterctl: error: stream in.raw: "))
+        .stderr(contains("colormap reads 1-channel images"));
+    assert!(!dir.path().join("o.raw").exists());
 }
 
 /// With several inputs each failing input is reported and the run ends
