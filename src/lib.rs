@@ -16,6 +16,9 @@ pub mod pipeline;
 pub mod simd;
 pub mod tune;
 
+#[cfg(test)]
+mod test_rng;
+
 pub use backend::{Backend, CacheDir, DeviceInfo, DeviceKind, DeviceSelector};
 pub use engine::{Engine, EngineOptions};
 pub use error::{Error, Result};

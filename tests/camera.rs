@@ -545,11 +545,11 @@ fn bad_parameters_are_typed_errors() {
     let rgb = Image::<f32>::from_fn(3, 2, 3, |x, _, _| x as f32).unwrap();
     assert!(matches!(
         e.wb(&gray, &WbParams::Auto),
-        Err(Error::InvalidInput(_))
+        Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
         e.ccm(&gray, &CcmParams::IDENTITY),
-        Err(Error::InvalidInput(_))
+        Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
         e.ccm(

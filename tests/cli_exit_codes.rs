@@ -19,8 +19,8 @@ fn filterctl(dir: &Path) -> Command {
     c
 }
 
-/// A 9x7 RGB PNG `a.png`, a 2-frame 8x8 RGGB stream `in.raw` and a cut
-/// one `cut.raw` in a new folder.
+/// A 9x7 RGB PNG `a.png`, a 2-frame 8x8 RGGB stream `in.raw`, a cut
+/// one `cut.raw` and 7 bytes `odd.raw` in a new folder.
 fn inputs() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let img =
@@ -29,6 +29,7 @@ fn inputs() -> tempfile::TempDir {
     let frames: Vec<u8> = (0..128).map(|i| (i * 11 % 256) as u8).collect();
     std::fs::write(dir.path().join("in.raw"), &frames).unwrap();
     std::fs::write(dir.path().join("cut.raw"), &frames[..100]).unwrap();
+    std::fs::write(dir.path().join("odd.raw"), &frames[..7]).unwrap();
     dir
 }
 
@@ -78,6 +79,10 @@ fn table() -> Vec<(Vec<&'static str>, i32)> {
             1,
         ),
         (v(&["apply", "-f", "transpose", "in.raw", "-o", "t.png"]), 1),
+        // An input whose shape a stage cannot take (docs/CLI.md, "Inputs a
+        // stage cannot take"; tests/cli_inputs.rs has every stage).
+        (v(&["apply", "-f", "colormap", "a.png", "-o", "t.png"]), 2),
+        (v(&["apply", "-f", "demosaic", "a.png", "-o", "t.png"]), 2),
         (
             v(&[
                 "--variant",
@@ -121,6 +126,13 @@ fn table() -> Vec<(Vec<&'static str>, i32)> {
         (stream(&["--size", "8x8", "cut.raw", "-o", "o.raw"]), 1),
         (stream(&["--size", "8x8", "missing.raw"]), 1),
         (
+            v(&["stream", "-f", "demosaic,colormap", "--size", "8x8"])
+                .into_iter()
+                .chain(["--format", "bayer_rggb8", "in.raw"])
+                .collect(),
+            2,
+        ),
+        (
             v(&[
                 "bench",
                 "--size",
@@ -134,6 +146,30 @@ fn table() -> Vec<(Vec<&'static str>, i32)> {
         ),
         (v(&["bench", "--size", "0x8"]), 2),
         (v(&["bench", "--ops", "nosuchop", "--size", "8x8"]), 2),
+        (
+            v(&["bench", "--ops", "wb", "--size", "8x8", "--channels", "1"]),
+            2,
+        ),
+        (v(&["histogram", "a.png"]), 0),
+        (v(&["histogram", "a.png", "--json", "--bins", "4"]), 0),
+        (v(&["histogram", "a.png", "--bins", "0"]), 2),
+        (v(&["histogram", "a.png", "--range", "1:0"]), 2),
+        (v(&["histogram", "a.png", "--plot", "-"]), 2),
+        (v(&["histogram", "a.png", "--plot", "a.png"]), 2),
+        (v(&["histogram", "missing.png"]), 1),
+        (v(&["histogram", "in.raw"]), 1),
+        (v(&["stats", "a.png"]), 0),
+        (v(&["stats", "a.png", "--json"]), 0),
+        (v(&["stats", "missing.png"]), 1),
+        (v(&["stats", "in.raw"]), 1),
+        (v(&["sort", "--type", "u32", "in.raw", "-o", "s.raw"]), 0),
+        (v(&["sort", "--type", "u64", "in.raw", "-o", "s.raw"]), 2),
+        (v(&["sort", "--type", "u32", "in.raw", "-o", "in.raw"]), 2),
+        (v(&["sort", "--type", "u32", "odd.raw", "-o", "s.raw"]), 1),
+        (
+            v(&["sort", "--type", "u32", "missing.raw", "-o", "s.raw"]),
+            1,
+        ),
         (v(&["tune", "--show"]), 0),
         (v(&["tune", "--budget", "nan"]), 2),
         (v(&["demo", "--out", "demo"]), 0),

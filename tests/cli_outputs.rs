@@ -15,6 +15,8 @@ use assert_cmd::assert::OutputAssertExt;
 use assert_cmd::Command;
 use clfilter::{DynImage, Image};
 
+mod common;
+
 /// The binary on the CPU backend (`FILTERCTL_DEVICE=cpu`; `--device` overrides).
 fn filterctl() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_filterctl"));
@@ -25,17 +27,10 @@ fn filterctl() -> Command {
     c
 }
 
-/// Pseudo-random bytes (a fixed xorshift), so every run sees the same data.
+/// Pseudo-random bytes (seeded), so every run sees the same data.
 fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 24) as u8
-        })
-        .collect()
+    let mut rng = common::Rng::new(seed);
+    (0..n).map(|_| (rng.next_u64() >> 24) as u8).collect()
 }
 
 fn write_png(path: &Path, w: usize, h: usize) {

@@ -284,14 +284,17 @@ fn bad_parameters_are_typed_errors() {
         space: Space::Ycc,
         ..ok
     };
-    assert!(matches!(e.deband(&gray, &ycc), Err(Error::InvalidInput(_))));
+    assert!(matches!(
+        e.deband(&gray, &ycc),
+        Err(Error::InvalidArgument(_))
+    ));
     let f = Image::<f32>::new(4, 4, 3).unwrap();
-    assert!(matches!(e.deband(&f, &ok), Err(Error::InvalidInput(_))));
+    assert!(matches!(e.deband(&f, &ok), Err(Error::InvalidArgument(_))));
     // The same through an OpenCL engine: refused before any variant runs.
     if let Some(cl) = common::opencl_engine() {
         assert!(matches!(
             cl.deband(&gray, &ycc),
-            Err(Error::InvalidInput(_))
+            Err(Error::InvalidArgument(_))
         ));
         let forced = cl.with_variant(Some("deband"), "ycc_soa");
         assert!(matches!(
@@ -318,7 +321,7 @@ fn bad_parameters_are_typed_errors() {
     let pipe = parse("deband").unwrap();
     assert!(matches!(
         pipe.run(&e, DynImage::F32(f)),
-        Err(Error::InvalidInput(_))
+        Err(Error::InvalidArgument(_))
     ));
 }
 

@@ -284,7 +284,7 @@ fn bad_input_is_a_typed_error() {
         assert!(
             matches!(
                 e.demosaic::<u8>(&Raw::U8(&img), &p),
-                Err(Error::InvalidInput(_))
+                Err(Error::InvalidArgument(_))
             ),
             "{w}x{h}"
         );
@@ -292,7 +292,7 @@ fn bad_input_is_a_typed_error() {
     let rgb = Image::<u8>::new(4, 4, 3).unwrap();
     assert!(matches!(
         e.demosaic::<u8>(&Raw::U8(&rgb), &p),
-        Err(Error::InvalidInput(_))
+        Err(Error::InvalidArgument(_))
     ));
     let short = vec![0u8; 23];
     let raw = Raw::Packed12 {

@@ -944,7 +944,7 @@ fn apply_demosaics_bayer_image_files() {
             "-o",
             p(&out12),
         ],
-        1,
+        2,
     );
     assert!(
         e.contains("white level 1023), but the file's maxval is 4095"),
@@ -1234,7 +1234,7 @@ fn apply_errors_on_raw_frames() {
             "-o",
             o,
         ],
-        1,
+        2,
     );
     assert!(
         e.contains("describes 1-channel frames, but the file is 4x4 RGB u8"),
@@ -1253,7 +1253,7 @@ fn apply_errors_on_raw_frames() {
             "-o",
             o,
         ],
-        1,
+        2,
     );
     assert!(
         e.contains("but the file has u8 samples; use --format bayer_rggb8"),
@@ -1270,7 +1270,7 @@ fn apply_errors_on_raw_frames() {
             "-o",
             o,
         ],
-        1,
+        2,
     );
     assert!(e.contains("even width and height"), "{e}");
     // An image file given as a raw frame.

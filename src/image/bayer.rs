@@ -224,7 +224,7 @@ pub enum Raw<'a> {
 /// Checks the CFA size rules: non-empty, even width and height, `int`-indexable.
 pub fn check_cfa_size(width: usize, height: usize) -> Result<()> {
     if width < 2 || height < 2 || !width.is_multiple_of(2) || !height.is_multiple_of(2) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::InvalidArgument(format!(
             "a Bayer frame has an even width and height of at least 2, got {width}x{height}"
         )));
     }
@@ -278,7 +278,7 @@ impl Raw<'_> {
             }
         };
         if channels != 1 {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::InvalidArgument(format!(
                 "a Bayer frame has 1 channel, got {channels}"
             )));
         }

@@ -63,6 +63,26 @@ pub fn expand_folders(inputs: &[PathBuf]) -> Result<(Vec<PathBuf>, bool), CliErr
     Ok((out, any))
 }
 
+/// Loads the image `path` names, or one from stdin for `-`, within the
+/// decode limit of `FILTERCTL_DECODE_LIMIT` (for the subcommands that take
+/// one image and have no `--decode-limit`).
+pub fn load_one(path: &Path) -> Result<DynImage, CliError> {
+    let limits = DecodeLimits::from_env()?;
+    if is_stdio(path) {
+        return Ok(read_stdin(&limits)?.0);
+    }
+    Ok(clfilter::image::load_with(path, &limits)?)
+}
+
+/// How errors and result lines name an input: its path, or `stdin` for `-`.
+pub fn input_name(path: &Path) -> String {
+    if is_stdio(path) {
+        "stdin".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
 /// Reads one image from stdin, whole, within `limits`.
 pub fn read_stdin(limits: &DecodeLimits) -> Result<(DynImage, Metadata), CliError> {
     Ok(clfilter::image::read_from(

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use clfilter::bench::{BenchConfig, BenchReport};
+use clfilter::ops::tuning::{self, Ask};
 use clfilter::SampleType;
 
 use crate::error::CliError;
@@ -155,6 +156,41 @@ fn table(r: &BenchReport) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Refuses, as a usage error, an operation named in `--ops` that cannot
+/// take the images the options describe (`wb` with `--channels 1`,
+/// `demosaic` on f32 or an odd `--size`): timing it would print only an
+/// error row. With every operation (no `--ops`), such rows stay errors.
+fn check_named_ops(cfg: &BenchConfig) -> Result<(), CliError> {
+    if cfg.ops.is_empty() {
+        return Ok(());
+    }
+    let ask = Ask {
+        sigmas: &[cfg.sigma],
+        channels: cfg.channels,
+        method: Some(&cfg.method),
+    };
+    let shape = (cfg.width, cfg.height, cfg.channels);
+    for t in tuning::selected(&cfg.ops)? {
+        let refuse = |why: &dyn std::fmt::Display| {
+            CliError::usage(format!(
+                "bench --ops {} on {}x{}x{} {}: {why}",
+                t.spec().name,
+                cfg.width,
+                cfg.height,
+                cfg.channels,
+                cfg.sample
+            ))
+        };
+        t.takes(cfg.sample, cfg.channels)
+            .map_err(|why| refuse(&why))?;
+        for params in t.params(&ask)? {
+            t.job_shape(cfg.sample, shape, params)
+                .map_err(|e| refuse(&e))?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs `filterctl bench`.
 pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     let ops: Vec<String> = args
@@ -176,6 +212,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         sigma: args.sigma,
         method: args.method.name().to_string(),
     };
+    check_named_ops(&cfg)?;
     let engine = global.measuring_engine()?;
     let pb = spinner(format!(
         "timing {} on {} ({width}x{height}x{} {}, {} runs each)",

@@ -22,7 +22,13 @@ const PHOTO: &[u8] = include_bytes!("../../../examples/data/coffee.png");
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Folder for the results (created if missing).
-    #[arg(long, value_name = "DIR", default_value = "filterctl-demo")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        visible_alias = "out",
+        value_name = "DIR",
+        default_value = "filterctl-demo"
+    )]
     out: PathBuf,
 
     /// Use this image instead of the built-in photo.

@@ -137,7 +137,7 @@ pub(crate) fn check_image_format(
     img: &DynImage,
     fmt: RawFormat,
 ) -> Result<RawFormat, CliError> {
-    let bad = |m: String| CliError::Engine(clfilter::Error::InvalidInput(m));
+    let bad = |m: String| CliError::Engine(clfilter::Error::InvalidArgument(m));
     let (w, h, c) = img.shape();
     if c != 1 {
         return Err(bad(format!(

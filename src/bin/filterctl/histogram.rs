@@ -8,6 +8,7 @@ use clfilter::ops::histogram::{Histogram, HistogramExt, HistogramParams};
 use clfilter::{DynImage, SampleType};
 use serde::Serialize;
 
+use crate::batch::{input_name, is_stdio, load_one};
 use crate::error::CliError;
 use crate::guard::Inputs;
 use crate::util;
@@ -16,7 +17,8 @@ use crate::Global;
 /// `filterctl histogram` arguments.
 #[derive(Debug, Parser)]
 pub struct Args {
-    /// The image (PNG, TIFF, PNM, JPEG).
+    /// The image (PNG, TIFF, PNM, JPEG, WebP), or `-` for stdin.
+    #[arg(value_name = "IN")]
     input: PathBuf,
 
     /// Bins per channel (default 256).
@@ -34,7 +36,8 @@ pub struct Args {
     #[arg(long)]
     json: bool,
 
-    /// Also draw the histogram as a PNG chart (channels in their colours).
+    /// Also draw the histogram as a PNG chart (channels in their colours),
+    /// into this file (not `-`: stdout carries the table or the JSON).
     #[arg(long, value_name = "PNG")]
     plot: Option<PathBuf>,
 }
@@ -78,13 +81,22 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
     // The chart must not replace the input, and its name must say a format
     // the writer knows: both checked before any work.
     let mut inputs = Inputs::default();
-    inputs.add(&a.input);
+    if is_stdio(&a.input) {
+        inputs.add_stdin();
+    } else {
+        inputs.add(&a.input);
+    }
     inputs.check_stdout()?;
     if let Some(path) = &a.plot {
+        if is_stdio(path) {
+            return Err(CliError::usage(
+                "--plot -: the chart goes to a PNG file; stdout carries the table or the JSON",
+            ));
+        }
         inputs.check_output(path)?;
         util::check_output(path, SampleType::U8, 3, false)?;
     }
-    let img = clfilter::image::load(&a.input)?;
+    let img = load_one(&a.input)?;
     let mut p = HistogramParams::default_for(img.sample_type());
     if let Some(b) = a.bins {
         p.bins = b;
@@ -102,10 +114,11 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
     }
     let engine = global.engine()?;
     let (h, report) = match &img {
-        DynImage::U8(i) => engine.histogram_report(i, &p)?,
-        DynImage::U16(i) => engine.histogram_report(i, &p)?,
-        DynImage::F32(i) => engine.histogram_report(i, &p)?,
-    };
+        DynImage::U8(i) => engine.histogram_report(i, &p),
+        DynImage::U16(i) => engine.histogram_report(i, &p),
+        DynImage::F32(i) => engine.histogram_report(i, &p),
+    }
+    .map_err(|e| CliError::from(e).context(input_name(&a.input)))?;
     note!(
         "histogram: {} on {} in {:.2} ms",
         report.variant,
@@ -114,10 +127,10 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
     );
     #[cfg(feature = "plot")]
     if let Some(path) = &a.plot {
-        let title = a
-            .input
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let title = match a.input.file_name() {
+            Some(n) if !is_stdio(&a.input) => n.to_string_lossy().into_owned(),
+            _ => input_name(&a.input),
+        };
         crate::plot::histogram_png(&h, &p, &title, path)?;
         note!("wrote {}", path.display());
     }
@@ -138,7 +151,7 @@ fn print_text(h: &Histogram, p: &HistogramParams, input: &std::path::Path) -> Re
     let names = channel_names(h.counts.len());
     out!(
         "histogram of {}: {} bins over {}..={}, channels {}",
-        input.display(),
+        input_name(input),
         h.bins,
         p.lo,
         p.hi,

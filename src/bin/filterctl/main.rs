@@ -56,15 +56,15 @@ mod view;
     name = "filterctl",
     version,
     about,
-    after_help = "Exit codes: 0 success, 2 usage error (bad arguments, spec, variant or device), \
-                  1 any other failure. See docs/CLI.md."
+    after_help = "Exit codes: 0 success, 2 usage error (bad arguments, spec, variant or device, \
+                  or an input a stage cannot take), 1 any other failure. See docs/CLI.md."
 )]
 struct Cli {
-    /// Device: auto (the first GPU, else the CPU backend; an OpenCL CPU
-    /// device such as PoCL only where `filterctl tune` measured it faster),
-    /// cpu (the rayon CPU backend), opencl (any OpenCL device, GPU first),
-    /// gpu, P:D (platform:device index from `filterctl devices`), or part
-    /// of a device or platform name.
+    /// Device: auto (the first GPU, else the first accelerator, else the
+    /// CPU backend; an OpenCL CPU device such as PoCL only where `filterctl
+    /// tune` measured it faster), cpu (the rayon CPU backend), opencl (any
+    /// OpenCL device, GPU first), gpu, P:D (platform:device index from
+    /// `filterctl devices`), or part of a device or platform name.
     #[arg(
         long,
         global = true,
@@ -74,8 +74,9 @@ struct Cli {
     )]
     device: Option<DeviceSelector>,
 
-    /// Force a variant: NAME for every operation, or op=NAME[,op=NAME...]
-    /// (see `filterctl variants`; `cpu` is the rayon path).
+    /// Force a variant: NAME for every operation that has one of that name,
+    /// or op=NAME[,op=NAME...] (see `filterctl variants`; `cpu` is the
+    /// rayon path, in every operation).
     #[arg(
         long,
         global = true,
@@ -111,9 +112,9 @@ enum Command {
     /// Measure every variant per size and parameters, and cache the fastest
     /// for the engine to use (--show prints the cache, --clear deletes it).
     Tune(tune::Args),
-    /// Per-channel histogram of an image: a table, --json, or a --plot PNG.
+    /// Per-channel histogram of an image (or stdin): a table, --json, or a --plot PNG.
     Histogram(histogram::Args),
-    /// Per-channel sum, mean, std, min and max of an image (--json).
+    /// Per-channel sum, mean, std, min and max of an image (or stdin; --json).
     Stats(stats::Args),
     /// Run a pipeline over a stream of raw camera frames (file or stdin),
     /// overlapping transfers with compute on a device.

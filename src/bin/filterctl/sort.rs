@@ -9,7 +9,9 @@ use clfilter::image::output::OutputFile;
 use clfilter::ops::sort::{SortExt, SortKey};
 use clfilter::ops::RunReport;
 use clfilter::Engine;
+use serde::Serialize;
 
+use crate::batch::{input_name, is_stdio};
 use crate::error::CliError;
 use crate::guard::Inputs;
 use crate::util::report_line;
@@ -30,19 +32,30 @@ pub enum KeyType {
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The key type of the input's little-endian 4-byte words.
-    #[arg(long = "type", value_enum)]
+    #[arg(long = "type", value_enum, value_name = "f32|u32|i32")]
     key: KeyType,
 
     /// The input file, or `-` for stdin. Its length must be a multiple of 4.
+    #[arg(value_name = "IN")]
     input: PathBuf,
 
     /// The output file (written whole or not at all), or `-` for stdout.
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
+
+    /// Print `{"keys": N, "type": "f32", "report": {...}}` (the engine's
+    /// run report: variant, backend, times) on stdout (not with -o -).
+    #[arg(long)]
+    json: bool,
 }
 
-fn is_stdio(p: &Path) -> bool {
-    p.as_os_str() == "-"
+/// The `--json` output.
+#[derive(Serialize)]
+struct Json<'a> {
+    keys: usize,
+    #[serde(rename = "type")]
+    key: &'static str,
+    report: &'a RunReport,
 }
 
 /// Runs `filterctl sort`.
@@ -54,6 +67,11 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         inputs.add(&args.input);
     }
     if is_stdio(&args.output) {
+        if args.json {
+            return Err(CliError::usage(
+                "--json prints to stdout, where -o - writes the keys; use one of them",
+            ));
+        }
         inputs.check_stdout()?;
     } else {
         inputs.check_output(&args.output)?;
@@ -68,12 +86,27 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     }
     let engine = global.engine()?;
     let (sorted, report) = match args.key {
-        KeyType::F32 => sort_as::<f32>(&engine, &bytes, f32::from_le_bytes, f32::to_le_bytes)?,
-        KeyType::U32 => sort_as::<u32>(&engine, &bytes, u32::from_le_bytes, u32::to_le_bytes)?,
-        KeyType::I32 => sort_as::<i32>(&engine, &bytes, i32::from_le_bytes, i32::to_le_bytes)?,
-    };
+        KeyType::F32 => sort_as::<f32>(&engine, &bytes, f32::from_le_bytes, f32::to_le_bytes),
+        KeyType::U32 => sort_as::<u32>(&engine, &bytes, u32::from_le_bytes, u32::to_le_bytes),
+        KeyType::I32 => sort_as::<i32>(&engine, &bytes, i32::from_le_bytes, i32::to_le_bytes),
+    }
+    .map_err(|e| e.context(input_name(&args.input)))?;
     note!("{}", report_line(None, "sort", &report, None));
-    write_output(&args.output, &sorted)
+    write_output(&args.output, &sorted)?;
+    if args.json {
+        let key = match args.key {
+            KeyType::F32 => "f32",
+            KeyType::U32 => "u32",
+            KeyType::I32 => "i32",
+        };
+        let j = Json {
+            keys: sorted.len() / 4,
+            key,
+            report: &report,
+        };
+        out!("{}", serde_json::to_string(&j)?)?;
+    }
+    Ok(())
 }
 
 /// Sorts the words of `bytes` as `K` and returns them as bytes again.

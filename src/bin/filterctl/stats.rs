@@ -7,13 +7,15 @@ use clap::Parser;
 use clfilter::ops::stats::{Stats, StatsExt};
 use clfilter::DynImage;
 
+use crate::batch::{input_name, load_one};
 use crate::error::CliError;
 use crate::Global;
 
 /// `filterctl stats` arguments.
 #[derive(Debug, Parser)]
 pub struct Args {
-    /// The image (PNG, TIFF, PNM, JPEG).
+    /// The image (PNG, TIFF, PNM, JPEG, WebP), or `-` for stdin.
+    #[arg(value_name = "IN")]
     input: PathBuf,
 
     /// Print `{"channels": C, "count": N, "sum": [..], "mean": [..],
@@ -25,13 +27,14 @@ pub struct Args {
 
 /// Runs the subcommand.
 pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
-    let img = clfilter::image::load(&a.input)?;
+    let img = load_one(&a.input)?;
     let engine = global.engine()?;
     let (s, report) = match &img {
-        DynImage::U8(i) => engine.stats_report(i)?,
-        DynImage::U16(i) => engine.stats_report(i)?,
-        DynImage::F32(i) => engine.stats_report(i)?,
-    };
+        DynImage::U8(i) => engine.stats_report(i),
+        DynImage::U16(i) => engine.stats_report(i),
+        DynImage::F32(i) => engine.stats_report(i),
+    }
+    .map_err(|e| CliError::from(e).context(input_name(&a.input)))?;
     note!(
         "stats: {} on {} in {:.2} ms",
         report.variant,
@@ -50,7 +53,7 @@ fn print_text(s: &Stats, input: &std::path::Path) -> Result<(), CliError> {
     let names = crate::histogram::channel_names(s.channels);
     out!(
         "stats of {}: {} samples per channel",
-        input.display(),
+        input_name(input),
         s.count
     )?;
     out!("channel\tsum\tmean\tstd\tmin\tmax")?;

@@ -271,7 +271,7 @@ fn open_input(
     if let Some(frames) = synthetic {
         return Ok(Source::Synthetic { frames });
     }
-    if path.as_os_str() == "-" {
+    if crate::batch::is_stdio(path) {
         return Ok(Source::Reader(Box::new(std::io::stdin())));
     }
     let f = File::open(path).map_err(|source| CliError::Io {
@@ -329,7 +329,7 @@ fn open_sink(
     };
     Ok(match output {
         None => Sink::Discard,
-        Some(p) if p.as_os_str() == "-" => {
+        Some(p) if crate::batch::is_stdio(p) => {
             inputs.check_stdout()?;
             raw(RawOut::Stdout(BufWriter::with_capacity(
                 1 << 20,

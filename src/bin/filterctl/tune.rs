@@ -6,7 +6,6 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clfilter::image::DecodeLimits;
 use clfilter::pipeline::{self, Op};
 use clfilter::tune::{
     store, DispatchCheck, Formats, KeyResult, Mode, Progress, Status, TuneConfig, TuneEntry,
@@ -60,7 +59,7 @@ pub struct Args {
 
     /// Tune exactly what `filterctl apply -f SPEC IN` runs: the input's
     /// size, type and channels, each stage's operation and parameters, as
-    /// a device-resident chain and as host calls.
+    /// a device-resident chain and as host calls (`-`: an image on stdin).
     #[arg(
         long = "for",
         value_name = "IN",
@@ -326,6 +325,11 @@ fn load_for(args: &Args, path: &std::path::Path) -> Result<(ForInput, Vec<Op>), 
     let spec = args.spec.as_deref().unwrap_or_default();
     let in_file = |e: CliError| e.context(path.display().to_string());
     if let (Some((width, height)), Some(format)) = (args.size, args.format) {
+        if crate::batch::is_stdio(path) {
+            return Err(CliError::usage(
+                "tune --for - reads an image from stdin; give a raw frame as a file",
+            ));
+        }
         let f = FrameSpec {
             width,
             height,
@@ -336,7 +340,8 @@ fn load_for(args: &Args, path: &std::path::Path) -> Result<(ForInput, Vec<Op>), 
         let ops = pipeline::parse_with_format(spec, Some(&format))?;
         return Ok((ForInput::Frame(frame), ops));
     }
-    let img = clfilter::image::load_with(path, &DecodeLimits::default()).map_err(CliError::from)?;
+    // `-` is stdin, within FILTERCTL_DECODE_LIMIT, as every image input.
+    let img = crate::batch::load_one(path)?;
     let format = match args.format {
         Some(fmt) => Some(check_image_format(path, &img, fmt).map_err(in_file)?),
         None => None,
@@ -385,7 +390,9 @@ fn measure(engine: &Engine, args: &Args) -> Result<TuneReport, CliError> {
             ForInput::Frame(f) => pipeline::Input::Frame(f),
         };
         let requests = clfilter::tune::requests_for(engine, &ops, input).map_err(|e| {
-            CliError::from(e).context(format!("pipeline '{}'", pipeline::to_spec(&ops)))
+            CliError::from(e)
+                .context(format!("pipeline '{}'", pipeline::to_spec(&ops)))
+                .context(crate::batch::input_name(path))
         })?;
         log::info!(
             "--for {}: {} requests to tune: {}",

@@ -91,12 +91,12 @@ impl CcmParams {
     }
 }
 
-/// `InvalidInput` unless `channels` is 3 or 4.
+/// `InvalidArgument` unless `channels` is 3 or 4.
 pub fn check_channels(channels: usize) -> Result<()> {
     if matches!(channels, 3 | 4) {
         Ok(())
     } else {
-        Err(Error::InvalidInput(format!(
+        Err(Error::InvalidArgument(format!(
             "ccm transforms RGB or RGBA images, this one has {channels} channel(s)"
         )))
     }

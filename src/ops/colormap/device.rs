@@ -240,7 +240,7 @@ pub(crate) fn run_stage(
     use crate::ops::OpParams;
     let mut w = input.into_work();
     if w.channels != 1 {
-        return Err(crate::error::Error::InvalidInput(format!(
+        return Err(crate::error::Error::InvalidArgument(format!(
             "stage '{}': colormap maps 1-channel images, this one has {}",
             SpecText(stage, forced),
             w.channels

@@ -180,7 +180,7 @@ impl DebandParams {
             return Err(f32_refused());
         }
         if self.space == Space::Ycc && channels < 3 {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::InvalidArgument(format!(
                 "deband space=ycc needs an RGB or RGBA image, this one has {channels} channel(s)"
             )));
         }
@@ -190,7 +190,7 @@ impl DebandParams {
 
 /// The error for f32 images, which `deband` does not read.
 pub fn f32_refused() -> Error {
-    Error::InvalidInput(
+    Error::InvalidArgument(
         "deband reads u8 and u16 images (its integer arithmetic is what makes every \
          device's result byte-identical); convert f32 first, for example convert=u16"
             .into(),

@@ -243,7 +243,7 @@ impl StageOp for DemosaicStage {
             DynImage::U8(i) => Raw::U8(i),
             DynImage::U16(i) => Raw::U16(i),
             DynImage::F32(_) => {
-                return Err(Error::InvalidInput(
+                return Err(Error::InvalidArgument(
                     "demosaic reads 8- or 16-bit Bayer frames, not f32 images".into(),
                 ))
             }

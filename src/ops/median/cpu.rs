@@ -296,16 +296,11 @@ impl<K: Native, const D: usize, const N: usize> WithSimd for Row<'_, K, D, N> {
 mod tests {
     use super::*;
     use crate::ops::median::reference;
+    use crate::test_rng::Rng;
 
     fn random<T: Sample>(w: usize, h: usize, c: usize, seed: u64, levels: u32) -> Image<T> {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        Image::from_fn(w, h, c, |_, _, _| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            T::from_f32(((s >> 33) as u32 % levels) as f32)
-        })
-        .unwrap()
+        let mut rng = Rng::new(seed);
+        Image::from_fn(w, h, c, |_, _, _| T::from_f32(rng.below(levels.into()) as f32)).unwrap()
     }
 
     /// f32 samples with zeros of both signs, NaNs of both signs,

@@ -271,6 +271,7 @@ pub(super) fn apply<V: OrdLanes, W: Network, const N: usize>(v: &mut [V; N]) {
 mod tests {
     use super::*;
     use crate::simd::lanes::Lanes;
+    use crate::test_rng::Rng;
 
     /// Runs `net` on 64 inputs at once: bit `b` of `v[i]` is input `i` of
     /// the `b`-th 0/1 vector (min is AND, max is OR).
@@ -340,17 +341,11 @@ mod tests {
         // ones, where the median is decided by one sample.
         check_window(3, 0..1 << 9);
         check_window(5, 0..1 << 25);
-        let mut s = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut rng = Rng::new(7);
         let random = (0..1 << 20).map(move |t| {
             let mut idx: Vec<u64> = (0..49).collect();
             for i in (1..49).rev() {
-                idx.swap(i, (next() % (i as u64 + 1)) as usize);
+                idx.swap(i, rng.below(i as u64 + 1) as usize);
             }
             idx[..24 + t % 2].iter().fold(0u64, |x, &i| x | 1 << i)
         });

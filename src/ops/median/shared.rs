@@ -150,6 +150,7 @@ fn select<V: OrdLanes, const D: usize, const N: usize>(
 pub(super) mod tests {
     use super::*;
     use crate::simd::lanes::{F32Keys, Lanes};
+    use crate::test_rng::Rng;
     use std::cmp::Ordering;
 
     /// A sample type in the median's order, with its bits for comparing
@@ -213,20 +214,12 @@ pub(super) mod tests {
         V: OrdLanes,
         V::Sample: Sample,
     {
-        let mut s = 0x9E37_79B9_7F4A_7C15u64 ^ (D as u64 * levels);
+        let mut rng = Rng::from_parts(&[D as u64, levels]);
         let mut ranks = Vec::new();
         for c in [1, 3, 4] {
             for w in 1..3 * 64 / c {
-                let rows: [Vec<V::Sample>; D] = std::array::from_fn(|_| {
-                    (0..w * c)
-                        .map(|_| {
-                            s ^= s << 13;
-                            s ^= s >> 7;
-                            s ^= s << 17;
-                            from(s % levels)
-                        })
-                        .collect()
-                });
+                let rows: [Vec<V::Sample>; D] =
+                    std::array::from_fn(|_| (0..w * c).map(|_| from(rng.below(levels))).collect());
                 let mut out = vec![V::Sample::default(); w * c];
                 median_row::<V, D, N>(t, std::array::from_fn(|i| &rows[i][..]), &mut out, c, &mut ranks);
                 let got: Vec<u32> = out.into_iter().map(Sample::bits).collect();

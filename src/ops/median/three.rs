@@ -137,6 +137,7 @@ fn window_row<V: OrdLanes>(
 mod tests {
     use super::*;
     use crate::simd::lanes::{F32Keys, Lanes};
+    use crate::test_rng::Rng;
 
     /// The 3x3 medians of output rows `1..=K` of `src` (`K + 2` rows of
     /// `c`-channel pixels), each window gathered and sorted by `key`, as
@@ -172,21 +173,11 @@ mod tests {
     ) where
         V::Sample: Default,
     {
-        let mut s = 0x9E37_79B9_7F4A_7C15u64 ^ (K as u64 * levels);
+        let mut rng = Rng::from_parts(&[K as u64, R as u64, levels]);
         for c in [1, 3, 4] {
             for w in 1..3 * 64 / c {
-                let src: Vec<Vec<V::Sample>> = (0..R)
-                    .map(|_| {
-                        (0..w * c)
-                            .map(|_| {
-                                s ^= s << 13;
-                                s ^= s >> 7;
-                                s ^= s << 17;
-                                from(s % levels)
-                            })
-                            .collect()
-                    })
-                    .collect();
+                let src: Vec<Vec<V::Sample>> =
+                    (0..R).map(|_| (0..w * c).map(|_| from(rng.below(levels))).collect()).collect();
                 let mut out = vec![vec![V::Sample::default(); w * c]; K];
                 let srcs: [&[V::Sample]; R] = std::array::from_fn(|i| &src[i][..]);
                 let mut it = out.iter_mut();

@@ -7,15 +7,10 @@ use super::reference::{self, Exact};
 use super::{cpu, Axis, ReduceParams, Reduction};
 use crate::image::{Image, Sample};
 
-/// xorshift32 samples.
+/// Random 32-bit samples.
 fn noise(n: usize, seed: u32) -> impl Iterator<Item = u32> {
-    let mut s = seed | 1;
-    (0..n).map(move |_| {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s
-    })
+    let mut rng = crate::test_rng::Rng::new(seed.into());
+    (0..n).map(move |_| (rng.next_u64() >> 32) as u32)
 }
 
 /// `w x h x c` samples from `f`, rows `pad` samples longer than the

@@ -234,17 +234,10 @@ impl<T: Int, const C: usize, const L: usize> WithSimd for BandOp<'_, T, C, L> {
 mod tests {
     use super::*;
 
-    /// Deterministic samples: xorshift64, the top bits.
+    /// Deterministic samples: the top 24 random bits, through `wrap`.
     fn noise<T: Int>(n: usize, seed: u64, wrap: impl Fn(u64) -> T) -> Vec<T> {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                wrap(s >> 40)
-            })
-            .collect()
+        let mut rng = crate::test_rng::Rng::new(seed);
+        (0..n).map(|_| wrap(rng.next_u64() >> 40)).collect()
     }
 
     /// Per channel, the plain u64 sums of the image's pixels (padding left out).

@@ -99,12 +99,12 @@ pub fn gray_world(means: [f64; 3]) -> Result<[f32; 3]> {
     Ok([gain(means[0]), 1.0, gain(means[2])])
 }
 
-/// `InvalidInput` unless `channels` is 3 or 4.
+/// `InvalidArgument` unless `channels` is 3 or 4.
 pub fn check_channels(channels: usize) -> Result<()> {
     if matches!(channels, 3 | 4) {
         Ok(())
     } else {
-        Err(Error::InvalidInput(format!(
+        Err(Error::InvalidArgument(format!(
             "wb balances RGB or RGBA images, this one has {channels} channel(s)"
         )))
     }

@@ -83,7 +83,7 @@ impl Live {
                 )));
             }
         };
-        let (output, outcomes) = run(&engine, &ops, &input)?;
+        let (output, outcomes) = run(&engine, &ops, &input).map_err(|e| e.context(name.clone()))?;
         let mut live = Live {
             engine,
             controls: Controls::new(ops),

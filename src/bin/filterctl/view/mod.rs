@@ -41,7 +41,7 @@ mod window;
 )]
 pub struct Args {
     /// The image file, or with --size and --format a raw frame stream
-    /// ('-': stdin).
+    /// ('-': stdin, an image or the stream).
     #[arg(value_name = "IN")]
     input: PathBuf,
 
@@ -98,7 +98,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
 
     let ops = parse(&args)?;
     let mut inputs = Inputs::default();
-    let stdin = args.input.as_os_str() == "-";
+    let stdin = crate::batch::is_stdio(&args.input);
     if stdin {
         inputs.add_stdin();
     } else {
@@ -111,21 +111,10 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     let engine = global.engine()?;
     let source = match (args.size, args.format) {
         (Some(size), Some(format)) => source::Source::stream(&args.input, format, size, args.skip)?,
-        _ if stdin => {
-            return Err(CliError::usage(
-                "reading stdin needs --size and --format (raw frames)",
-            ))
-        }
-        _ => source::Source::still(
-            clfilter::image::load(&args.input)
-                .map_err(|e| CliError::from(e).context(args.input.display().to_string()))?,
-        ),
+        // An image file, or one image on stdin, within FILTERCTL_DECODE_LIMIT.
+        _ => source::Source::still(crate::batch::load_one(&args.input)?),
     };
-    let name = if stdin {
-        "stdin".to_string()
-    } else {
-        args.input.display().to_string()
-    };
+    let name = crate::batch::input_name(&args.input);
     let live = live::Live::start(engine, ops, source, name)?;
     let options = window::Options {
         frames: args.frames.map(|n| n as usize),

@@ -11,20 +11,10 @@ use crate::ops::gaussian::reference::{self, source_index};
 const SIZES: [(usize, usize); 7] = [(1, 1), (1, 7), (7, 1), (2, 3), (13, 11), (31, 17), (64, 5)];
 const SIGMAS: [f32; 8] = [0.0, 0.3, 0.8, 1.0, 2.5, 7.0, 40.0, 1000.0];
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
 fn random<T: Sample>(w: usize, h: usize, c: usize, seed: u64) -> Image<T> {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = crate::test_rng::Rng::new(seed);
     let full = T::TYPE.full_scale();
-    Image::from_fn(w, h, c, |_, _, _| T::from_f32(rng.next() * full)).unwrap()
+    Image::from_fn(w, h, c, |_, _, _| T::from_f32(rng.unit() * full)).unwrap()
 }
 
 fn params(sx: f32, sy: f32, border: Border) -> GaussianParams {
