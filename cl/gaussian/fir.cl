@@ -116,27 +116,59 @@ __kernel void gaussian_fir_local_cols(__global const W* in, __global W* out, int
 #define FT_RING (2 * FIR_RY + FIR_B)  // H's rows
 #define FT_HS (FIR_TW + 1)            // H's row stride
 
+// A work-item's share of a band's staging: S's entries lid + j FT_WG.
+#define FT_NPT ((FIR_B * FT_SW + FT_WG - 1) / FT_WG)
+// Fetch the next band's input into registers before filtering the current
+// band's columns, so the loads' latency overlaps that arithmetic, where the
+// share fits in a few registers: a float4's share of 16 takes 64.
+#ifndef FT_PREFETCH
+#define FT_PREFETCH (FT_NPT <= 16)
+#endif
+
+// The input as loaded (the user's pixel, converted to W when staged).
 #if CH == 4
-#define FT_LOAD(p, i) TO_W(LOADPIX(p, i))
+#define FT_RAW PIX
+#define FT_FETCH(p, i) LOADPIX(p, i)
 #define FT_STORE(v, p, i) (((__global PIX*)(p))[i] = NARROW(v))
 #else
-#define FT_LOAD(p, i) TO_W(LOADP(p, i))
+#define FT_RAW PIX
+#define FT_FETCH(p, i) LOADP(p, i)
 #define FT_STORE(v, p, i) STOREP(NARROW(v), p, i)
 #endif
 
-// Stages input rows y .. y + n - 1 (n <= FIR_B) of the strip's columns,
-// filters them along the rows and puts them in H, row y at ring slot
-// `slot` (the next ones after it, wrapping).
-inline void fir_tiles_rows(__global const T* in, int width, int height, int x0, int y, int n,
-                           int slot, __constant float* tx, __local W* S, __local W* H)
+// Loads input rows y .. y + n - 1 (n <= FIR_B) of the strip's columns,
+// FIR_RX pixels of halo each side, into the work-item's share `p`.
+inline void fir_tiles_fetch(__global const T* in, int width, int height, int x0, int y, int n,
+                            FT_RAW* p)
+{
+    int lid = get_local_id(0);
+#pragma unroll
+    for (int j = 0; j < FT_NPT; j++) {
+        int i = lid + j * FT_WG;
+        if (i < n * FT_SW) {
+            int row = i / FT_SW, c = i - row * FT_SW;
+            size_t at = (size_t)border_index(y + row, height) * width;
+            p[j] = FT_FETCH(in, at + border_index(x0 - FIR_RX + c, width));
+        }
+    }
+}
+
+// Stages the n rows fetched into `p` in S, filters them along the rows and
+// puts them in H, the first at ring slot `slot` (the next ones after it,
+// wrapping).
+inline void fir_tiles_rows(const FT_RAW* p, int n, int slot, __constant float* tx, __local W* S,
+                           __local W* H)
 {
     int lid = get_local_id(0);
     // S's last readers finished before the barrier that ended the last
     // call, H's (the column pass) before the barrier below.
-    for (int i = lid; i < n * FT_SW; i += FT_WG) {
-        int row = i / FT_SW, c = i - row * FT_SW;
-        size_t at = (size_t)border_index(y + row, height) * width;
-        S[c * FT_SS + row] = FT_LOAD(in, at + border_index(x0 - FIR_RX + c, width));
+#pragma unroll
+    for (int j = 0; j < FT_NPT; j++) {
+        int i = lid + j * FT_WG;
+        if (i < n * FT_SW) {
+            int row = i / FT_SW, c = i - row * FT_SW;
+            S[c * FT_SS + row] = TO_W(p[j]);
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     int row = lid % FIR_B, g = lid / FIR_B;
@@ -180,16 +212,29 @@ void gaussian_fir_tiles_both(__global const T* in, __global T* out, int width, i
     int lid = get_local_id(0);
     int x0 = GROUP_ID(0) * FIR_TW, y0 = GROUP_ID(1) * FIR_SH;
     int yend = min(y0 + FIR_SH, height);
+    FT_RAW p[FT_NPT];
     // Ring slot of row y: (y - (y0 - FIR_RY)) mod FT_RING.
-    for (int y = y0 - FIR_RY; y < y0 + FIR_RY; y += FIR_B)
-        fir_tiles_rows(in, width, height, x0, y, min(FIR_B, y0 + FIR_RY - y), y - y0 + FIR_RY,
-                       tx, S, H);
+    for (int y = y0 - FIR_RY; y < y0 + FIR_RY; y += FIR_B) {
+        int n = min(FIR_B, y0 + FIR_RY - y);
+        fir_tiles_fetch(in, width, height, x0, y, n, p);
+        fir_tiles_rows(p, n, y - y0 + FIR_RY, tx, S, H);
+    }
+#if FT_PREFETCH
+    fir_tiles_fetch(in, width, height, x0, y0 + FIR_RY, FIR_B, p);
+#endif
     int x = lid % FIR_TW, rb = lid / FIR_TW * FIR_K;
     for (int yo = y0; yo < yend; yo += FIR_B) {
         // Rows yo + FIR_RY .. + FIR_B - 1 complete the window of rows
         // yo - FIR_RY .. yo + FIR_B + FIR_RY - 1.
         int slot = (yo - y0 + 2 * FIR_RY) % FT_RING;
-        fir_tiles_rows(in, width, height, x0, yo + FIR_RY, FIR_B, slot, tx, S, H);
+#if !FT_PREFETCH
+        fir_tiles_fetch(in, width, height, x0, yo + FIR_RY, FIR_B, p);
+#endif
+        fir_tiles_rows(p, FIR_B, slot, tx, S, H);
+#if FT_PREFETCH
+        if (yo + FIR_B < yend)
+            fir_tiles_fetch(in, width, height, x0, yo + FIR_B + FIR_RY, FIR_B, p);
+#endif
         W acc[FIR_K];
 #pragma unroll
         for (int i = 0; i < FIR_K; i++)

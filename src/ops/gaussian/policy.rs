@@ -30,7 +30,7 @@ pub const BIQUAD_MAX_SIGMA: f64 = 64.0;
 
 /// On GPUs, gray blurs up to this sigma (the larger of the two) try
 /// `fir_tiles` first; see [`prefer`].
-pub const FIR_TILES_GRAY_MAX_SIGMA: f32 = 1.5;
+pub const FIR_TILES_GRAY_MAX_SIGMA: f32 = 2.0;
 
 /// On GPUs, colour blurs (RGB, RGBA, any sample type) up to this sigma try
 /// `fir_tiles` first; see [`prefer`].
@@ -133,13 +133,14 @@ pub fn tile_line(sigma: f64) -> TileLine {
 
 /// On GPUs, small sigmas run fastest as `fir_tiles`: one pass over the
 /// user's samples whose cost grows with the radius, where the recursive
-/// variants' does not. On an H100 at 8192x8192 (docs/results/2026-11-27-s29-fir.md)
-/// it beats `iir_tiles` below sigma 2 on f32 gray (0.36 ms against 0.52 at
-/// sigma 1, a tie at 2, and 10% slower at 2 on an H200, 0.517 against 0.470
-/// ms: docs/results/2026-11-27-s29-validation.md; hence
-/// [`FIR_TILES_GRAY_MAX_SIGMA`] 1.5) and between sigma 2
-/// and 4 on RGBA (f32: 1.45 and 3.18 ms against 2.50; u8: 1.18 and 2.55
-/// against 2.21: [`FIR_TILES_COLOUR_MAX_SIGMA`], where the times cross if
+/// variants' does not. On an H100 at 8192x8192, with its next band's loads
+/// in flight during the column pass (docs/results/2026-11-27-s30-lead.md),
+/// it beats `iir_tiles` up to sigma 2 on f32 gray (0.31 ms against 0.53 at
+/// sigma 1, 0.41 against 0.53 at 2, 0.71 against 0.53 at 3: hence
+/// [`FIR_TILES_GRAY_MAX_SIGMA`] 2) and up to sigma 3 on RGBA (f32: 0.80,
+/// 1.16 and 1.77 ms at sigma 1, 2, 3 against 2.50, 3.70 at 4; u8: 0.59,
+/// 1.09 at 1, 2 against 2.20, 2.24 at 4:
+/// [`FIR_TILES_COLOUR_MAX_SIGMA`], where the times cross if
 /// they grow with the radius). Above those, gray images, and u8 and u16
 /// RGBA ones, of at least [`TILES_MIN_PIXELS`] go to `iir_tiles`, which
 /// reads the image twice and writes it once where `iir_local` moves it
@@ -220,9 +221,9 @@ mod tests {
         let gpu = DeviceKind::Gpu;
         assert_eq!(prefer(&shape(64, 64, 4, 3.0), gpu), Some("fir_tiles"));
         assert_eq!(prefer(&shape(64, 64, 3, 3.5), gpu), None);
-        assert_eq!(prefer(&shape(64, 64, 1, 1.5), gpu), Some("fir_tiles"));
-        assert_eq!(prefer(&shape(64, 64, 1, 2.0), gpu), None);
-        assert_eq!(prefer(&shape(2048, 2048, 1, 2.0), gpu), Some("iir_tiles"));
+        assert_eq!(prefer(&shape(64, 64, 1, 2.0), gpu), Some("fir_tiles"));
+        assert_eq!(prefer(&shape(64, 64, 1, 2.5), gpu), None);
+        assert_eq!(prefer(&shape(2048, 2048, 1, 2.0), gpu), Some("fir_tiles"));
         assert_eq!(prefer(&shape(2048, 2048, 1, 2.5), gpu), Some("iir_tiles"));
         assert_eq!(prefer(&shape(2048, 2047, 1, 8.0), gpu), None);
         assert_eq!(prefer(&shape(4096, 4096, 1, 1.0), DeviceKind::Cpu), None);

@@ -17,29 +17,42 @@ fn bins(s: &Shape) -> usize {
 
 /// Pixels per work-item of `local_private` on u8 samples with
 /// [`byte_bins`], for `n` pixels of `channels` samples on a device of
-/// `units` compute units: the most that still gives every unit `g`
-/// work-groups, so that a large image has fewer groups to zero and merge
-/// (each merge is a global atomic per bin). Every layout is 32 KiB of bank
-/// slots a group (an H100 holds 6 such groups per unit). Gray and RGBA: at
-/// most 256 pixels, `g` = 6. On an H100 at 8192x8192 u8 RGBA, 256 pixels
-/// took 0.113-0.114 ms, 128 pixels 0.114-0.115 ms and 64 pixels 0.125 ms
-/// (docs/results/2026-11-27-gpu-reductions-history.md). RGB: at most 128, `g` = 16, the rule of its
-/// former sub-histograms, under which its bank slots were measured (64
-/// pixels at 8192x8192 on an H100: 0.117-0.122 ms against 0.134-0.137;
-/// docs/results/2026-11-27-s29-hist.md).
+/// `units` compute units. Every layout is 32 KiB of bank slots a group (an
+/// H100 holds [`GROUPS_PER_UNIT`] such groups per unit).
+///
+/// - Gray and RGBA: the most of 256, 128, 64 pixels that still gives every
+///   unit 6 groups, so that a large image has fewer groups to zero and
+///   merge (each merge is a global atomic per bin). On an H100 at
+///   8192x8192 u8 RGBA, 256 pixels took 0.113-0.114 ms, 128 pixels
+///   0.114-0.115 ms and 64 pixels 0.125 ms
+///   (docs/results/2026-11-27-gpu-reductions-history.md); one wave of
+///   groups (332 pixels, 790 groups) took 0.121 ms, and 336 on gray 0.042
+///   against 0.040 (docs/results/2026-11-27-s30-lead.md).
+/// - RGB: one wave, at most 6 groups per unit, each item a multiple of 16
+///   pixels (whole uint4 chunks) and at most 2048 (where its 16-bit counts
+///   of slot 10 could not overflow; `histogram.cl` checks). At 8192x8192
+///   on an H100 (336 pixels, 781 groups) it took 0.102-0.103 ms against
+///   0.116-0.119 ms for the 64 pixels of the rule before (4096 groups).
+///
+/// An image too small to give every unit its groups at 64 pixels an item
+/// takes [`PER_ITEM`].
 pub fn byte_pixels_per_item(n: usize, units: usize, channels: usize) -> usize {
-    let (items, per_unit): (&[usize], usize) = if channels == 3 {
-        (&[128, 64], 16)
-    } else {
-        (&[256, 128, 64], 6)
-    };
-    let groups = per_unit * units.max(1);
-    items
-        .iter()
-        .copied()
+    let groups = GROUPS_PER_UNIT * units.max(1);
+    if n.div_ceil(LWS * 64) < groups {
+        return PER_ITEM;
+    }
+    if channels == 3 {
+        return n.div_ceil(LWS * groups).next_multiple_of(16).min(2048);
+    }
+    [256, 128, 64]
+        .into_iter()
         .find(|&item| n.div_ceil(LWS * item) >= groups)
-        .unwrap_or(PER_ITEM)
+        .unwrap_or(64)
 }
+
+/// `local_private`'s u8 groups (32 KiB of local memory each) that an H100
+/// compute unit runs at once.
+const GROUPS_PER_UNIT: usize = 6;
 
 /// Whether `local_private` counts `s` by the byte itself: u8 samples in a
 /// binning whose bin of every level `v` is `v` (checked with the f32
@@ -105,19 +118,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn byte_items_keep_enough_groups_per_unit() {
-        // 8192x8192 on 132 units: RGBA 1024 groups of 256 pixels (7.8 a
-        // unit); RGB 2048 groups of 128 are too few, 4096 of 64.
-        assert_eq!(byte_pixels_per_item(8192 * 8192, 132, 4), 256);
+    fn byte_items_fit_the_units() {
+        // 8192x8192 on 132 units: gray and RGBA 1024 groups of 256 pixels
+        // (7.8 a unit); RGB one wave of 781 groups of 336.
         assert_eq!(byte_pixels_per_item(8192 * 8192, 132, 1), 256);
-        assert_eq!(byte_pixels_per_item(8192 * 8192, 132, 3), 64);
-        assert_eq!(byte_pixels_per_item(8192 * 8192, 64, 3), 128);
+        assert_eq!(byte_pixels_per_item(8192 * 8192, 132, 4), 256);
+        assert_eq!(byte_pixels_per_item(8192 * 8192, 132, 3), 336);
         assert_eq!(byte_pixels_per_item(3840 * 2160, 132, 4), PER_ITEM);
         assert_eq!(byte_pixels_per_item(1, 0, 4), PER_ITEM);
-        for (n, units) in [(1_usize << 20, 2), (12_345_678, 7), (99, 1)] {
-            for (c, per_unit) in [(1, 6), (3, 16), (4, 6)] {
+        assert_eq!(byte_pixels_per_item(1 << 34, 132, 3), 2048);
+        for (n, units) in [(1_usize << 20, 2), (12_345_678, 7), (99, 1), (1 << 30, 132)] {
+            for c in [1, 3, 4] {
                 let item = byte_pixels_per_item(n, units, c);
-                assert!(item == PER_ITEM || n.div_ceil(LWS * item) >= per_unit * units);
+                assert_eq!(item * c % 16, 0, "{n} {units} {c}");
+                let groups = n.div_ceil(LWS * item);
+                let per_unit = GROUPS_PER_UNIT * units;
+                match (item == PER_ITEM, c) {
+                    (true, _) => assert!(n.div_ceil(LWS * 64) < per_unit, "{n} {c}"),
+                    (false, 3) => assert!((groups <= per_unit || item == 2048) && item >= 64, "{n}"),
+                    (false, _) => assert!(groups >= per_unit, "{n} {c}"),
+                }
             }
         }
     }
