@@ -119,10 +119,14 @@ __kernel void gaussian_fir_local_cols(__global const W* in, __global W* out, int
 // A work-item's share of a band's staging: S's entries lid + j FT_WG.
 #define FT_NPT ((FIR_B * FT_SW + FT_WG - 1) / FT_WG)
 // Fetch the next band's input into registers before filtering the current
-// band's columns, so the loads' latency overlaps that arithmetic, where the
-// share fits in a few registers: a float4's share of 16 takes 64.
+// band's columns, so the loads' latency overlaps that arithmetic: on tiles
+// of 8 outputs per work-item whose share is at most 16 pixels. On an H200
+// at 8192x8192 (docs/results/2026-11-27-s30-lead.md), fetched ahead
+// against fetched just before staging: f32 RGBA sigma 1 (a share of 11)
+// 0.67 against 0.72 ms, gray sigma 2 0.415 against 0.439; but sigma 3 (a
+// share of 17) 2.24 against 1.76, sigma 4 (4-output tiles) 3.65 against 3.03.
 #ifndef FT_PREFETCH
-#define FT_PREFETCH (FT_NPT <= 16)
+#define FT_PREFETCH (FIR_K == 8 && FT_NPT <= 16)
 #endif
 
 // The input as loaded (the user's pixel, converted to W when staged).
