@@ -6,12 +6,14 @@
 //! [`super::apply`]'s (no fused products), so every instruction set gives
 //! the same samples.
 
-use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 use super::CcmParams;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::image::{Image, Sample, SampleType};
-use crate::simd::{mem, Isa, Narrow, Simd, WithSimd};
+use crate::ops::pixel_stage::cpu::fill_rows;
+use crate::simd::mem::{self, Filler};
+use crate::simd::{Isa, Narrow, Simd, WithSimd};
 
 /// Pixels per step of a row.
 const PIXELS: usize = 16;
@@ -38,39 +40,42 @@ fn ccm_with<T: Sample>(img: &Image<T>, p: &CcmParams, isa: Isa) -> Result<Image<
 
 /// The rows of `img`, whose samples are `X`, of `C` channels.
 fn typed<T: Sample, X: Narrow, const C: usize>(img: &Image<T>, p: &CcmParams, isa: Isa) -> Result<Image<T>> {
-    let mut out = Image::<T>::new(img.width(), img.height(), C)?;
-    let rows = out
-        .as_packed_mut()
-        .ok_or_else(|| Error::arg("a new image has no row padding"))?;
-    rows.par_chunks_mut(img.row_len()).enumerate().for_each(|(y, dst)| {
+    fill_rows::<T, _>(img.width(), img.height(), C, |y, dst| {
         let src = mem::cast_slice::<T, X>(img.row(y)).expect("T is X");
-        let dst = mem::cast_slice_mut::<T, X>(dst).expect("T is X");
-        isa.vectorize(Row::<X, C> { m: &p.m, src, dst });
-    });
-    Ok(out)
+        let dst = mem::cast_uninit_mut::<T, X>(dst).expect("T is X");
+        let done = isa.vectorize(Row::<X, C> { m: &p.m, src, dst });
+        mem::cast_slice_mut::<X, T>(done).expect("T is X")
+    })
 }
 
 /// One row of pixels, for [`Isa::vectorize`].
-struct Row<'a, X, const C: usize> {
-    m: &'a [f32; 9],
-    src: &'a [X],
-    dst: &'a mut [X],
+struct Row<'s, 'a, X, const C: usize> {
+    m: &'s [f32; 9],
+    src: &'s [X],
+    dst: &'a mut [MaybeUninit<X>],
 }
 
-impl<X: Narrow, const C: usize> WithSimd for Row<'_, X, C> {
-    type Output = ();
+impl<'a, X: Narrow, const C: usize> WithSimd for Row<'_, 'a, X, C> {
+    type Output = &'a mut [X];
 
+    /// [`PIXELS`] at a time into a buffer, then into the row; the last
+    /// step may be short.
     #[inline(always)]
-    fn with_simd<S: Simd>(self, _: S) {
-        let mut s = self.src.chunks_exact(PIXELS * C);
-        let mut d = self.dst.chunks_exact_mut(PIXELS * C);
-        for (s, d) in (&mut s).zip(&mut d) {
-            mix::<X, C, PIXELS>(self.m, s, d);
+    fn with_simd<S: Simd>(self, _: S) -> &'a mut [X] {
+        let mut out = Filler::new(self.dst);
+        let mut buf = [X::default(); 4 * PIXELS];
+        let mut steps = self.src.chunks_exact(PIXELS * C);
+        for s in &mut steps {
+            mix::<X, C, PIXELS>(self.m, s, &mut buf);
+            let piece = out.next(s.len());
+            out.commit(mem::write_copy(piece, &buf[..s.len()]));
         }
-        let rest = s.remainder().chunks_exact(C);
-        for (s, d) in rest.zip(d.into_remainder().chunks_exact_mut(C)) {
-            mix::<X, C, 1>(self.m, s, d);
+        for s in steps.remainder().chunks_exact(C) {
+            mix::<X, C, 1>(self.m, s, &mut buf);
+            let piece = out.next(C);
+            out.commit(mem::write_copy(piece, &buf[..C]));
         }
+        out.finish()
     }
 }
 

@@ -9,7 +9,8 @@ use rayon::prelude::*;
 use super::{ColormapParams, Mapping};
 use crate::error::Result;
 use crate::image::{Image, Sample, SampleType};
-use crate::simd::mem;
+use crate::ops::pixel_stage::cpu::fill_rows;
+use crate::simd::mem::{self, Filler};
 
 /// A u16 image takes the table of its 65536 values' pixels when it has at
 /// least this many pixels per value (building the table then costs little
@@ -79,14 +80,26 @@ where
         .map_while(|v| I::try_from(v).ok())
         .map(|v| pixel(v.into()))
         .collect();
-    rows::<T, U, C>(img, |dst, src| {
-        let src = mem::cast_slice::<T, I>(src).expect("T is I");
-        for (d, s) in dst.chunks_exact_mut(C).zip(src) {
-            let i: usize = (*s).into();
-            d.copy_from_slice(&lut[i]);
+    fill_rows::<U, _>(img.width(), img.height(), C, |y, dst| {
+        let src = mem::cast_slice::<T, I>(img.row(y)).expect("T is I");
+        let mut out = Filler::new(dst);
+        let mut buf = [[U::default(); C]; PIXELS];
+        // The last step may be short.
+        for s in src.chunks(PIXELS) {
+            for (d, s) in buf.iter_mut().zip(s) {
+                let i: usize = (*s).into();
+                *d = lut[i];
+            }
+            let n = s.len() * C;
+            let piece = out.next(n);
+            out.commit(mem::write_copy(piece, &buf.as_flattened()[..n]));
         }
+        out.finish()
     })
 }
+
+/// Pixels per step of a row through the table.
+const PIXELS: usize = 16;
 
 /// A new image of `C` channels whose row `y` `f(row, img.row(y))` writes,
 /// rows in parallel.

@@ -5,13 +5,14 @@
 //! that the compiler vectorises it for each instruction set of
 //! [`crate::simd`].
 
-use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 use super::GammaParams;
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample, SampleType};
-use crate::ops::pixel_stage::cpu::map_samples;
-use crate::simd::{lut, mem, Isa, Simd, WithSimd};
+use crate::ops::pixel_stage::cpu::{fill_rows, map_samples};
+use crate::simd::mem::{self, Filler};
+use crate::simd::{lut, Isa, Simd, WithSimd};
 
 /// `E(max(in / full, 0)) * full` (alpha copied) on the host's cores.
 pub fn gamma<T: Sample>(img: &Image<T>, p: &GammaParams) -> Result<Image<T>> {
@@ -62,32 +63,28 @@ fn bytes<T: Sample, const C: usize>(img: &Image<T>, p: &GammaParams) -> Result<I
 /// is copied.
 fn floats<T: Sample, const ALPHA: bool>(img: &Image<T>, p: &GammaParams, isa: Isa) -> Result<Image<T>> {
     let curve = Curve::new(p);
-    let mut out = Image::<T>::new(img.width(), img.height(), img.channels())?;
-    let rows = out
-        .as_packed_mut()
-        .ok_or_else(|| Error::arg("a new image has no row padding"))?;
-    let row_len = img.row_len();
-    rows.par_chunks_mut(row_len).enumerate().for_each(|(y, dst)| {
+    let (w, h, c) = (img.width(), img.height(), img.channels());
+    fill_rows::<T, _>(w, h, c, |y, dst| {
         let src = mem::cast_slice::<T, f32>(img.row(y)).expect("T is f32");
-        let dst = mem::cast_slice_mut::<T, f32>(dst).expect("T is f32");
-        isa.vectorize(Row::<ALPHA> { curve, src, dst });
-    });
-    Ok(out)
+        let dst = mem::cast_uninit_mut::<T, f32>(dst).expect("T is f32");
+        let done = isa.vectorize(Row::<ALPHA> { curve, src, dst });
+        mem::cast_slice_mut::<f32, T>(done).expect("T is f32")
+    })
 }
 
 /// One row of f32 samples, for [`Isa::vectorize`].
-struct Row<'a, const ALPHA: bool> {
+struct Row<'s, 'a, const ALPHA: bool> {
     curve: Curve,
-    src: &'a [f32],
-    dst: &'a mut [f32],
+    src: &'s [f32],
+    dst: &'a mut [MaybeUninit<f32>],
 }
 
-impl<const ALPHA: bool> WithSimd for Row<'_, ALPHA> {
-    type Output = ();
+impl<'a, const ALPHA: bool> WithSimd for Row<'_, 'a, ALPHA> {
+    type Output = &'a mut [f32];
 
     #[inline(always)]
-    fn with_simd<S: Simd>(self, _: S) {
-        self.curve.encode_row::<ALPHA>(self.src, self.dst);
+    fn with_simd<S: Simd>(self, _: S) -> &'a mut [f32] {
+        self.curve.encode_row::<ALPHA>(self.src, self.dst)
     }
 }
 
@@ -143,25 +140,25 @@ impl Curve {
 
     /// `dst[i] = E(max(src[i], 0))` (full scale 1), and with `ALPHA`
     /// every fourth sample copied; `src` and `dst` are one row of whole
-    /// pixels, as long as each other.
+    /// pixels, as long as each other. Returns `dst` written.
     #[inline(always)]
-    pub(crate) fn encode_row<const ALPHA: bool>(&self, src: &[f32], dst: &mut [f32]) {
-        let mut s = src.chunks_exact(LANES);
-        let mut d = dst.chunks_exact_mut(LANES);
-        for (s, d) in (&mut s).zip(&mut d) {
-            for (i, (d, s)) in d.iter_mut().zip(s).enumerate() {
+    pub(crate) fn encode_row<'d, const ALPHA: bool>(
+        &self,
+        src: &[f32],
+        dst: &'d mut [MaybeUninit<f32>],
+    ) -> &'d mut [f32] {
+        let mut out = Filler::new(dst);
+        let mut buf = [0f32; LANES];
+        // The last step may be short; it is still whole pixels.
+        for s in src.chunks(LANES) {
+            for (i, (d, s)) in buf.iter_mut().zip(s).enumerate() {
                 let e = self.encode(f64::from(*s)) as f32;
                 *d = if ALPHA && i % 4 == 3 { *s } else { e };
             }
+            let piece = out.next(s.len());
+            out.commit(mem::write_copy(piece, &buf[..s.len()]));
         }
-        // The rest: less than a step, and whole pixels.
-        for (i, (d, s)) in d.into_remainder().iter_mut().zip(s.remainder()).enumerate() {
-            *d = if ALPHA && i % 4 == 3 {
-                *s
-            } else {
-                self.encode(f64::from(*s)) as f32
-            };
-        }
+        out.finish()
     }
 
     /// `E(max(v, 0))`: NaN and negative `v` give 0, `+inf` gives `+inf`.
