@@ -135,8 +135,8 @@ mod tests {
                     for y in 0..img.height() {
                         for x in 0..img.width() {
                             let c = colour(map.table(), m.t(img.get(x, y, 0).to_f32()));
-                            for k in 0..channels {
-                                let want = U::from_f32(c[k] * m.scale);
+                            for (k, c) in c.iter().enumerate().take(channels) {
+                                let want = U::from_f32(c * m.scale);
                                 assert!(got.get(x, y, k) == want, "{map} {}->{} ({x}, {y}, {k})", T::TYPE, U::TYPE);
                             }
                         }

@@ -245,7 +245,7 @@ mod tests {
         };
         let mut samples: Vec<f32> = vec![
             0.0, -0.0, -1.0, 1.0, 0.5, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX,
-            f32::MIN_POSITIVE, 1e-45, 0.0031308, 0.018, 0.017999999, 300.0, 1e30,
+            f32::MIN_POSITIVE, 1e-45, 0.0031308, 0.018, f32::from_bits(0.018f32.to_bits() - 1), 300.0, 1e30,
         ];
         samples.extend((0..4000).map(|i| match i % 3 {
             0 => (next() % 1_000_000) as f32 / 999_999.0,
