@@ -1,6 +1,6 @@
 //! The rayon colour matrix: rows in parallel, each row compiled for the
 //! CPU's instruction set ([`crate::simd`]) with its pixels taken
-//! [`PIXELS`] at a time into planes of f32, so that the compiler
+//! `PIXELS` (16) at a time into planes of f32, so that the compiler
 //! vectorises the products; the narrowing is [`Narrow`]'s, which is
 //! [`Sample::from_f32`] without its library call. The arithmetic is
 //! [`super::apply`]'s (no fused products), so every instruction set gives
