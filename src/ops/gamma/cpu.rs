@@ -94,8 +94,8 @@ const LANES: usize = 16;
 
 /// A curve as `slope * L` up to `toe` and `a * L^y + b` above it, in f64:
 /// the reference's formula ([`GammaParams::encode_f64`]) with `L^y` as
-/// `2^(y log2 L)` from polynomials, within 1e-12 relative of (the tests' bound)
-/// `powf`, so the result is the f64 formula's rounded to f32 but where
+/// `2^(y log2 L)` from polynomials, within 1e-12 relative of `powf`
+/// (the tests' bound), so the result is the f64 formula's rounded to f32 but where
 /// that lies within 1e-12 of a tie between two f32 values.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Curve {
