@@ -1,9 +1,12 @@
 //! The rows-in-parallel loop of the per-pixel operations' rayon paths.
 
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::image::{Image, Sample};
+use crate::simd::mem;
 
 /// A new image of `img`'s shape, each pixel written by `f(out, in)` from
 /// `img`'s, rows in parallel on the host's cores.
@@ -37,4 +40,18 @@ pub(crate) fn map_samples<T: Sample>(
             *d = if c == 4 && i == 3 { *s } else { f(i, *s) };
         }
     })
+}
+
+/// A new `w x h` image of `c` channels whose row `y` `f(y, row)` writes
+/// (and returns written), rows in parallel; the memory is never cleared
+/// first, and is asked for in huge pages ([`mem::vec_filled`]).
+pub(crate) fn fill_rows<U: Sample, F>(w: usize, h: usize, c: usize, f: F) -> Result<Image<U>>
+where
+    F: for<'d> Fn(usize, &'d mut [MaybeUninit<U>]) -> &'d mut [U] + Sync + Send,
+{
+    let n = crate::image::check_shape(w, h, c)?;
+    let out = mem::vec_filled(n, |out| {
+        Ok::<_, Error>(mem::par_fill(out, w * c, || (), |_, y, dst| f(y, dst)))
+    })?;
+    Image::from_vec(w, h, c, out)
 }

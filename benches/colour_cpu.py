@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""CPU timings of demosaic, colormap, ccm and gamma: filterctl's rayon path
+(one or more builds, e.g. before and after a change) against OpenCV in one
+run, best of 3 each, as a markdown table, then how the outputs compare.
+
+    python3 benches/colour_cpu.py [--size WxH] FILTERCTL [FILTERCTL ...]
+
+Rows (`filterctl bench`'s generated inputs; OpenCV's random ones of the
+same shape, WxH default 3840x2160; every row costs the same on any data):
+- demosaic of an RGGB frame (u8 and u16, 16 significant bits, so the
+  levelling is the identity) into RGB of the same type. OpenCV names Bayer
+  codes after the second row's second and third pixels, so RGGB is
+  `COLOR_BayerBG2RGB`. bilinear against `cv2.cvtColor(.., BayerBG2RGB)`
+  (bilinear too); edge (Hamilton-Adams, gradient-weighted) against the
+  edge-aware `BayerBG2RGB_EA`; mhc (5x5 Malvar-He-Cutler), which OpenCV
+  lacks, against `_EA` and (u8 only) VNG, OpenCV's best.
+- colormap u8 gray into RGB u8 through Turbo, the one map both have by
+  that name: `cv2.applyColorMap(.., COLORMAP_TURBO)` (a 256-entry table
+  lookup; ours maps 10%..90% of the range and interpolates between
+  entries, `filterctl bench`'s case).
+- ccm (3x3 matrix, the bench's camera-like one) on RGB u8 and f32:
+  `cv2.transform` with the same matrix.
+- gamma sRGB on RGB u8: `cv2.LUT` with the same 256-entry table; on RGB
+  f32: `cv2.pow(x, 1/2.4)` alone (OpenCV has no sRGB curve; the power is
+  the costly part, without the linear toe and the scale and offset), and
+  the whole curve in numpy (`np.where` of both pieces).
+filterctl's figure is the `min_ms` of `filterctl --device cpu bench
+--iters 3` (the rayon path, 3 timed runs after a warm-up); OpenCV is timed
+here the same way (best of 3 after a warm-up, time.perf_counter), with
+cv2.setNumThreads(os.cpu_count()). Needs numpy and opencv-python-headless.
+
+The second table runs the last build's `filterctl --device cpu apply` on
+the OpenCV inputs (through PNM and TIFF files in a temporary folder) and
+compares the outputs: how many samples differ and by how much, over the
+interior (3 pixels from the edges left out for demosaic, whose borders
+differ by design: ours mirrors the CFA, OpenCV's bilinear code replicates).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import cv2
+import numpy as np
+
+# The bench's ccm case (src/ops/ccm/tune.rs) and the sRGB curve (IEC 61966-2-1).
+CCM = np.array([[1.72, -0.52, -0.2], [-0.26, 1.58, -0.32], [0.04, -0.62, 1.58]], dtype=np.float32)
+CCM_SPEC = "ccm=m=" + "/".join(f"{v:g}" for v in CCM.flatten())
+
+
+def srgb(x):
+    return np.where(x <= 0.0031308, 12.92 * x, 1.055 * np.power(x, 1 / 2.4) - 0.055)
+
+
+def best(f, runs=3):
+    f()  # warm-up
+    t = []
+    for _ in range(runs):
+        s = time.perf_counter()
+        f()
+        t.append(time.perf_counter() - s)
+    return min(t) * 1e3
+
+
+def filterctl(binary, size, sample, channels, ops, method=None):
+    cmd = [binary, "--device", "cpu", "bench", "--ops", ops, "--size", size,
+           "--type", sample, "--channels", str(channels), "--iters", "3", "--json"]
+    if method:
+        cmd += ["--method", method]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return {r["op"]: r["min_ms"] for r in json.loads(out)["rows"] if not r["error"]}
+
+
+def ours(binary, size):
+    r = {}
+    for t in ("u8", "u16"):
+        for m in ("bilinear", "edge", "mhc"):
+            r[f"demosaic {m} {t}"] = filterctl(binary, size, t, 3, "demosaic", m)["demosaic"]
+    r["colormap turbo u8"] = filterctl(binary, size, "u8", 3, "colormap")["colormap"]
+    for t in ("u8", "f32"):
+        d = filterctl(binary, size, t, 3, "ccm,gamma")
+        r[f"ccm {t} RGB"] = d["ccm"]
+        r[f"gamma srgb {t} RGB"] = d["gamma"]
+    return r
+
+
+def write_pnm(path, a):
+    """Binary P5 (gray) or P6 (RGB), u8 or u16 (big-endian)."""
+    maxval = 255 if a.dtype == np.uint8 else 65535
+    magic = b"P5" if a.ndim == 2 else b"P6"
+    with open(path, "wb") as f:
+        f.write(magic + f"\n{a.shape[1]} {a.shape[0]}\n{maxval}\n".encode())
+        f.write(a.astype(">u2").tobytes() if maxval > 255 else a.tobytes())
+
+
+def read_pnm(path):
+    data = open(path, "rb").read()
+    fields, pos = [], 0
+    while len(fields) < 4:
+        while data[pos:pos + 1].isspace():
+            pos += 1
+        end = pos
+        while not data[end:end + 1].isspace():
+            end += 1
+        fields.append(data[pos:end])
+        pos = end
+    pos += 1
+    w, h, maxval = int(fields[1]), int(fields[2]), int(fields[3])
+    c = 1 if fields[0] == b"P5" else 3
+    dt = np.uint8 if maxval < 256 else np.dtype(">u2")
+    return np.frombuffer(data, dt, w * h * c, pos).reshape(h, w, c).squeeze().astype(
+        np.uint8 if maxval < 256 else np.uint16)
+
+
+def apply(binary, spec, img, tmp, ext, out_ext=None):
+    out_ext = out_ext or ext
+    src, dst = os.path.join(tmp, "in" + ext), os.path.join(tmp, "out" + out_ext)
+    if ext == ".tif":
+        cv2.imwrite(src, img[..., ::-1] if img.ndim == 3 else img)
+    else:
+        write_pnm(src, img)
+    subprocess.run([binary, "--device", "cpu", "apply", "-f", spec, src, "-o", dst], check=True,
+                   capture_output=True)
+    if out_ext == ".tif":
+        out = cv2.imread(dst, cv2.IMREAD_UNCHANGED)
+        return out[..., ::-1] if out.ndim == 3 else out
+    return read_pnm(dst)
+
+
+def bilinear_rggb(raw):
+    """Exact (f64) bilinear demosaic of an RGGB frame, RGB, edges
+    mirrored (only the interior is compared)."""
+    f = np.pad(raw.astype(np.float64), 1, mode="reflect")
+    c = lambda dy, dx: f[1 + dy:f.shape[0] - 1 + dy, 1 + dx:f.shape[1] - 1 + dx]
+    cross = (c(0, -1) + c(0, 1) + c(-1, 0) + c(1, 0)) / 4
+    diag = (c(-1, -1) + c(-1, 1) + c(1, -1) + c(1, 1)) / 4
+    horiz, vert = (c(0, -1) + c(0, 1)) / 2, (c(-1, 0) + c(1, 0)) / 2
+    y, x = np.indices(raw.shape)
+    r_site, b_site = (y % 2 == 0) & (x % 2 == 0), (y % 2 == 1) & (x % 2 == 1)
+    g_row_r, g_row_b = (y % 2 == 0) & (x % 2 == 1), (y % 2 == 1) & (x % 2 == 0)
+    v = c(0, 0)
+    red = np.select([r_site, b_site, g_row_r], [v, diag, horiz], vert)
+    green = np.where(r_site | b_site, cross, v)
+    blue = np.select([b_site, r_site, g_row_b], [v, diag, horiz], vert)
+    return np.stack([red, green, blue], axis=-1)
+
+
+def off_by_more_than_half(name, a, exact, border):
+    s = (slice(border, -border),) * 2
+    n = np.count_nonzero(np.abs(a[s].astype(np.float64) - exact[s]) > 0.5)
+    print(f"| {name} vs the exact f64 bilinear | {n} more than 0.5 away | - |")
+
+
+def compare(name, a, b, border=0):
+    if border:
+        a, b = a[border:-border, border:-border], b[border:-border, border:-border]
+    d = np.abs(a.astype(np.float64) - b.astype(np.float64))
+    where = " interior" if border else ""
+    print(f"| {name} | {np.count_nonzero(d)} of {d.size}{where} | {d.max():.3g} |")
+
+
+def main():
+    args = sys.argv[1:]
+    size = "3840x2160"
+    if args[:1] == ["--size"]:
+        size, args = args[1], args[2:]
+    if not args:
+        sys.exit(__doc__)
+    w, h = (int(v) for v in size.split("x"))
+    cv2.setNumThreads(os.cpu_count())
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
+    rng = np.random.default_rng(27)
+    bayer = {"u8": rng.integers(0, 256, (h, w), dtype=np.uint8),
+             "u16": rng.integers(0, 65536, (h, w), dtype=np.uint16)}
+    gray = rng.integers(0, 256, (h, w), dtype=np.uint8)
+    rgb = {"u8": rng.integers(0, 256, (h, w, 3), dtype=np.uint8),
+           "f32": rng.random((h, w, 3), dtype=np.float32)}
+    table = np.round(srgb(np.arange(256) / 255.0) * 255).astype(np.uint8)
+    cvt = cv2.cvtColor
+    peers = {}
+    for t in ("u8", "u16"):
+        raw = bayer[t]
+        peers[f"demosaic bilinear {t}"] = [("cvtColor BayerBG2RGB", lambda r=raw: cvt(r, cv2.COLOR_BayerBG2RGB))]
+        ea = ("cvtColor BayerBG2RGB_EA", lambda r=raw: cvt(r, cv2.COLOR_BayerBG2RGB_EA))
+        peers[f"demosaic edge {t}"] = [ea]
+        peers[f"demosaic mhc {t}"] = [ea]
+        if t == "u8":
+            peers[f"demosaic mhc {t}"].append(
+                ("cvtColor BayerBG2RGB_VNG", lambda r=raw: cvt(r, cv2.COLOR_BayerBG2RGB_VNG)))
+    peers["colormap turbo u8"] = [("applyColorMap TURBO", lambda: cv2.applyColorMap(gray, cv2.COLORMAP_TURBO))]
+    for t in ("u8", "f32"):
+        peers[f"ccm {t} RGB"] = [("transform", lambda i=rgb[t]: cv2.transform(i, CCM))]
+    peers["gamma srgb u8 RGB"] = [("LUT", lambda: cv2.LUT(rgb["u8"], table))]
+    f = rgb["f32"]
+    peers["gamma srgb f32 RGB"] = [("pow(x, 1/2.4) only", lambda: cv2.pow(f, 1 / 2.4)),
+                                   ("numpy where(12.92x, 1.055 power - 0.055)", lambda: srgb(f))]
+
+    mine = [ours(b, size) for b in args]
+    cols = " | ".join(f"`{b}` ms" for b in args)
+    print(f"OpenCV {cv2.__version__}, {cv2.getNumThreads()} threads, numpy {np.__version__}, {size}; "
+          "ratio: OpenCV ms / last build's ms (above 1: ours is faster)")
+    print()
+    print(f"| operation | {cols} | OpenCV call | OpenCV ms | OpenCV/last |")
+    print("|---|" + "---:|" * len(args) + "---|---:|---:|")
+    for op, calls in peers.items():
+        cells = " | ".join(f"{r[op]:.2f}" for r in mine)
+        for name, call in calls:
+            ms = best(call)
+            print(f"| {op} | {cells} | `{name}` | {ms:.2f} | {ms / mine[-1][op]:.2f}x |")
+
+    print()
+    print(f"Outputs of `{args[-1]}` (apply) against OpenCV's on the same input:")
+    print()
+    print("| comparison | samples that differ | largest difference |")
+    print("|---|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        b = args[-1]
+        for t in ("u8", "u16"):
+            got = apply(b, "demosaic=pattern=rggb:method=bilinear", bayer[t], tmp, ".pgm", ".ppm")
+            # The output file is RGB: compare against OpenCV's RGB code.
+            want = cvt(bayer[t], cv2.COLOR_BayerBG2RGB)
+            compare(f"demosaic bilinear {t} vs BayerBG2RGB", got, want, 3)
+            # Both within half a step of the exact average: they differ at ties only.
+            exact = bilinear_rggb(bayer[t])
+            off_by_more_than_half(f"ours, {t}", got, exact, 3)
+            off_by_more_than_half(f"BayerBG2RGB, {t}", want, exact, 3)
+        got = apply(b, "colormap=map=turbo:min=0:max=255", gray, tmp, ".pgm", ".ppm")
+        compare("colormap turbo 0..255 vs applyColorMap TURBO (BGR->RGB)", got,
+                cv2.applyColorMap(gray, cv2.COLORMAP_TURBO)[..., ::-1])
+        compare("ccm u8 vs transform", apply(b, CCM_SPEC, rgb["u8"], tmp, ".ppm"), cv2.transform(rgb["u8"], CCM))
+        compare("ccm f32 vs transform", apply(b, CCM_SPEC, f, tmp, ".tif"), cv2.transform(f, CCM))
+        compare("gamma srgb u8 vs LUT", apply(b, "gamma=srgb", rgb["u8"], tmp, ".ppm"), cv2.LUT(rgb["u8"], table))
+        compare("gamma srgb f32 vs numpy f64 curve", apply(b, "gamma=srgb", f, tmp, ".tif"),
+                srgb(f.astype(np.float64)))
+
+
+if __name__ == "__main__":
+    main()
