@@ -105,31 +105,48 @@ unsafe fn u8_avx2(lines: &Lines<'_>, bias: u16, out: &mut [MaybeUninit<u8>]) {
 
 /// The sums at columns `j..j + 16 V` from `init`, in `V` vectors.
 ///
+/// The function carries the target features itself, and has no closures:
+/// an `#[inline(always)]` helper without them gave its closures none, and
+/// each closure left out of line made its intrinsics calls (the band ran
+/// several times slower).
+///
 /// # Safety
 /// The CPU must have AVX2; `j + 16 V <= lines.n`.
-#[inline(always)]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
 unsafe fn block<const V: usize>(lines: &Lines<'_>, j: usize, init: u16) -> [__m256i; V] {
     let r = lines.radius();
     let base = lines.base.as_ptr();
-    // SAFETY (every load): `Lines::new` checked offset + n <= base.len()
-    // for each line, and j + 16 V <= n (the caller).
-    let line = |i: usize| unsafe { base.add(lines.offsets[i] + j) };
-    let load = |p: *const u16, v: usize| unsafe { _mm256_loadu_si256(p.add(16 * v).cast()) };
-    // SAFETY (every intrinsic): AVX2 (the caller).
-    unsafe {
-        let w0 = _mm256_set1_epi16(lines.w[0] as i16);
-        let start = _mm256_set1_epi16(init as i16);
-        let c = line(r);
-        let mut acc: [__m256i; V] =
-            std::array::from_fn(|v| _mm256_add_epi16(start, _mm256_mulhi_epu16(load(c, v), w0)));
-        for k in 1..=r {
-            let (a, b) = (line(r - k), line(r + k));
-            let wk = _mm256_set1_epi16(lines.w[k] as i16);
-            for (v, s) in acc.iter_mut().enumerate() {
-                let pair = _mm256_add_epi16(load(a, v), load(b, v));
-                *s = _mm256_add_epi16(*s, _mm256_mulhi_epu16(pair, wk));
-            }
-        }
-        acc
+    let w0 = _mm256_set1_epi16(lines.w[0] as i16);
+    let mut acc = [_mm256_set1_epi16(init as i16); V];
+    // SAFETY (every pointer and load below): `Lines::new` checked
+    // offset + n <= base.len() for each line, and j + 16 V <= n (the
+    // caller), so each vector of 16 samples lies inside `base`.
+    let c = unsafe { base.add(lines.offsets[r] + j) };
+    for (v, s) in acc.iter_mut().enumerate() {
+        // SAFETY: as above.
+        let x = unsafe { _mm256_loadu_si256(c.add(16 * v).cast()) };
+        *s = _mm256_add_epi16(*s, _mm256_mulhi_epu16(x, w0));
     }
+    for k in 1..=r {
+        // SAFETY: as above.
+        let (a, b) = unsafe {
+            (
+                base.add(lines.offsets[r - k] + j),
+                base.add(lines.offsets[r + k] + j),
+            )
+        };
+        let wk = _mm256_set1_epi16(lines.w[k] as i16);
+        for (v, s) in acc.iter_mut().enumerate() {
+            // SAFETY: as above.
+            let (x, y) = unsafe {
+                (
+                    _mm256_loadu_si256(a.add(16 * v).cast()),
+                    _mm256_loadu_si256(b.add(16 * v).cast()),
+                )
+            };
+            *s = _mm256_add_epi16(*s, _mm256_mulhi_epu16(_mm256_add_epi16(x, y), wk));
+        }
+    }
+    acc
 }
