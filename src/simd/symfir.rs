@@ -194,7 +194,7 @@ fn block<const V: usize>(lines: &Lines<'_>, j: usize, init: u16) -> [u16x8; V] {
     for k in 1..=r {
         let wk = u16x8::splat(lines.w[k]);
         for (v, a) in acc.iter_mut().enumerate() {
-            *a = *a + (load(r - k, v) + load(r + k, v)).mul_keep_high(wk);
+            *a += (load(r - k, v) + load(r + k, v)).mul_keep_high(wk);
         }
     }
     acc
@@ -229,9 +229,9 @@ mod tests {
     fn want(w: &[u16], base: &[u16], offsets: &[usize], j: usize, init: u16) -> u32 {
         let r = w.len() - 1;
         let at = |i: usize| u32::from(base[offsets[i] + j]);
-        let mut s = u32::from(init) + (at(r) * u32::from(w[0]) >> 16);
-        for k in 1..=r {
-            s += (at(r - k) + at(r + k)) * u32::from(w[k]) >> 16;
+        let mut s = u32::from(init) + ((at(r) * u32::from(w[0])) >> 16);
+        for (k, wk) in w.iter().enumerate().skip(1) {
+            s += ((at(r - k) + at(r + k)) * u32::from(*wk)) >> 16;
         }
         s
     }
