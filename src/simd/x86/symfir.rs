@@ -119,9 +119,10 @@ unsafe fn block<const V: usize>(lines: &Lines<'_>, j: usize, init: u16) -> [__m2
     let base = lines.base.as_ptr();
     let w0 = _mm256_set1_epi16(lines.w[0] as i16);
     let mut acc = [_mm256_set1_epi16(init as i16); V];
-    // SAFETY (every pointer and load below): `Lines::new` checked
+    // Every pointer and load below: `Lines::new` checked
     // offset + n <= base.len() for each line, and j + 16 V <= n (the
     // caller), so each vector of 16 samples lies inside `base`.
+    // SAFETY: as just said.
     let c = unsafe { base.add(lines.offsets[r] + j) };
     for (v, s) in acc.iter_mut().enumerate() {
         // SAFETY: as above.
