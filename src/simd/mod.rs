@@ -58,6 +58,7 @@ pub mod lut;
 pub mod mem;
 pub mod moments;
 mod portable;
+pub mod symfir;
 pub mod widen;
 #[cfg(target_arch = "x86_64")]
 pub mod x86;

@@ -17,6 +17,7 @@ mod f32s;
 pub mod lanes;
 mod lut;
 pub(crate) mod moments;
+pub(crate) mod symfir;
 pub(crate) mod widen;
 
 pub use f32s::{F16, F8};

@@ -42,7 +42,7 @@
 //! token, and each band is compiled for AVX-512, AVX2 + FMA and the build's
 //! baseline, chosen at run time ([`Isa`]).
 //!
-//! u8 images with both sigmas up to 3 (or 0) skip all of the above: `fixed`
+//! u8 images with both sigmas up to 4 (or 0) skip all of the above: `fixed`
 //! runs the reference's kernel in 16-bit fixed point, rows then columns,
 //! within one level of the reference (see its docs).
 //!

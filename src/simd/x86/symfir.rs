@@ -1,0 +1,153 @@
+//! [`crate::simd::symfir`] on AVX2: 16 columns of 16-bit samples to a
+//! vector, `vpmulhuw` for each pair of taps, four vectors (64 columns) per
+//! block of registers across the taps.
+//!
+//! Each kernel is a `#[target_feature]` function entered from a safe
+//! wrapper that takes the [`Avx2`] token: holding one proves that the CPU
+//! runs AVX2, which is what every `unsafe` call below relies on. The lines
+//! are read through [`Lines`], whose constructor checked that each holds
+//! `n` samples inside its buffer; outputs are slices of at least `n`.
+
+use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
+
+use super::Avx2;
+use crate::simd::mem;
+use crate::simd::symfir::{walk_by, Lines, FRAC};
+
+/// Columns per block of registers: four vectors.
+const BLOCK: usize = 64;
+
+/// [`crate::simd::symfir::filter_u16`] with AVX2 (`out` is `n` long).
+pub(crate) fn filter_u16_avx2(_: Avx2, lines: &Lines<'_>, out: &mut [u16]) {
+    assert_eq!(out.len(), lines.n, "symfir: output length");
+    // SAFETY: the token proves AVX2; `out` holds `n` samples.
+    unsafe { u16_avx2(lines, out) }
+}
+
+/// [`crate::simd::symfir::filter_u8`] with AVX2 (`out` is `n` long).
+pub(crate) fn filter_u8_avx2<'o>(
+    _: Avx2,
+    lines: &Lines<'_>,
+    bias: u16,
+    out: &'o mut [MaybeUninit<u8>],
+) -> &'o mut [u8] {
+    assert_eq!(out.len(), lines.n, "symfir: output length");
+    // SAFETY: the token proves AVX2; `out` holds `n` bytes.
+    unsafe { u8_avx2(lines, bias, out) };
+    // SAFETY: `u8_avx2` wrote every byte of `out` (`walk_by` visits every
+    // column below `n`, and each visit stores its columns).
+    unsafe { mem::assume_init_mut(out) }
+}
+
+/// # Safety
+/// The CPU must have AVX2; `out.len() == lines.n`.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn u16_avx2(lines: &Lines<'_>, out: &mut [u16]) {
+    walk_by::<BLOCK, 16>(lines.n, &mut |j, vectors| match vectors {
+        0 => out[j] = lines.column(j, 0),
+        1 => {
+            let o = out[j..j + 16].as_mut_ptr();
+            // SAFETY: j + 16 <= n (`walk_by`); `o` holds 16 samples; AVX2
+            // (the caller).
+            unsafe { _mm256_storeu_si256(o.cast(), block::<1>(lines, j, 0)[0]) }
+        }
+        _ => {
+            // SAFETY: j + 64 <= n (`walk_by`); AVX2 (the caller).
+            let a = unsafe { block::<4>(lines, j, 0) };
+            for (v, x) in a.into_iter().enumerate() {
+                let o = out[j + 16 * v..j + 16 * v + 16].as_mut_ptr();
+                // SAFETY: `o` holds 16 samples; AVX2 (the caller).
+                unsafe { _mm256_storeu_si256(o.cast(), x) }
+            }
+        }
+    });
+}
+
+/// # Safety
+/// The CPU must have AVX2; `out.len() == lines.n`.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn u8_avx2(lines: &Lines<'_>, bias: u16, out: &mut [MaybeUninit<u8>]) {
+    // Two vectors of sums (each below 2^15) to 32 bytes, in column order
+    // (`packus` works within 128-bit halves; the permute puts them back).
+    let pack = |a: __m256i, b: __m256i| {
+        let (a, b) = (
+            _mm256_srli_epi16::<{ FRAC as i32 }>(a),
+            _mm256_srli_epi16::<{ FRAC as i32 }>(b),
+        );
+        _mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi16(a, b))
+    };
+    walk_by::<BLOCK, 16>(lines.n, &mut |j, vectors| match vectors {
+        0 => {
+            out[j].write((lines.column(j, bias) >> FRAC) as u8);
+        }
+        1 => {
+            let o = out[j..j + 16].as_mut_ptr();
+            // SAFETY: j + 16 <= n (`walk_by`); `o` holds 16 bytes
+            // (`MaybeUninit<u8>` has `u8`'s layout); AVX2 (the caller).
+            unsafe {
+                let a = block::<1>(lines, j, bias)[0];
+                _mm_storeu_si128(o.cast(), _mm256_castsi256_si128(pack(a, a)));
+            }
+        }
+        _ => {
+            let (lo, hi) = out[j..j + 64].split_at_mut(32);
+            // SAFETY: j + 64 <= n (`walk_by`); `lo` and `hi` hold 32 bytes
+            // each; AVX2 (the caller).
+            unsafe {
+                let a = block::<4>(lines, j, bias);
+                _mm256_storeu_si256(lo.as_mut_ptr().cast(), pack(a[0], a[1]));
+                _mm256_storeu_si256(hi.as_mut_ptr().cast(), pack(a[2], a[3]));
+            }
+        }
+    });
+}
+
+/// The sums at columns `j..j + 16 V` from `init`, in `V` vectors.
+///
+/// The function carries the target features itself, and has no closures:
+/// an `#[inline(always)]` helper without them gave its closures none, and
+/// each closure left out of line made its intrinsics calls (the band ran
+/// several times slower).
+///
+/// # Safety
+/// The CPU must have AVX2; `j + 16 V <= lines.n`.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn block<const V: usize>(lines: &Lines<'_>, j: usize, init: u16) -> [__m256i; V] {
+    let r = lines.radius();
+    let base = lines.base.as_ptr();
+    let w0 = _mm256_set1_epi16(lines.w[0] as i16);
+    let mut acc = [_mm256_set1_epi16(init as i16); V];
+    // Every pointer and load below: `Lines::new` checked
+    // offset + n <= base.len() for each line, and j + 16 V <= n (the
+    // caller), so each vector of 16 samples lies inside `base`.
+    // SAFETY: as just said.
+    let c = unsafe { base.add(lines.offsets[r] + j) };
+    for (v, s) in acc.iter_mut().enumerate() {
+        // SAFETY: as above.
+        let x = unsafe { _mm256_loadu_si256(c.add(16 * v).cast()) };
+        *s = _mm256_add_epi16(*s, _mm256_mulhi_epu16(x, w0));
+    }
+    for k in 1..=r {
+        // SAFETY: as above.
+        let (a, b) = unsafe {
+            (
+                base.add(lines.offsets[r - k] + j),
+                base.add(lines.offsets[r + k] + j),
+            )
+        };
+        let wk = _mm256_set1_epi16(lines.w[k] as i16);
+        for (v, s) in acc.iter_mut().enumerate() {
+            // SAFETY: as above.
+            let (x, y) = unsafe {
+                (
+                    _mm256_loadu_si256(a.add(16 * v).cast()),
+                    _mm256_loadu_si256(b.add(16 * v).cast()),
+                )
+            };
+            *s = _mm256_add_epi16(*s, _mm256_mulhi_epu16(_mm256_add_epi16(x, y), wk));
+        }
+    }
+    acc
+}
