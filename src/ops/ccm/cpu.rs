@@ -2,7 +2,10 @@
 //! CPU's instruction set ([`crate::simd`]) with its pixels taken
 //! `PIXELS` (16) at a time into planes of f32, so that the compiler
 //! vectorises the products; the narrowing is [`Narrow`]'s, which is
-//! [`Sample::from_f32`] without its library call. The arithmetic is
+//! [`Sample::from_f32`] without its library call. RGB rows go through
+//! [`crate::simd::matrix3::rgb`] first, whose AVX2 code splits pixels into
+//! colours with lane permutes (the planes above are built through the
+//! stack, which costs more than the products). The arithmetic is
 //! [`super::apply`]'s (no fused products), so every instruction set gives
 //! the same samples.
 
@@ -13,6 +16,7 @@ use crate::error::Result;
 use crate::image::{Image, Sample, SampleType};
 use crate::ops::pixel_stage::cpu::fill_rows;
 use crate::simd::mem::{self, Filler};
+use crate::simd::matrix3;
 use crate::simd::{Isa, Narrow, Simd, WithSimd};
 
 /// Pixels per step of a row.
@@ -43,6 +47,15 @@ fn typed<T: Sample, X: Narrow, const C: usize>(img: &Image<T>, p: &CcmParams, is
     fill_rows::<T, _>(img.width(), img.height(), C, |y, dst| {
         let src = mem::cast_slice::<T, X>(img.row(y)).expect("T is X");
         let dst = mem::cast_uninit_mut::<T, X>(dst).expect("T is X");
+        // RGB through the instruction set's colour-splitting code where it
+        // has one; the rest (and RGBA) through planes of `PIXELS`.
+        let dst = match C {
+            3 => match matrix3::rgb(isa, &p.m, src, dst) {
+                Ok(done) => return mem::cast_slice_mut::<X, T>(done).expect("T is X"),
+                Err(dst) => dst,
+            },
+            _ => dst,
+        };
         let done = isa.vectorize(Row::<X, C> { m: &p.m, src, dst });
         mem::cast_slice_mut::<X, T>(done).expect("T is X")
     })
