@@ -1,6 +1,7 @@
 //! A 3x3 matrix on interleaved RGB pixels ([`rgb`]): AVX2 blends and lane
 //! permutes split 8 pixels into a vector per colour and join them back
-//! ([`super::x86`]); elsewhere the caller keeps its own code.
+//! (AVX-512F: 16 pixels, two-source permutes; [`super::x86`]); elsewhere
+//! the caller keeps its own code.
 
 use std::mem::MaybeUninit;
 
@@ -11,7 +12,7 @@ use super::{mem, Isa, Narrow};
 /// (`m[0] r + m[1] g + m[2] b` for the first) and narrowed by
 /// [`Narrow::narrow`]: returns `dst` written. With `isa` at [`Isa::Avx2`]
 /// or above on a CPU with AVX2, for u8, u16 and f32 samples, groups of 8
-/// pixels go through vectors and the last few pixels one by one; anywhere
+/// pixels (16 first at [`Isa::Avx512`]) go through vectors and the last few pixels one by one; anywhere
 /// else nothing is written and `dst` comes back as `Err`. The samples are
 /// the same either way.
 pub fn rgb<'d, X: Narrow>(
@@ -26,7 +27,7 @@ pub fn rgb<'d, X: Narrow>(
     );
     #[cfg(target_arch = "x86_64")]
     let done = if isa >= Isa::Avx2 {
-        super::x86::matrix3_groups(m, src, dst)
+        super::x86::matrix3_groups(m, src, dst, isa >= Isa::Avx512)
     } else {
         0
     };
@@ -71,7 +72,9 @@ mod tests {
             [1.72, -0.52, -0.2, -0.26, 1.58, -0.32, 0.04, -0.62, 1.58],
             [-3.1, 7.5, 0.25, 64.0, -64.0, 1.0, 0.0, 0.5, -0.001],
         ];
-        for px in [1, 2, 7, 8, 9, 13, 16, 17, 23, 24, 25, 31, 32, 33, 131, 1009] {
+        for px in [
+            1, 2, 7, 8, 9, 13, 16, 17, 23, 24, 25, 31, 32, 33, 40, 47, 48, 49, 131, 1009,
+        ] {
             let u8s: Vec<u8> = (0..3 * px).map(|_| next() as u8).collect();
             let u16s: Vec<u16> = (0..3 * px).map(|_| next() as u16).collect();
             let f32s: Vec<f32> = (0..3 * px)

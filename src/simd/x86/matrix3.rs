@@ -8,7 +8,8 @@
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
-use super::Avx2;
+use super::matrix3_512 as wide;
+use super::{Avx2, Avx512};
 use crate::simd::mem;
 
 /// Pixels per step.
@@ -103,27 +104,53 @@ impl Io for u16 {
 
 /// Writes `M * (r, g, b)` of the whole groups of [`PIXELS`] RGB pixels at
 /// the start of `src` into `dst` and returns how many samples that was (0
-/// without AVX2, or for samples other than u8, u16 and f32).
-pub(crate) fn groups<X: 'static>(m: &[f32; 9], src: &[X], dst: &mut [MaybeUninit<X>]) -> usize {
+/// without AVX2, or for samples other than u8, u16 and f32). With `wide`
+/// on a CPU with AVX-512F, groups of 16 pixels go through
+/// [`super::matrix3_512`] first.
+pub(crate) fn groups<X: 'static>(
+    m: &[f32; 9],
+    src: &[X],
+    dst: &mut [MaybeUninit<X>],
+    wide: bool,
+) -> usize {
     if Avx2::try_new().is_none() {
         return 0;
     }
     let n = src.len().min(dst.len()) / (3 * PIXELS) * (3 * PIXELS);
+    let w = match wide && Avx512::try_new().is_some() {
+        true => n / (3 * wide::PIXELS) * (3 * wide::PIXELS),
+        false => 0,
+    };
     let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
     if mem::cast_slice::<X, u8>(src).is_some() {
-        // SAFETY: the CPU has AVX2 (checked above); `n` is at most both
-        // lengths; `X` is u8.
-        unsafe { run::<u8>(m, s.cast(), d.cast(), n) };
+        // SAFETY: the CPU has AVX2 (checked above), and AVX-512F where `w`
+        // is not 0; `w <= n`, at most both lengths; `X` is u8.
+        unsafe { both::<u8>(m, s.cast(), d.cast(), w, n) };
     } else if mem::cast_slice::<X, u16>(src).is_some() {
         // SAFETY: as above, `X` being u16.
-        unsafe { run::<u16>(m, s.cast(), d.cast(), n) };
+        unsafe { both::<u16>(m, s.cast(), d.cast(), w, n) };
     } else if mem::cast_slice::<X, f32>(src).is_some() {
         // SAFETY: as above, `X` being f32.
-        unsafe { run::<f32>(m, s.cast(), d.cast(), n) };
+        unsafe { both::<f32>(m, s.cast(), d.cast(), w, n) };
     } else {
         return 0;
     }
     n
+}
+
+/// Samples `0..w` with AVX-512F, `w..n` with AVX2.
+///
+/// # Safety
+/// As [`run`]'s for `n` samples, and the CPU must have AVX-512F where `w`
+/// is not 0 (a multiple of `3 wide::PIXELS`).
+#[inline]
+unsafe fn both<X: Io + wide::Io512>(m: &[f32; 9], src: *const X, dst: *mut X, w: usize, n: usize) {
+    if w > 0 {
+        // SAFETY: the CPU has AVX-512F; `w <= n` (the contract).
+        unsafe { wide::run::<X>(m, src, dst, w) };
+    }
+    // SAFETY: samples `w..n` are inside both buffers (the contract).
+    unsafe { run::<X>(m, src.add(w), dst.add(w), n - w) };
 }
 
 /// The matrix on the `n / 3` pixels at `src` into `dst`, `n` a multiple of

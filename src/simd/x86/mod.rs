@@ -17,6 +17,7 @@ mod f32s;
 pub mod lanes;
 mod lut;
 mod matrix3;
+mod matrix3_512;
 pub(crate) mod moments;
 pub(crate) mod widen;
 
