@@ -3,7 +3,10 @@
 (one or more builds, e.g. before and after a change) against OpenCV in one
 run, best of 3 each, as a markdown table, then how the outputs compare.
 
-    python3 benches/colour_cpu.py [--size WxH] FILTERCTL [FILTERCTL ...]
+    python3 benches/colour_cpu.py [--size WxH] [--ops OP,...] FILTERCTL [FILTERCTL ...]
+
+`--ops` keeps the rows and comparisons of those operations only (demosaic,
+colormap, ccm, gamma; default all).
 
 Rows (`filterctl bench`'s generated inputs; OpenCV's random ones of the
 same shape, WxH default 3840x2160; every row costs the same on any data):
@@ -73,16 +76,21 @@ def filterctl(binary, size, sample, channels, ops, method=None):
     return {r["op"]: r["min_ms"] for r in json.loads(out)["rows"] if not r["error"]}
 
 
-def ours(binary, size):
+def ours(binary, size, ops):
     r = {}
-    for t in ("u8", "u16"):
-        for m in ("bilinear", "edge", "mhc"):
-            r[f"demosaic {m} {t}"] = filterctl(binary, size, t, 3, "demosaic", m)["demosaic"]
-    r["colormap turbo u8"] = filterctl(binary, size, "u8", 3, "colormap")["colormap"]
-    for t in ("u8", "f32"):
-        d = filterctl(binary, size, t, 3, "ccm,gamma")
-        r[f"ccm {t} RGB"] = d["ccm"]
-        r[f"gamma srgb {t} RGB"] = d["gamma"]
+    if "demosaic" in ops:
+        for t in ("u8", "u16"):
+            for m in ("bilinear", "edge", "mhc"):
+                r[f"demosaic {m} {t}"] = filterctl(binary, size, t, 3, "demosaic", m)["demosaic"]
+    if "colormap" in ops:
+        r["colormap turbo u8"] = filterctl(binary, size, "u8", 3, "colormap")["colormap"]
+    pair = [o for o in ("ccm", "gamma") if o in ops]
+    for t in ("u8", "f32") if pair else ():
+        d = filterctl(binary, size, t, 3, ",".join(pair))
+        if "ccm" in ops:
+            r[f"ccm {t} RGB"] = d["ccm"]
+        if "gamma" in ops:
+            r[f"gamma srgb {t} RGB"] = d["gamma"]
     return r
 
 
@@ -164,8 +172,13 @@ def compare(name, a, b, border=0):
 def main():
     args = sys.argv[1:]
     size = "3840x2160"
-    if args[:1] == ["--size"]:
-        size, args = args[1], args[2:]
+    ops = {"demosaic", "colormap", "ccm", "gamma"}
+    while args[:1] in (["--size"], ["--ops"]) and len(args) > 1:
+        if args[0] == "--size":
+            size = args[1]
+        else:
+            ops = set(args[1].split(","))
+        args = args[2:]
     if not args:
         sys.exit(__doc__)
     w, h = (int(v) for v in size.split("x"))
@@ -197,7 +210,8 @@ def main():
     peers["gamma srgb f32 RGB"] = [("pow(x, 1/2.4) only", lambda: cv2.pow(f, 1 / 2.4)),
                                    ("numpy where(12.92x, 1.055 power - 0.055)", lambda: srgb(f))]
 
-    mine = [ours(b, size) for b in args]
+    peers = {k: v for k, v in peers.items() if k.split()[0] in ops}
+    mine = [ours(b, size, ops) for b in args]
     cols = " | ".join(f"`{b}` ms" for b in args)
     print(f"OpenCV {cv2.__version__}, {cv2.getNumThreads()} threads, numpy {np.__version__}, {size}; "
           "ratio: OpenCV ms / last build's ms (above 1: ours is faster)")
@@ -217,7 +231,7 @@ def main():
     print("|---|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         b = args[-1]
-        for t in ("u8", "u16"):
+        for t in ("u8", "u16") if "demosaic" in ops else ():
             got = apply(b, "demosaic=pattern=rggb:method=bilinear", bayer[t], tmp, ".pgm", ".ppm")
             # The output file is RGB: compare against OpenCV's RGB code.
             want = cvt(bayer[t], cv2.COLOR_BayerBG2RGB)
@@ -226,15 +240,19 @@ def main():
             exact = bilinear_rggb(bayer[t])
             off_by_more_than_half(f"ours, {t}", got, exact, 3)
             off_by_more_than_half(f"BayerBG2RGB, {t}", want, exact, 3)
-        got = apply(b, "colormap=map=turbo:min=0:max=255", gray, tmp, ".pgm", ".ppm")
-        compare("colormap turbo 0..255 vs applyColorMap TURBO (BGR->RGB)", got,
-                cv2.applyColorMap(gray, cv2.COLORMAP_TURBO)[..., ::-1])
-        compare("ccm u8 vs transform", apply(b, CCM_SPEC, rgb["u8"], tmp, ".ppm"), cv2.transform(rgb["u8"], CCM))
-        compare("ccm f32 vs transform", apply(b, CCM_SPEC, f, tmp, ".tif"), cv2.transform(f, CCM))
-        compare("gamma srgb u8 vs LUT", apply(b, "gamma=srgb", rgb["u8"], tmp, ".ppm"), cv2.LUT(rgb["u8"], table))
-        compare("gamma srgb f32 vs numpy f64 curve", apply(b, "gamma=srgb", f, tmp, ".tif"),
-                srgb(f.astype(np.float64)))
-
+        if "colormap" in ops:
+            got = apply(b, "colormap=map=turbo:min=0:max=255", gray, tmp, ".pgm", ".ppm")
+            compare("colormap turbo 0..255 vs applyColorMap TURBO (BGR->RGB)", got,
+                    cv2.applyColorMap(gray, cv2.COLORMAP_TURBO)[..., ::-1])
+        if "ccm" in ops:
+            u8 = rgb["u8"]
+            compare("ccm u8 vs transform", apply(b, CCM_SPEC, u8, tmp, ".ppm"), cv2.transform(u8, CCM))
+            compare("ccm f32 vs transform", apply(b, CCM_SPEC, f, tmp, ".tif"), cv2.transform(f, CCM))
+        if "gamma" in ops:
+            compare("gamma srgb u8 vs LUT", apply(b, "gamma=srgb", rgb["u8"], tmp, ".ppm"),
+                    cv2.LUT(rgb["u8"], table))
+            compare("gamma srgb f32 vs numpy f64 curve", apply(b, "gamma=srgb", f, tmp, ".tif"),
+                    srgb(f.astype(np.float64)))
 
 if __name__ == "__main__":
     main()

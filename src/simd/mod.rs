@@ -55,6 +55,7 @@ pub mod blocks;
 pub mod chansum;
 pub mod lanes;
 pub mod lut;
+pub mod matrix3;
 pub mod mem;
 pub mod moments;
 mod portable;

@@ -2,7 +2,10 @@
 //! CPU's instruction set ([`crate::simd`]) with its pixels taken
 //! `PIXELS` (16) at a time into planes of f32, so that the compiler
 //! vectorises the products; the narrowing is [`Narrow`]'s, which is
-//! [`Sample::from_f32`] without its library call. The arithmetic is
+//! [`Sample::from_f32`] without its library call. RGB rows go through
+//! [`crate::simd::matrix3::rgb`] first, whose AVX2 code splits pixels into
+//! colours with lane permutes (the planes above are built through the
+//! stack, which costs more than the products). The arithmetic is
 //! [`super::apply`]'s (no fused products), so every instruction set gives
 //! the same samples.
 
@@ -13,6 +16,7 @@ use crate::error::Result;
 use crate::image::{Image, Sample, SampleType};
 use crate::ops::pixel_stage::cpu::fill_rows;
 use crate::simd::mem::{self, Filler};
+use crate::simd::matrix3;
 use crate::simd::{Isa, Narrow, Simd, WithSimd};
 
 /// Pixels per step of a row.
@@ -43,6 +47,15 @@ fn typed<T: Sample, X: Narrow, const C: usize>(img: &Image<T>, p: &CcmParams, is
     fill_rows::<T, _>(img.width(), img.height(), C, |y, dst| {
         let src = mem::cast_slice::<T, X>(img.row(y)).expect("T is X");
         let dst = mem::cast_uninit_mut::<T, X>(dst).expect("T is X");
+        // RGB through the instruction set's colour-splitting code where it
+        // has one; the rest (and RGBA) through planes of `PIXELS`.
+        let dst = match C {
+            3 => match matrix3::rgb(isa, &p.m, src, dst) {
+                Ok(done) => return mem::cast_slice_mut::<X, T>(done).expect("T is X"),
+                Err(dst) => dst,
+            },
+            _ => dst,
+        };
         let done = isa.vectorize(Row::<X, C> { m: &p.m, src, dst });
         mem::cast_slice_mut::<X, T>(done).expect("T is X")
     })
@@ -114,7 +127,7 @@ mod tests {
         let p = CcmParams {
             m: [1.72, -0.52, -0.2, -0.26, 1.58, -0.32, 0.04, -0.62, 1.58],
         };
-        for (w, h) in [(1, 1), (1, 5), (5, 1), (16, 2), (37, 3), (131, 2)] {
+        for (w, h) in [(1, 1), (1, 5), (5, 1), (7, 2), (8, 1), (9, 3), (16, 2), (23, 1), (37, 3), (131, 2)] {
             for c in [3, 4] {
                 let u8s = Image::<u8>::from_fn(w, h, c, |_, _, _| next() as u8).unwrap();
                 let u16s = Image::<u16>::from_fn(w, h, c, |_, _, _| next() as u16).unwrap();

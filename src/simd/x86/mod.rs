@@ -16,12 +16,15 @@ pub(crate) mod chansum;
 mod f32s;
 pub mod lanes;
 mod lut;
+mod matrix3;
+mod matrix3_512;
 pub(crate) mod moments;
 pub(crate) mod symfir;
 pub(crate) mod widen;
 
 pub use f32s::{F16, F8};
 pub(crate) use lut::map_bytes_vbmi;
+pub(crate) use matrix3::groups as matrix3_groups;
 
 /// Proof that the CPU has AVX2 and FMA.
 #[derive(Debug, Clone, Copy)]

@@ -1,0 +1,213 @@
+//! [`crate::simd::matrix3::rgb`] with AVX2: 8 interleaved RGB pixels (24
+//! samples, three 256-bit vectors of f32) are split into a vector per
+//! colour by two blends and a lane permute each, multiplied and added as
+//! the scalar code does (no fused products), and interleaved back the same
+//! way. u8 and u16 samples are widened on load and narrowed on store by
+//! `vcvtps2dq` (round half to even) and unsigned saturating packs.
+
+use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
+
+use super::matrix3_512 as wide;
+use super::{Avx2, Avx512};
+use crate::simd::mem;
+
+/// Pixels per step.
+const PIXELS: usize = 8;
+
+/// Blend masks of the lanes of a vector of 8 interleaved samples that
+/// hold one colour: lanes 0, 3 and 6; 1, 4 and 7; 2 and 5.
+const L036: i32 = 0b0100_1001;
+const L147: i32 = 0b1001_0010;
+const L25: i32 = 0b0010_0100;
+
+/// Samples that [`groups`] widens and narrows.
+trait Io: Copy + 'static {
+    /// 24 samples from `p` as f32.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2; 24 samples must be readable at `p`.
+    unsafe fn load(p: *const Self) -> [__m256; 3];
+    /// `v` (24 samples) into `p`, narrowed as [`crate::simd::Narrow`]
+    /// does (values of u8 and u16 outputs within `i32`'s range).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2; 24 samples must be writable at `p`.
+    unsafe fn store(v: [__m256; 3], p: *mut Self);
+}
+
+impl Io for f32 {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn load(p: *const f32) -> [__m256; 3] {
+        // SAFETY: 24 samples readable at `p` (the contract).
+        unsafe { [0, 8, 16].map(|o| _mm256_loadu_ps(p.add(o))) }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn store(v: [__m256; 3], p: *mut f32) {
+        for (o, v) in [0, 8, 16].into_iter().zip(v) {
+            // SAFETY: 24 samples writable at `p` (the contract).
+            unsafe { _mm256_storeu_ps(p.add(o), v) };
+        }
+    }
+}
+
+impl Io for u8 {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn load(p: *const u8) -> [__m256; 3] {
+        // SAFETY: 24 bytes readable at `p` (the contract), 8 per load.
+        let w = |o: usize| unsafe { _mm_loadl_epi64(p.add(o).cast()) };
+        [0, 8, 16].map(|o| _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(w(o))))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn store(v: [__m256; 3], p: *mut u8) {
+        let [a, b, c] = v.map(|v| _mm256_cvtps_epi32(v));
+        // Per 128-bit half: a 0..4, b 0..4, c 0..4, c 0..4 (then 4..8).
+        let q = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, c));
+        let q = _mm256_permutevar8x32_epi32(q, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        // SAFETY: 24 bytes writable at `p` (the contract): 16, then 8.
+        unsafe {
+            _mm_storeu_si128(p.cast(), _mm256_castsi256_si128(q));
+            _mm_storel_epi64(p.add(16).cast(), _mm256_extracti128_si256::<1>(q));
+        }
+    }
+}
+
+impl Io for u16 {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn load(p: *const u16) -> [__m256; 3] {
+        // SAFETY: 24 samples readable at `p` (the contract), 8 per load.
+        let w = |o: usize| unsafe { _mm_loadu_si128(p.add(o).cast()) };
+        [0, 8, 16].map(|o| _mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(w(o))))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn store(v: [__m256; 3], p: *mut u16) {
+        let [a, b, c] = v.map(|v| _mm256_cvtps_epi32(v));
+        // 64-bit lanes a 0..4, b 0..4, a 4..8, b 4..8 into a, a, b, b.
+        let ab = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(a, b));
+        let cc = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(c, c));
+        // SAFETY: 24 samples writable at `p` (the contract): 16, then 8.
+        unsafe {
+            _mm256_storeu_si256(p.cast(), ab);
+            _mm_storeu_si128(p.add(16).cast(), _mm256_castsi256_si128(cc));
+        }
+    }
+}
+
+/// Writes `M * (r, g, b)` of the whole groups of [`PIXELS`] RGB pixels at
+/// the start of `src` into `dst` and returns how many samples that was (0
+/// without AVX2, or for samples other than u8, u16 and f32). With `wide`
+/// on a CPU with AVX-512F, groups of 16 pixels go through
+/// [`super::matrix3_512`] first.
+pub(crate) fn groups<X: 'static>(
+    m: &[f32; 9],
+    src: &[X],
+    dst: &mut [MaybeUninit<X>],
+    wide: bool,
+) -> usize {
+    if Avx2::try_new().is_none() {
+        return 0;
+    }
+    let n = src.len().min(dst.len()) / (3 * PIXELS) * (3 * PIXELS);
+    let w = match wide && Avx512::try_new().is_some() {
+        true => n / (3 * wide::PIXELS) * (3 * wide::PIXELS),
+        false => 0,
+    };
+    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+    if mem::cast_slice::<X, u8>(src).is_some() {
+        // SAFETY: the CPU has AVX2 (checked above), and AVX-512F where `w`
+        // is not 0; `w <= n`, at most both lengths; `X` is u8.
+        unsafe { both::<u8>(m, s.cast(), d.cast(), w, n) };
+    } else if mem::cast_slice::<X, u16>(src).is_some() {
+        // SAFETY: as above, `X` being u16.
+        unsafe { both::<u16>(m, s.cast(), d.cast(), w, n) };
+    } else if mem::cast_slice::<X, f32>(src).is_some() {
+        // SAFETY: as above, `X` being f32.
+        unsafe { both::<f32>(m, s.cast(), d.cast(), w, n) };
+    } else {
+        return 0;
+    }
+    n
+}
+
+/// Samples `0..w` with AVX-512F, `w..n` with AVX2.
+///
+/// # Safety
+/// As [`run`]'s for `n` samples, and the CPU must have AVX-512F where `w`
+/// is not 0 (a multiple of `3 wide::PIXELS`).
+#[inline]
+unsafe fn both<X: Io + wide::Io512>(m: &[f32; 9], src: *const X, dst: *mut X, w: usize, n: usize) {
+    if w > 0 {
+        // SAFETY: the CPU has AVX-512F; `w <= n` (the contract).
+        unsafe { wide::run::<X>(m, src, dst, w) };
+    }
+    // SAFETY: samples `w..n` are inside both buffers (the contract).
+    unsafe { run::<X>(m, src.add(w), dst.add(w), n - w) };
+}
+
+/// The matrix on the `n / 3` pixels at `src` into `dst`, `n` a multiple of
+/// `3 PIXELS`.
+///
+/// # Safety
+/// The CPU must have AVX2; `src` must be readable and `dst` writable for
+/// `n` samples.
+#[target_feature(enable = "avx2")]
+unsafe fn run<X: Io>(m: &[f32; 9], src: *const X, dst: *mut X, n: usize) {
+    let m = m.map(|v| _mm256_set1_ps(v));
+    let mut i = 0;
+    while i < n {
+        // SAFETY: i + 24 <= n, inside both buffers (the caller's contract).
+        let [a, b, c] = unsafe { X::load(src.add(i)) };
+        let [r, g, bl] = split(a, b, c);
+        let row = |k: usize| {
+            let s = _mm256_add_ps(_mm256_mul_ps(m[3 * k], r), _mm256_mul_ps(m[3 * k + 1], g));
+            _mm256_add_ps(s, _mm256_mul_ps(m[3 * k + 2], bl))
+        };
+        let out = join(row(0), row(1), row(2));
+        // SAFETY: as the load.
+        unsafe { X::store(out, dst.add(i)) };
+        i += 3 * PIXELS;
+    }
+}
+
+/// 8 interleaved RGB pixels (`a`: r0 g0 b0 r1 g1 b1 r2 g2, `b` and `c`
+/// the rest) as a vector per colour.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn split(a: __m256, b: __m256, c: __m256) -> [__m256; 3] {
+    let r = _mm256_blend_ps::<L25>(_mm256_blend_ps::<L147>(a, b), c);
+    let g = _mm256_blend_ps::<L036>(_mm256_blend_ps::<L25>(a, b), c);
+    let bl = _mm256_blend_ps::<L147>(_mm256_blend_ps::<L036>(a, b), c);
+    // Lane j of `r` holds red of pixel 0 3 6 1 4 7 2 5; this order is its
+    // own inverse, and so is blue's.
+    let ir = _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5);
+    let ig = _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6);
+    let ib = _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7);
+    [
+        _mm256_permutevar8x32_ps(r, ir),
+        _mm256_permutevar8x32_ps(g, ig),
+        _mm256_permutevar8x32_ps(bl, ib),
+    ]
+}
+
+/// The inverse of [`split`].
+#[inline]
+#[target_feature(enable = "avx2")]
+fn join(r: __m256, g: __m256, bl: __m256) -> [__m256; 3] {
+    let r = _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5));
+    let g = _mm256_permutevar8x32_ps(g, _mm256_setr_epi32(5, 0, 3, 6, 1, 4, 7, 2));
+    let bl = _mm256_permutevar8x32_ps(bl, _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
+    [
+        _mm256_blend_ps::<L25>(_mm256_blend_ps::<L147>(r, g), bl),
+        _mm256_blend_ps::<L036>(_mm256_blend_ps::<L25>(r, g), bl),
+        _mm256_blend_ps::<L147>(_mm256_blend_ps::<L036>(r, g), bl),
+    ]
+}
