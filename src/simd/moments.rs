@@ -78,7 +78,10 @@ impl GrayBytes {
         #[cfg(target_arch = "x86_64")]
         self.inner.add_row(row);
         #[cfg(not(target_arch = "x86_64"))]
-        match self.inner {}
+        {
+            let _ = row;
+            match self.inner {}
+        }
     }
 
     /// The moments of every sample added.

@@ -52,7 +52,7 @@ pub fn byte_pixels_per_item(n: usize, units: usize, channels: usize) -> usize {
 
 /// `local_private`'s u8 groups (32 KiB of local memory each) that an H100
 /// compute unit runs at once.
-const GROUPS_PER_UNIT: usize = 6;
+pub const GROUPS_PER_UNIT: usize = 6;
 
 /// Whether `local_private` counts `s` by the byte itself: u8 samples in a
 /// binning whose bin of every level `v` is `v` (checked with the f32
