@@ -37,6 +37,8 @@ trait Io: Copy + 'static {
 }
 
 impl Io for f32 {
+    /// # Safety
+    /// [`Io`]'s contract: the samples of one step readable at `p`, and the CPU has the features enabled here.
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn load(p: *const f32) -> [__m256; 3] {
@@ -44,6 +46,8 @@ impl Io for f32 {
         unsafe { [0, 8, 16].map(|o| _mm256_loadu_ps(p.add(o))) }
     }
 
+    /// # Safety
+    /// [`Io`]'s contract: the samples of one step writable at `p`, and the CPU has the features enabled here.
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn store(v: [__m256; 3], p: *mut f32) {
@@ -55,6 +59,8 @@ impl Io for f32 {
 }
 
 impl Io for u8 {
+    /// # Safety
+    /// [`Io`]'s contract: the samples of one step readable at `p`, and the CPU has the features enabled here.
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn load(p: *const u8) -> [__m256; 3] {
@@ -63,6 +69,8 @@ impl Io for u8 {
         [0, 8, 16].map(|o| _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(w(o))))
     }
 
+    /// # Safety
+    /// [`Io`]'s contract: the samples of one step writable at `p`, and the CPU has the features enabled here.
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn store(v: [__m256; 3], p: *mut u8) {
@@ -79,6 +87,8 @@ impl Io for u8 {
 }
 
 impl Io for u16 {
+    /// # Safety
+    /// [`Io`]'s contract: the samples of one step readable at `p`, and the CPU has the features enabled here.
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn load(p: *const u16) -> [__m256; 3] {
@@ -87,6 +97,8 @@ impl Io for u16 {
         [0, 8, 16].map(|o| _mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(w(o))))
     }
 
+    /// # Safety
+    /// [`Io`]'s contract: the samples of one step writable at `p`, and the CPU has the features enabled here.
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn store(v: [__m256; 3], p: *mut u16) {

@@ -26,6 +26,8 @@ pub(super) trait Io512: Copy + 'static {
 }
 
 impl Io512 for f32 {
+    /// # Safety
+    /// [`Io512`]'s contract: the samples of one step readable at `p`, and the CPU has the features enabled here.
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn load(p: *const f32) -> [__m512; 3] {
@@ -33,6 +35,8 @@ impl Io512 for f32 {
         unsafe { [0, 16, 32].map(|o| _mm512_loadu_ps(p.add(o))) }
     }
 
+    /// # Safety
+    /// [`Io512`]'s contract: the samples of one step writable at `p`, and the CPU has the features enabled here.
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn store(v: [__m512; 3], p: *mut f32) {
@@ -44,6 +48,8 @@ impl Io512 for f32 {
 }
 
 impl Io512 for u8 {
+    /// # Safety
+    /// [`Io512`]'s contract: the samples of one step readable at `p`, and the CPU has the features enabled here.
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn load(p: *const u8) -> [__m512; 3] {
@@ -52,6 +58,8 @@ impl Io512 for u8 {
         [0, 16, 32].map(|o| _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(w(o))))
     }
 
+    /// # Safety
+    /// [`Io512`]'s contract: the samples of one step writable at `p`, and the CPU has the features enabled here.
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn store(v: [__m512; 3], p: *mut u8) {
@@ -64,6 +72,8 @@ impl Io512 for u8 {
 }
 
 impl Io512 for u16 {
+    /// # Safety
+    /// [`Io512`]'s contract: the samples of one step readable at `p`, and the CPU has the features enabled here.
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn load(p: *const u16) -> [__m512; 3] {
@@ -72,6 +82,8 @@ impl Io512 for u16 {
         [0, 16, 32].map(|o| _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(w(o))))
     }
 
+    /// # Safety
+    /// [`Io512`]'s contract: the samples of one step writable at `p`, and the CPU has the features enabled here.
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn store(v: [__m512; 3], p: *mut u16) {
