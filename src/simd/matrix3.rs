@@ -61,13 +61,8 @@ mod tests {
     /// included; the others decline (`Err`), as does a row under 8 pixels.
     #[test]
     fn vectors_give_the_scalar_arithmetic() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = crate::test_rng::Rng::new(0x2545_f491_4f6c_dd1d);
+        let mut next = move || rng.next_u64();
         let ms = [
             [1.72, -0.52, -0.2, -0.26, 1.58, -0.32, 0.04, -0.62, 1.58],
             [-3.1, 7.5, 0.25, 64.0, -64.0, 1.0, 0.0, 0.5, -0.001],

@@ -117,13 +117,8 @@ mod tests {
     /// infinities in f32, and results that saturate at both ends.
     #[test]
     fn every_instruction_set_gives_the_arithmetic() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = crate::test_rng::Rng::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = move || rng.next_u64();
         let p = CcmParams {
             m: [1.72, -0.52, -0.2, -0.26, 1.58, -0.32, 0.04, -0.62, 1.58],
         };

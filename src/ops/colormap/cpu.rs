@@ -144,13 +144,8 @@ mod tests {
                 }
             }
         }
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = crate::test_rng::Rng::new(0x2545_f491_4f6c_dd1d);
+        let mut next = move || rng.next_u64();
         for (w, h) in [(1, 1), (1, 7), (7, 1), (61, 3)] {
             let img = Image::<u8>::from_fn(w, h, 1, |_, _, _| next() as u8).unwrap();
             check::<u8, u8>(&img, (3.0, 250.5));

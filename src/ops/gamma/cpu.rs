@@ -236,13 +236,8 @@ mod tests {
     /// odd row lengths with and without alpha.
     #[test]
     fn floats_match_the_formula_on_every_instruction_set() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = crate::test_rng::Rng::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = move || rng.next_u64();
         let mut samples: Vec<f32> = vec![
             0.0, -0.0, -1.0, 1.0, 0.5, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX,
             f32::MIN_POSITIVE, 1e-45, 0.0031308, 0.018, f32::from_bits(0.018f32.to_bits() - 1), 300.0, 1e30,

@@ -16,13 +16,8 @@ fn every_method_equals_the_reference_exactly() {
         .into_iter()
         .filter(|i| i.vector_bits() <= VECTOR_BITS)
         .collect();
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = crate::test_rng::Rng::new(0x2545_f491_4f6c_dd1d);
+    let mut next = move || rng.next_u64();
     let c = 2 * CHUNK;
     for (w, h) in [(2, 2), (6, 4), (34, 70), (c + 22, 10), (3 * c, 6)] {
         let u8s = Image::from_fn(w, h, 1, |_, _, _| next() as u8).unwrap();
