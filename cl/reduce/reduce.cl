@@ -110,6 +110,54 @@ inline ULONGN walk_int(__global const T* in, size_t base, size_t stride, long co
 #else
 #define ACC_T FLOATN
 #endif
+#if defined(INT_SUM) && CH == 1 && defined(PACK)
+// Gray rows in 16-byte loads of PACK samples (16 uchar, 8 ushort; the host
+// defines PACK for them): one sample per load left the row variants far
+// below a GPU's bandwidth (H100, 8192x8192: u8 52-58 %, u16 70-85 % of
+// copy). A buffer starts aligned far beyond 16 bytes, so a row's samples
+// before its first 16-byte boundary, and those after its last whole load,
+// are read one at a time.
+#define PACKT CAT(T, PACK)
+#define PACKU CAT(uint, PACK)
+
+inline uint fold8(int op, uint8 v)
+{
+    uint4 a = I_COMBINE(op, v.lo, v.hi);
+    uint2 b = I_COMBINE(op, a.lo, a.hi);
+    return I_COMBINE(op, b.x, b.y);
+}
+
+inline uint fold_pack(int op, PACKU v)
+{
+#if PACK == 16
+    return fold8(op, I_COMBINE(op, v.lo, v.hi));
+#else
+    return fold8(op, v);
+#endif
+}
+
+// Work-item `lid`'s share of the `width` samples from in[base], folded with
+// `op`: the loads lid, lid + LWS, ... of the aligned middle, and one sample
+// of the unaligned head and tail.
+inline ulong walk_packed(__global const T* in, size_t base, int width, int lid, int op)
+{
+    int head = min(width, (int)((PACK - base % PACK) % PACK));
+    int nvec = (width - head) / PACK;
+    int tail = head + nvec * PACK;
+    ulong t = (ulong)I_IDENTITY(op);
+    if (lid < head) t = I_COMBINE(op, t, (ulong)IPIX(in, base + lid));
+    if (lid < width - tail) t = I_COMBINE(op, t, (ulong)IPIX(in, base + tail + lid));
+    __global const PACKT* v = (__global const PACKT*)(in + base + head);
+    // A uint takes I_CHUNK samples, PACK per load, then folds into t.
+    for (int j = lid; j < nvec;) {
+        uint a = I_IDENTITY(op);
+        for (int k = 0; k < I_CHUNK / PACK && j < nvec; k++, j += LWS)
+            a = I_COMBINE(op, a, fold_pack(op, CAT(convert_, PACKU)(v[j])));
+        t = I_COMBINE(op, t, (ulong)a);
+    }
+    return t;
+}
+#endif
 
 #define PIXEL(in, x, y, width) TO_FLOATN(LOADPIX(in, (size_t)(y) * (size_t)(width) + (size_t)(x)))
 
@@ -127,21 +175,23 @@ __kernel void reduce_x_row(__global const T* in, int width, int height, int op,
     STOREP(FINISH(op, SETTLE(op, a, c), width), out, y);
 }
 
-// Axis x, one work-group of LWS per row: each work-item walks every LWS-th
-// pixel (coalesced across the group), then a local-memory tree.
-__kernel void reduce_x_tree(__global const T* in, int width, int height, int op,
-                            __global float* out)
-{
-    __local ACC_T buf[LWS];
-    int y = get_global_id(1);
-    int lid = get_local_id(0);
-    // A group is one row: the whole group leaves together.
-    if (y >= height) return;
+// Work-item `lid`'s part of row y in the row-group variants (x_tree,
+// x_shfl): every LWS-th pixel from lid (coalesced across the group), in
+// integers under INT_SUM, else a compensated float walk, settled.
 #ifdef INT_SUM
+#define ACC_COMBINE I_COMBINE
+#define ACC_IDENTITY(op) TO_ULONGN(I_IDENTITY(op))
+#else
+#define ACC_COMBINE COMBINE
+#define ACC_IDENTITY(op) IDENTITY(op)
+#endif
+inline ACC_T row_part(__global const T* in, int y, int width, int lid, int op)
+{
+#if defined(INT_SUM) && defined(PACK) && CH == 1
+    return walk_packed(in, (size_t)y * (size_t)width, width, lid, op);
+#elif defined(INT_SUM)
     long count = lid < width ? (width - lid + LWS - 1) / LWS : 0;
-    buf[lid] = walk_int(in, (size_t)y * (size_t)width + lid, LWS, count, op);
-    TREE_BY(I_COMBINE, op, buf, lid, LWS)
-    if (lid == 0) STOREP(FINISH(op, TO_FLOATN(buf[0]), width), out, y);
+    return walk_int(in, (size_t)y * (size_t)width + lid, LWS, count, op);
 #else
     FLOATN a = IDENTITY(op), c = (FLOATN)(0.0f);
     int x = lid;
@@ -159,10 +209,22 @@ __kernel void reduce_x_tree(__global const T* in, int width, int height, int op,
         FLOATN v = PIXEL(in, x, y, width);
         ACCUMULATE(op, a, c, v);
     }
-    buf[lid] = SETTLE(op, a, c);
-    TREE(op, buf, lid, LWS)
-    if (lid == 0) STOREP(FINISH(op, buf[0], width), out, y);
+    return SETTLE(op, a, c);
 #endif
+}
+
+// Axis x, one work-group of LWS per row: row_part, then a local-memory tree.
+__kernel void reduce_x_tree(__global const T* in, int width, int height, int op,
+                            __global float* out)
+{
+    __local ACC_T buf[LWS];
+    int y = get_global_id(1);
+    int lid = get_local_id(0);
+    // A group is one row: the whole group leaves together.
+    if (y >= height) return;
+    buf[lid] = row_part(in, y, width, lid, op);
+    TREE_BY(ACC_COMBINE, op, buf, lid, LWS)
+    if (lid == 0) STOREP(FINISH(op, TO_FLOATN(buf[0]), width), out, y);
 }
 
 // Axis y, one work-item per column: a sequential compensated walk down it

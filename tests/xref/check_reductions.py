@@ -137,7 +137,7 @@ def check_reduce(ctx, rng):
     imgs = image_set(rng, kinds_big=("noise",))
     wide = (rng.random((37, 1031)) * 2 - 1) * 10.0 ** rng.integers(-3, 4, (37, 1031))
     imgs["f32_gray_1031x37_mixed"] = wide.astype(np.float32)
-    ks = {"x_row": 4, "y_column": 4, "x_tree": 16, "y_split": 16, "x_subgroup": 80, "cpu": 2}
+    ks = {"x_row": 4, "y_column": 4, "x_tree": 16, "x_shfl": 16, "y_split": 16, "x_subgroup": 80, "cpu": 2}
     for axis in ("x", "y"):
         for op in ("sum", "mean", "min", "max"):
             for label, var in ctx.variants("reduce"):

@@ -78,7 +78,7 @@ pub(crate) fn launch<T: Sample>(
     }
     let shape = Shape::new(w, h, c, T::TYPE).with_params(crate::ops::OpParams::new(*p));
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
-    let extra = int_options(T::TYPE);
+    let extra = int_options(T::TYPE, c);
     let k = progs.kernel(dev, SPEC.name, spec, &shape, extra, &spec.kernel_name(SPEC.name))?;
     if spec.name == "y_split" {
         let blocks = y_blocks(w, h);
@@ -116,7 +116,7 @@ pub(crate) fn launch<T: Sample>(
         return Ok(first.then(second));
     }
     let (global, local): (Vec<usize>, Vec<usize>) = match spec.name {
-        "x_tree" | "x_subgroup" => (vec![LWS, h], vec![LWS, 1]),
+        "x_tree" | "x_subgroup" | "x_shfl" => (vec![LWS, h], vec![LWS, 1]),
         "x_row" => (vec![h], vec![spec.local[0]]),
         _ => (vec![w], vec![spec.local[0]]),
     };
@@ -134,16 +134,19 @@ pub(crate) fn launch<T: Sample>(
     )
 }
 
-/// The build options of the integer paths of `x_tree` and `y_split`
-/// (cl/reduce/reduce.cl, INT_SUM): samples per uint accumulator, so that
-/// `max sample * I_CHUNK < 2^32`. Float samples take none.
+/// The build options of the integer paths of the row-group variants and
+/// `y_split` (cl/reduce/reduce.cl, INT_SUM): samples per uint accumulator,
+/// so that `max sample * I_CHUNK < 2^32`; for gray rows, the samples per
+/// 16-byte load (`PACK`). Float samples take none.
 #[cfg(feature = "opencl")]
-fn int_options(ty: crate::image::SampleType) -> &'static str {
+fn int_options(ty: crate::image::SampleType, channels: usize) -> &'static str {
     use crate::image::SampleType;
-    match ty {
-        SampleType::U8 => "-DINT_SUM -DI_CHUNK=16777216",
-        SampleType::U16 => "-DINT_SUM -DI_CHUNK=65536",
-        SampleType::F32 => "",
+    match (ty, channels) {
+        (SampleType::U8, 1) => "-DINT_SUM -DI_CHUNK=16777216 -DPACK=16",
+        (SampleType::U8, _) => "-DINT_SUM -DI_CHUNK=16777216",
+        (SampleType::U16, 1) => "-DINT_SUM -DI_CHUNK=65536 -DPACK=8",
+        (SampleType::U16, _) => "-DINT_SUM -DI_CHUNK=65536",
+        (SampleType::F32, _) => "",
     }
 }
 

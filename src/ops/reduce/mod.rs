@@ -40,10 +40,11 @@ pub static SPEC: OpSpec = OpSpec {
     sources: &[
         crate::cl_source!("reduce/reduce.cl"),
         crate::cl_source!("reduce/subgroup.cl"),
+        crate::cl_source!("reduce/shfl.cl"),
     ],
     variants: variants::VARIANTS,
     // Each axis's variants decline the other axis, so one order serves both.
-    gpu_order: &["x_subgroup", "x_tree", "y_split", "x_row", "y_column"],
+    gpu_order: &["x_subgroup", "x_tree", "x_shfl", "y_split", "x_row", "y_column"],
     cpu_device_order: &["x_row", "y_column", "x_tree", "y_split"],
     prefer: None,
     // A NaN reaches only the sums of its own row or column: that is what

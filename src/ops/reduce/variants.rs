@@ -1,5 +1,6 @@
-//! OpenCL variants of `reduce`: two per axis, and a sub-group variant of
-//! the x axis for devices with sub-groups.
+//! OpenCL variants of `reduce`: two per axis, and two warp-level variants
+//! of the x axis: sub-groups where the device lists them, and NVIDIA's
+//! shuffles through inline PTX.
 //!
 //! `tolerance` is, for this operation, the sum's bound in units of
 //! `u * sum(|x|)`, u = 2^-24 (the case's `check` reads it so, and holds min
@@ -10,10 +11,12 @@
 //!   `y_split`: 3): 3 + d + 1; `y_split` then adds its blocks' results
 //!   (at most 64) with a second compensated walk: 2 more, 9 in all; 16
 //!   covers both;
+//! - `x_shfl`: warps of 32 combine with butterfly shuffles (depth 5), then
+//!   the 8 warps' results (depth 3): x_tree's 8, so 16;
 //! - `x_subgroup`: the sub-group combine has no specified order, so a
 //!   sub-group of s <= 64 lanes adds up to s - 1, then the tree 8: 80.
 //!
-//! On u8 and u16 input, `x_tree` and `y_split` sum in integers (exact) and
+//! On u8 and u16 input, `x_tree`, `x_shfl` and `y_split` sum in integers (exact) and
 //! round once to f32, well inside their bound; the float bounds above are
 //! those of f32 input.
 
@@ -104,6 +107,17 @@ pub static VARIANTS: &[VariantSpec] = &[
             "cl_intel_subgroups",
         ])],
         tolerance: 80.0,
+    },
+    VariantSpec {
+        name: "x_shfl",
+        summary: "axis x: as x_tree, combining each warp with inline-PTX shfl.sync (NVIDIA)",
+        files: &["reduce/reduce.cl", "reduce/shfl.cl"],
+        options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
+        local: [LWS, 1],
+        local_bytes: group_floats,
+        supports: along_x,
+        requires: &[Requirement::Vendor("NVIDIA")],
+        tolerance: 16.0,
     },
     VariantSpec {
         name: "y_column",

@@ -1,0 +1,77 @@
+// shfl.cl: reduce_x_shfl, appended to reduce.cl for that variant only. Its
+// table entry requires an NVIDIA device: the inline PTX below is NVIDIA's
+// dialect, and NVIDIA's OpenCL lists no sub-group extension, so this is how
+// x_subgroup's warp-level combine is reached there.
+//
+// As x_tree, each work-item computes row_part of the group's row. Each warp
+// of 32 then combines its lanes in registers with five butterfly steps of
+// shfl.sync.bfly (no local memory, no barrier); lane 0 of each warp puts
+// the warp's result in local memory, and the first warp combines those
+// LWS / 32 results with three more steps. The depth (5 + 3) is x_tree's 8,
+// so the sum's bound is x_tree's; integer sums (INT_SUM) stay exact.
+
+#define WARP 32
+#define WARPS (LWS / WARP)
+#if WARPS > WARP || (WARPS & (WARPS - 1)) != 0
+#error "LWS / 32 must be a power of two of at most 32"
+#endif
+
+// Lane (own lane ^ m)'s word v; every lane of the warp must execute it.
+inline uint shfl_xor(uint v, int m)
+{
+    uint r;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(m));
+    return r;
+}
+
+inline float shfl_xor_f(float v, int m)
+{
+    return as_float(shfl_xor(as_uint(v), m));
+}
+
+inline ulong shfl_xor_ul(ulong v, int m)
+{
+    return ((ulong)shfl_xor((uint)(v >> 32), m) << 32) | shfl_xor((uint)v, m);
+}
+
+// shfl_xor of every channel of a pixel-sized value of type `t`.
+#if CH == 1
+#define SHFL_N(f, t, v, m) f((v), (m))
+#elif CH == 3
+#define SHFL_N(f, t, v, m) ((t)(f((v).x, (m)), f((v).y, (m)), f((v).z, (m))))
+#else
+#define SHFL_N(f, t, v, m) ((t)(f((v).x, (m)), f((v).y, (m)), f((v).z, (m)), f((v).w, (m))))
+#endif
+
+#ifdef INT_SUM
+#define SHFL_ACC(v, m) SHFL_N(shfl_xor_ul, ULONGN, v, m)
+#else
+#define SHFL_ACC(v, m) SHFL_N(shfl_xor_f, FLOATN, v, m)
+#endif
+
+__kernel void reduce_x_shfl(__global const T* in, int width, int height, int op,
+                            __global float* out)
+{
+    __local ACC_T buf[WARPS];
+    int y = get_global_id(1);
+    int lid = get_local_id(0);
+    // A group is one row: the whole group leaves together, so every lane of
+    // every warp reaches the shuffles.
+    if (y >= height) return;
+    ACC_T a = row_part(in, y, width, lid, op);
+    // The shuffle outside the combine: every lane shuffles once per step.
+    for (int m = WARP / 2; m > 0; m >>= 1) {
+        ACC_T o = SHFL_ACC(a, m);
+        a = ACC_COMBINE(op, a, o);
+    }
+    if (lid % WARP == 0) buf[lid / WARP] = a;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < WARP) {
+        a = lid < WARPS ? buf[lid] : ACC_IDENTITY(op);
+        for (int m = WARPS / 2; m > 0; m >>= 1) {
+            ACC_T o = SHFL_ACC(a, m);
+            a = ACC_COMBINE(op, a, o);
+        }
+        if (lid == 0) STOREP(FINISH(op, TO_FLOATN(a), width), out, y);
+    }
+}
