@@ -31,6 +31,7 @@ use crate::image::{Image, Sample, SampleType};
 use crate::simd::mem::{self, Filler};
 use crate::simd::{Isa, Narrow, Simd, WithSimd};
 
+mod bytes;
 mod filters;
 mod halves;
 #[cfg(test)]
@@ -99,24 +100,26 @@ fn demosaic_with<U: Sample>(
     // Every band writes all of its samples, so the output is never cleared
     // first (that would be a pass over memory).
     let out = mem::vec_filled(n, |out| match U::TYPE {
-        SampleType::U8 => run_as::<U, u8>(raw, p, lv, out, isa),
-        SampleType::U16 => run_as::<U, u16>(raw, p, lv, out, isa),
-        SampleType::F32 => run_as::<U, f32>(raw, p, lv, out, isa),
+        SampleType::U8 => match raw {
+            Raw::U8(img) if bytes::exact(raw, p, lv) => {
+                run_as::<U, u8>(out, |o| bytes::run(img, p, lv, o, isa))
+            }
+            _ => run_as::<U, u8>(out, |o| run(raw, p, lv, o, isa)),
+        },
+        SampleType::U16 => run_as::<U, u16>(out, |o| run(raw, p, lv, o, isa)),
+        SampleType::F32 => run_as::<U, f32>(out, |o| run(raw, p, lv, o, isa)),
     })?;
     Image::from_vec(w, h, p.channels, out)
 }
 
-/// [`run`] for `U`, which is `X`.
-fn run_as<'o, U: Sample, X: Narrow>(
-    raw: &Raw<'_>,
-    p: &DemosaicParams,
-    lv: &Levels,
+/// `fill` run on `out` seen as samples of `X`, which is `U`.
+fn run_as<'o, U: Sample, X: Sample>(
     out: &'o mut [MaybeUninit<U>],
-    isa: Isa,
+    fill: impl FnOnce(&'o mut [MaybeUninit<X>]) -> Result<&'o mut [X]>,
 ) -> Result<&'o mut [U]> {
     let no_path = || crate::Error::arg(format!("demosaic has no CPU output path for {}", U::TYPE));
     let out = mem::cast_uninit_mut::<U, X>(out).ok_or_else(no_path)?;
-    let done = run(raw, p, lv, out, isa)?;
+    let done = fill(out)?;
     mem::cast_slice_mut::<X, U>(done).ok_or_else(no_path)
 }
 
@@ -242,7 +245,7 @@ impl Band<'_> {
     ) -> &'d mut [U] {
         let (w, ch) = (self.w, self.p.channels);
         let sh = self.shape(y0);
-        let Scratch { cfa, green } = scratch;
+        let Scratch { cfa, green, .. } = scratch;
         let cfa = self.level(sh, cfa);
         // The edge method's green plane, band rows -1..=len.
         let green = match self.p.method {
