@@ -13,7 +13,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::filters::WIDE;
+use super::filters::{linear_quads, Linear, Wide};
 use super::halves::{fill_apron, grown, From, Halves, Scratch};
 use super::{Band, Shape, BAND, CHUNK, QPAD};
 use crate::error::Result;
@@ -121,9 +121,6 @@ fn split<'s>(img: &Image<u8>, sh: Shape, buf: &'s mut Vec<u8>) -> Halves<'s, u8>
 /// The two interpolated colours of a site (as [`super::filters::Slots`]), in bytes.
 type ByteSlots = [[u8; CHUNK]; 2];
 
-/// A chunk's input, `[2 + row][parity]`: the half-rows of the quad row's
-/// rows -2..=3, from the chunk's quad -1 on.
-type WideBytes<'a> = [[&'a [u8; WIDE]; 2]; 6];
 
 impl Band<'_> {
     /// One band of the integer path: the quad rows chunk by chunk, as
@@ -146,15 +143,15 @@ impl Band<'_> {
                 (Filler::new(out.next(w * ch)), Filler::new(out.next(w * ch)));
             for k in 0..sh.chunks {
                 // Rows beyond the method's reach are never read.
-                let wide: WideBytes = std::array::from_fn(|j| {
+                let wide: Wide<u8> = std::array::from_fn(|j| {
                     let row = ry + (j as isize - 2).clamp(-r, 1 + r);
                     [0, 1].map(|par| cfa.wide(row, par, k))
                 });
                 match (mhc, gd) {
-                    (true, true) => linear_quads::<true, true>(&wide, &mut slots),
-                    (true, false) => linear_quads::<true, false>(&wide, &mut slots),
-                    (false, true) => linear_quads::<false, true>(&wide, &mut slots),
-                    (false, false) => linear_quads::<false, false>(&wide, &mut slots),
+                    (true, true) => linear_quads::<Bytes, true, true>(&wide, &mut slots),
+                    (true, false) => linear_quads::<Bytes, true, false>(&wide, &mut slots),
+                    (false, true) => linear_quads::<Bytes, false, true>(&wide, &mut slots),
+                    (false, false) => linear_quads::<Bytes, false, false>(&wide, &mut slots),
                 }
                 let src: QuadBytes<CHUNK> = [0, 1].map(|py| {
                     [R, G, B].map(|c| {
@@ -191,6 +188,25 @@ impl Band<'_> {
 pub(super) fn narrow_shift<const N: u32>(x: i16) -> u8 {
     let half = (1i16 << (N - 1)) - 1;
     ((x + half + ((x >> N) & 1)) >> N).clamp(0, 255) as u8
+}
+
+/// The integer path's filters.
+struct Bytes;
+
+impl Linear for Bytes {
+    type In = u8;
+    type Out = u8;
+
+    #[inline(always)]
+    fn slots(mhc: bool, green: bool, t: impl Fn(isize, isize) -> u8) -> [u8; 2] {
+        let t = |dy, dx| i16::from(t(dy, dx));
+        match (mhc, green) {
+            (true, true) => mhc_green(t),
+            (true, false) => mhc_rb(t),
+            (false, true) => bilinear_green(t),
+            (false, false) => bilinear_rb(t),
+        }
+    }
 }
 
 // The sites' filters of `filters` in integers: each reference formula times
@@ -239,30 +255,4 @@ fn mhc_rb(t: impl Fn(isize, isize) -> i16) -> [u8; 2] {
         narrow_shift::<3>(4 * c0 + 2 * cross - ring2),
         narrow_shift::<4>(12 * c0 + 4 * diag - 3 * ring2),
     ]
-}
-
-/// Both slots of the four sites of a chunk's quads, in one pass, as
-/// [`super::filters::linear_quads`] (`MHC`: mhc, else bilinear; `GD`: the
-/// green sites are the quad's diagonal).
-#[inline(always)]
-fn linear_quads<const MHC: bool, const GD: bool>(rows: &WideBytes, o: &mut [[ByteSlots; 2]; 2]) {
-    for i in 0..CHUNK {
-        for (py, o) in o.iter_mut().enumerate() {
-            for (px, o) in o.iter_mut().enumerate() {
-                let t = |dy: isize, dx: isize| {
-                    let col = px as isize + dx;
-                    let q = (i as isize + col.div_euclid(2) + 1) as usize;
-                    i16::from(rows[(py as isize + dy + 2) as usize][col.rem_euclid(2) as usize][q])
-                };
-                let v = match (MHC, (px == py) == GD) {
-                    (true, true) => mhc_green(t),
-                    (true, false) => mhc_rb(t),
-                    (false, true) => bilinear_green(t),
-                    (false, false) => bilinear_rb(t),
-                };
-                o[0][i] = v[0];
-                o[1][i] = v[1];
-            }
-        }
-    }
 }
