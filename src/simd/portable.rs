@@ -322,20 +322,20 @@ pub(super) fn store_quad_bytes<'a, const C: usize, const N: usize>(
 /// Stores quads `range`, one sample at a time: colour `c` of pixel `px` of
 /// quad `i` of row `py` is `value(py, c, px, i)`.
 #[inline(always)]
-fn store_quads_with<'a, U: Sample, const C: usize>(
-    rows: [&'a mut [MaybeUninit<U>]; 2],
+fn store_quads_with<U: Sample, const C: usize>(
+    rows: [&mut [MaybeUninit<U>]; 2],
     range: Range<usize>,
     a: U,
     value: impl Fn(usize, usize, usize, usize) -> U,
-) -> [&'a mut [U]; 2] {
+) -> [&mut [U]; 2] {
     assert!(C == 3 || C == 4);
     assert!(rows.iter().all(|r| r.len() == 2 * range.len() * C));
     let [r0, r1] = rows;
     for (py, row) in [&mut *r0, &mut *r1].into_iter().enumerate() {
         for (i, quad) in range.clone().zip(row.chunks_exact_mut(2 * C)) {
             for (px, d) in quad.chunks_exact_mut(C).enumerate() {
-                for c in 0..3 {
-                    d[c].write(value(py, c, px, i));
+                for (c, d) in d[..3].iter_mut().enumerate() {
+                    d.write(value(py, c, px, i));
                 }
                 if C == 4 {
                     d[3].write(a);
