@@ -248,6 +248,19 @@ pub trait Simd:
         alpha: f32,
     ) -> [&'a mut [U]; 2];
 
+    /// [`Simd::interleave_quads`] for colour planes that already hold
+    /// bytes: stored as they are, alpha `alpha`.
+    #[inline(always)]
+    fn interleave_quad_bytes<'a, const C: usize, const N: usize>(
+        self,
+        rows: [&'a mut [MaybeUninit<u8>]; 2],
+        src: &QuadBytes<'_, N>,
+        q: usize,
+        alpha: u8,
+    ) -> [&'a mut [u8]; 2] {
+        portable::store_quad_bytes::<C, N>(rows, src, 0..q, alpha)
+    }
+
     /// [`Simd::strips`] over a block of rows of `m` columns (`out`) that
     /// each strip writes ([`StripsInto`]), row by row: returns the block,
     /// every sample written. Panics if a strip does not write each of its
@@ -447,6 +460,9 @@ pub fn store_samples<V: Vf32, D: Sample>(v: V, d: &mut [D]) {
 /// A row of colour planes for [`Simd::interleave_quads`]:
 /// `[row][colour][column parity]`, `N` quads each.
 pub type Quads<'a, const N: usize> = [[[&'a [f32; N]; 2]; 3]; 2];
+
+/// [`Quads`] of bytes, for [`Simd::interleave_quad_bytes`].
+pub type QuadBytes<'a, const N: usize> = [[[&'a [u8; N]; 2]; 3]; 2];
 
 /// Output samples with a narrowing from f32 that is exactly
 /// [`Sample::from_f32`] (round half to even, saturate, NaN to 0) but

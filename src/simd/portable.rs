@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use wide::{bytemuck, f32x4, i32x4};
 
-use super::{mem, sealed, Isa, Narrow, Quads, Simd, Strips, Vf32, WithSimd};
+use super::{mem, sealed, Isa, Narrow, QuadBytes, Quads, Simd, Strips, Vf32, WithSimd};
 use crate::image::Sample;
 
 /// The token of the portable implementation. Every CPU runs it, so anyone
@@ -303,14 +303,39 @@ pub(super) fn store_quads<'a, U: Narrow, const C: usize, const N: usize>(
     range: Range<usize>,
     a: U,
 ) -> [&'a mut [U]; 2] {
+    assert!(range.end <= N);
+    store_quads_with::<U, C>(rows, range, a, |py, c, px, i| U::narrow(src[py][c][px][i]))
+}
+
+/// [`store_quads`] for planes of bytes, stored as they are.
+#[inline(always)]
+pub(super) fn store_quad_bytes<'a, const C: usize, const N: usize>(
+    rows: [&'a mut [MaybeUninit<u8>]; 2],
+    src: &QuadBytes<'_, N>,
+    range: Range<usize>,
+    a: u8,
+) -> [&'a mut [u8]; 2] {
+    assert!(range.end <= N);
+    store_quads_with::<u8, C>(rows, range, a, |py, c, px, i| src[py][c][px][i])
+}
+
+/// Stores quads `range`, one sample at a time: colour `c` of pixel `px` of
+/// quad `i` of row `py` is `value(py, c, px, i)`.
+#[inline(always)]
+fn store_quads_with<U: Sample, const C: usize>(
+    rows: [&mut [MaybeUninit<U>]; 2],
+    range: Range<usize>,
+    a: U,
+    value: impl Fn(usize, usize, usize, usize) -> U,
+) -> [&mut [U]; 2] {
     assert!(C == 3 || C == 4);
-    assert!(range.end <= N && rows.iter().all(|r| r.len() == 2 * range.len() * C));
+    assert!(rows.iter().all(|r| r.len() == 2 * range.len() * C));
     let [r0, r1] = rows;
     for (py, row) in [&mut *r0, &mut *r1].into_iter().enumerate() {
         for (i, quad) in range.clone().zip(row.chunks_exact_mut(2 * C)) {
             for (px, d) in quad.chunks_exact_mut(C).enumerate() {
-                for c in 0..3 {
-                    d[c].write(U::narrow(src[py][c][px][i]));
+                for (c, d) in d[..3].iter_mut().enumerate() {
+                    d.write(value(py, c, px, i));
                 }
                 if C == 4 {
                     d[3].write(a);

@@ -107,6 +107,44 @@ impl<const C: usize> WithSimd for StoresEqualNarrow<C> {
     }
 }
 
+/// The byte stores put every byte of every plane in its place, and alpha,
+/// for whole chunks and tails, on every instruction set.
+#[test]
+fn byte_stores_interleave_every_plane() {
+    #[derive(Clone)]
+    struct Bytes<const C: usize>;
+    impl<const C: usize> WithSimd for Bytes<C> {
+        type Output = ();
+        fn with_simd<S: Simd>(self, s: S) {
+            let data: Box<[[[[u8; CHUNK]; 2]; 3]; 2]> = Box::new(std::array::from_fn(|py| {
+                std::array::from_fn(|c| {
+                    std::array::from_fn(|px| {
+                        std::array::from_fn(|i| (i * 13 + py * 7 + c * 3 + px) as u8)
+                    })
+                })
+            }));
+            let src: QuadBytes<CHUNK> = std::array::from_fn(|py| {
+                std::array::from_fn(|c| std::array::from_fn(|px| &data[py][c][px]))
+            });
+            for q in [CHUNK, 29, 5, 0] {
+                let n = 2 * q * C;
+                let mut rows = [0, 1].map(|_| vec![MaybeUninit::new(7u8); n]);
+                let [r0, r1] = &mut rows;
+                let out = s.interleave_quad_bytes::<C, CHUNK>([r0, r1], &src, q, 201);
+                for (py, row) in out.iter().enumerate() {
+                    for (k, got) in row.iter().enumerate() {
+                        let (quad, px, c) = (k / (2 * C), k / C % 2, k % C);
+                        let want = if c == 3 { 201 } else { data[py][c][px][quad] };
+                        assert_eq!(*got, want, "{:?} C={C} q={q} row {py} byte {k}", S::ISA);
+                    }
+                }
+            }
+        }
+    }
+    on_every_isa(Bytes::<3>);
+    on_every_isa(Bytes::<4>);
+}
+
 /// Every column of a block, for widths around each strip size.
 #[test]
 fn strips_into_writes_every_sample() {

@@ -10,7 +10,7 @@ use std::mem::MaybeUninit;
 
 use super::f32s::F8;
 use super::Avx2;
-use crate::simd::{mem, portable, Narrow, Quads, Vf32, MAGIC};
+use crate::simd::{mem, portable, Narrow, QuadBytes, Quads, Vf32, MAGIC};
 
 /// `pshufb` controls that interleave 16 R, G and B bytes into 48 RGB
 /// bytes, `[16-byte block][colour]`, the same in both 128-bit lanes.
@@ -56,12 +56,69 @@ pub(super) fn interleave_quads<'a, U: Narrow, const C: usize, const N: usize>(
     let a = <u8 as Narrow>::narrow(alpha);
     let (h0, t0) = b0.split_at_mut(2 * v * C);
     let (h1, t1) = b1.split_at_mut(2 * v * C);
-    store_u8::<C, N>(t, [h0, h1], src, v, a);
+    store_u8::<C>(t, [h0, h1], src, v, a);
     portable::store_quads::<u8, C, N>([t0, t1], src, v..q, a);
     // SAFETY: `store_u8` wrote quads 0..v of both rows (`2 C` bytes each),
     // `store_quads` quads v..q, and each row is `2 q C` samples of `U`,
     // which is u8 here (the casts above succeeded).
     unsafe { [mem::assume_init_mut(r0), mem::assume_init_mut(r1)] }
+}
+
+/// [`crate::simd::Simd::interleave_quad_bytes`] on AVX2: eight quads at a
+/// time with byte shuffles, the rest one sample at a time.
+#[inline(always)]
+pub(super) fn interleave_quad_bytes<'a, const C: usize, const N: usize>(
+    t: Avx2,
+    rows: [&'a mut [MaybeUninit<u8>]; 2],
+    src: &QuadBytes<'_, N>,
+    q: usize,
+    a: u8,
+) -> [&'a mut [u8]; 2] {
+    let [r0, r1] = rows;
+    assert!(C == 3 || C == 4);
+    assert!(q <= N && r0.len() == 2 * q * C && r1.len() == 2 * q * C);
+    let v = q / 8 * 8;
+    let (h0, t0) = r0.split_at_mut(2 * v * C);
+    let (h1, t1) = r1.split_at_mut(2 * v * C);
+    store_u8::<C>(t, [h0, h1], src, v, a);
+    portable::store_quad_bytes::<C, N>([t0, t1], src, v..q, a);
+    // SAFETY: `store_u8` wrote quads 0..v of both rows (`2 C` bytes each),
+    // `store_quad_bytes` quads v..q, and each row is `2 q C` bytes.
+    unsafe { [mem::assume_init_mut(r0), mem::assume_init_mut(r1)] }
+}
+
+/// A chunk's colour planes, as bytes eight quads at a time.
+trait Planes {
+    /// 16 bytes of colour `c` of quads `j..j + 8` for each row, in pixel
+    /// order: row 0 in the low lane, row 1 in the high lane.
+    fn colour(&self, t: Avx2, c: usize, j: usize) -> __m256i;
+}
+
+impl<const N: usize> Planes for Quads<'_, N> {
+    #[inline(always)]
+    fn colour(&self, t: Avx2, c: usize, j: usize) -> __m256i {
+        colour(t, self, c, j)
+    }
+}
+
+impl<const N: usize> Planes for QuadBytes<'_, N> {
+    #[inline(always)]
+    fn colour(&self, _: Avx2, c: usize, j: usize) -> __m256i {
+        let row = |py: usize| {
+            let (e, o) = (&self[py][c][0][j..j + 8], &self[py][c][1][j..j + 8]);
+            // SAFETY: SSE2 is in every x86-64 CPU; `e` and `o` are cut to
+            // 8 bytes, which `_mm_loadl_epi64` reads.
+            unsafe {
+                _mm_unpacklo_epi8(
+                    _mm_loadl_epi64(e.as_ptr().cast()),
+                    _mm_loadl_epi64(o.as_ptr().cast()),
+                )
+            }
+        };
+        let (lo, hi) = (row(0), row(1));
+        // SAFETY: the token proves AVX2.
+        unsafe { _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi) }
+    }
 }
 
 /// Narrows 8 floats exactly as `<u8 as Narrow>::narrow`, leaving each byte
@@ -139,12 +196,13 @@ fn put_half(_: Avx2, d: &mut [MaybeUninit<u8>], v: __m128i) {
 
 /// Stores quads `0..q` (`q` a multiple of 8) of a chunk as interleaved
 /// 8-bit RGB (`C` = 3) or RGBA (`C` = 4, alpha `a`) into two rows of at
-/// least `2 q C` bytes; the narrowing is exactly `<u8 as Narrow>::narrow`.
+/// least `2 q C` bytes; f32 planes are narrowed exactly as
+/// `<u8 as Narrow>::narrow`.
 #[inline(always)]
-fn store_u8<const C: usize, const N: usize>(
+fn store_u8<const C: usize>(
     t: Avx2,
     rows: [&mut [MaybeUninit<u8>]; 2],
-    src: &Quads<N>,
+    src: &impl Planes,
     q: usize,
     a: u8,
 ) {
@@ -153,9 +211,9 @@ fn store_u8<const C: usize, const N: usize>(
     let alpha = unsafe { _mm256_set1_epi8(a as i8) };
     for j in (0..q).step_by(8) {
         let (r, g, b) = (
-            colour(t, src, 0, j),
-            colour(t, src, 1, j),
-            colour(t, src, 2, j),
+            src.colour(t, 0, j),
+            src.colour(t, 1, j),
+            src.colour(t, 2, j),
         );
         let (d0, d1) = (&mut r0[2 * C * j..], &mut r1[2 * C * j..]);
         if C == 3 {

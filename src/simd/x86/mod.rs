@@ -7,7 +7,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::{portable, sealed, Isa, Narrow, Portable, Quads, Simd, Strips, WithSimd};
+use super::{portable, sealed, Isa, Narrow, Portable, QuadBytes, Quads, Simd, Strips, WithSimd};
 use crate::image::Sample;
 
 mod blocks;
@@ -138,6 +138,17 @@ impl Simd for Avx2 {
     ) -> [&'a mut [U]; 2] {
         bytes::interleave_quads::<U, C, N>(self, rows, src, q, alpha)
     }
+
+    #[inline(always)]
+    fn interleave_quad_bytes<'a, const C: usize, const N: usize>(
+        self,
+        rows: [&'a mut [MaybeUninit<u8>]; 2],
+        src: &QuadBytes<'_, N>,
+        q: usize,
+        alpha: u8,
+    ) -> [&'a mut [u8]; 2] {
+        bytes::interleave_quad_bytes::<C, N>(self, rows, src, q, alpha)
+    }
 }
 
 impl Simd for Avx512 {
@@ -199,6 +210,17 @@ impl Simd for Avx512 {
         alpha: f32,
     ) -> [&'a mut [U]; 2] {
         bytes::interleave_quads::<U, C, N>(self.avx2(), rows, src, q, alpha)
+    }
+
+    #[inline(always)]
+    fn interleave_quad_bytes<'a, const C: usize, const N: usize>(
+        self,
+        rows: [&'a mut [MaybeUninit<u8>]; 2],
+        src: &QuadBytes<'_, N>,
+        q: usize,
+        alpha: u8,
+    ) -> [&'a mut [u8]; 2] {
+        bytes::interleave_quad_bytes::<C, N>(self.avx2(), rows, src, q, alpha)
     }
 }
 

@@ -13,12 +13,14 @@ pub(super) struct Scratch {
     pub(super) cfa: Vec<f32>,
     /// The edge method's green half-rows.
     pub(super) green: Vec<f32>,
+    /// The raw half-rows of the integer path.
+    pub(super) bytes: Vec<u8>,
 }
 
 /// `v`'s first `n` elements, growing it if needed.
-pub(super) fn grown(v: &mut Vec<f32>, n: usize) -> &mut [f32] {
+pub(super) fn grown<T: Copy + Default>(v: &mut Vec<T>, n: usize) -> &mut [T] {
     if v.len() < n {
-        v.resize(n, 0.0);
+        v.resize(n, T::default());
     }
     &mut v[..n]
 }
@@ -27,17 +29,17 @@ pub(super) fn grown(v: &mut Vec<f32>, n: usize) -> &mut [f32] {
 /// holds column `2 i + parity` of band row `row - top`, each half-row `hs`
 /// long (the apron mirrored, then whole chunks).
 #[derive(Clone, Copy)]
-pub(super) struct Halves<'a> {
-    pub(super) buf: &'a [f32],
+pub(super) struct Halves<'a, T = f32> {
+    pub(super) buf: &'a [T],
     pub(super) hs: usize,
     pub(super) top: usize,
 }
 
-impl<'a> Halves<'a> {
+impl<'a, T> Halves<'a, T> {
     /// Chunk `k` of band row `row` at column offset `col` (any integer: the
     /// parity and quad offset of a neighbour of a site of column parity 0).
     #[inline(always)]
-    pub(super) fn at(self, row: isize, col: isize, k: usize) -> &'a [f32; CHUNK] {
+    pub(super) fn at(self, row: isize, col: isize, k: usize) -> &'a [T; CHUNK] {
         let r = (row + self.top as isize) as usize;
         let start = (2 * r + col.rem_euclid(2) as usize) * self.hs
             + (QPAD + k * CHUNK).wrapping_add_signed(col.div_euclid(2));
@@ -47,7 +49,7 @@ impl<'a> Halves<'a> {
     /// Chunk `k` of the half-row of parity `par` of band row `row`, with
     /// one quad more either side.
     #[inline(always)]
-    pub(super) fn wide(self, row: isize, par: usize, k: usize) -> &'a [f32; WIDE] {
+    pub(super) fn wide(self, row: isize, par: usize, k: usize) -> &'a [T; WIDE] {
         let r = (row + self.top as isize) as usize;
         let start = (2 * r + par) * self.hs + QPAD + k * CHUNK - 1;
         self.buf[start..start + WIDE].try_into().unwrap()
@@ -55,7 +57,7 @@ impl<'a> Halves<'a> {
 
     /// The whole half-row of parity `par` of band row `row`.
     #[inline(always)]
-    pub(super) fn half_row(self, row: isize, par: usize) -> &'a [f32] {
+    pub(super) fn half_row(self, row: isize, par: usize) -> &'a [T] {
         let r = (row + self.top as isize) as usize;
         &self.buf[(2 * r + par) * self.hs..][..self.hs]
     }
@@ -65,7 +67,7 @@ impl<'a> Halves<'a> {
 /// `w` pixels): quad `i` holds column `2 (i - QPAD) + parity`, and reflection
 /// keeps the parity.
 #[inline(always)]
-pub(super) fn fill_apron(even: &mut [f32], odd: &mut [f32], half: usize, w: usize) {
+pub(super) fn fill_apron<T: Copy>(even: &mut [T], odd: &mut [T], half: usize, w: usize) {
     for i in (0..QPAD).chain(QPAD + half..2 * QPAD + half) {
         let col = 2 * i as i64 - 2 * QPAD as i64;
         even[i] = even[QPAD + mirror(col, w) / 2];

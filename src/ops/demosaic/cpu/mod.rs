@@ -18,8 +18,20 @@
 //! time), and 8-bit outputs are narrowed and interleaved with byte
 //! shuffles there ([`Simd::interleave_quads`]).
 //!
+//! 8-bit frames into 8-bit images at the identity levelling (black 0,
+//! gains 1: the defaults) take the integer path of `bytes` for bilinear
+//! and mhc: the raw bytes are split into half-rows as they are, each
+//! filter is its integer sum shifted right with the reference's rounding
+//! (half to even, then clamped), in i16 lanes, and the byte planes are
+//! interleaved by [`Simd::interleave_quad_bytes`]. Every value there is
+//! exact in f32 too, so the bytes are the reference's. Everything else
+//! (other levels, where the levelled samples are not integers; the edge
+//! method, whose blend divides; 16-bit and packed frames; u16 and f32
+//! outputs) takes the f32 path above.
+//!
 //! Files: this one (entry points, a band's steps), `filters` (the sites'
-//! filters), `halves` (the working rows), `tests`.
+//! filters), `halves` (the working rows), `bytes` (the integer path),
+//! `tests`.
 
 use std::borrow::Cow;
 use std::mem::MaybeUninit;
@@ -31,12 +43,13 @@ use crate::image::{Image, Sample, SampleType};
 use crate::simd::mem::{self, Filler};
 use crate::simd::{Isa, Narrow, Simd, WithSimd};
 
+mod bytes;
 mod filters;
 mod halves;
 #[cfg(test)]
 mod tests;
 
-use filters::{edge_at_green, edge_at_rb, edge_green, linear_quads, Slots, Src, Wide};
+use filters::{edge_at_green, edge_at_rb, edge_green, linear_quads, Floats, Slots, Src, Wide};
 use halves::{fill_apron, grown, From, Halves, Scratch};
 
 /// Output rows per rayon task (even, so every band starts on a pattern row).
@@ -99,24 +112,26 @@ fn demosaic_with<U: Sample>(
     // Every band writes all of its samples, so the output is never cleared
     // first (that would be a pass over memory).
     let out = mem::vec_filled(n, |out| match U::TYPE {
-        SampleType::U8 => run_as::<U, u8>(raw, p, lv, out, isa),
-        SampleType::U16 => run_as::<U, u16>(raw, p, lv, out, isa),
-        SampleType::F32 => run_as::<U, f32>(raw, p, lv, out, isa),
+        SampleType::U8 => match raw {
+            Raw::U8(img) if bytes::exact(raw, p, lv) => {
+                run_as::<U, u8>(out, |o| bytes::run(img, p, lv, o, isa))
+            }
+            _ => run_as::<U, u8>(out, |o| run(raw, p, lv, o, isa)),
+        },
+        SampleType::U16 => run_as::<U, u16>(out, |o| run(raw, p, lv, o, isa)),
+        SampleType::F32 => run_as::<U, f32>(out, |o| run(raw, p, lv, o, isa)),
     })?;
     Image::from_vec(w, h, p.channels, out)
 }
 
-/// [`run`] for `U`, which is `X`.
-fn run_as<'o, U: Sample, X: Narrow>(
-    raw: &Raw<'_>,
-    p: &DemosaicParams,
-    lv: &Levels,
+/// `fill` run on `out` seen as samples of `X`, which is `U`.
+fn run_as<'o, U: Sample, X: Sample>(
     out: &'o mut [MaybeUninit<U>],
-    isa: Isa,
+    fill: impl FnOnce(&'o mut [MaybeUninit<X>]) -> Result<&'o mut [X]>,
 ) -> Result<&'o mut [U]> {
     let no_path = || crate::Error::arg(format!("demosaic has no CPU output path for {}", U::TYPE));
     let out = mem::cast_uninit_mut::<U, X>(out).ok_or_else(no_path)?;
-    let done = run(raw, p, lv, out, isa)?;
+    let done = fill(out)?;
     mem::cast_slice_mut::<X, U>(done).ok_or_else(no_path)
 }
 
@@ -242,7 +257,7 @@ impl Band<'_> {
     ) -> &'d mut [U] {
         let (w, ch) = (self.w, self.p.channels);
         let sh = self.shape(y0);
-        let Scratch { cfa, green } = scratch;
+        let Scratch { cfa, green, .. } = scratch;
         let cfa = self.level(sh, cfa);
         // The edge method's green plane, band rows -1..=len.
         let green = match self.p.method {
@@ -401,10 +416,10 @@ impl Band<'_> {
             [0, 1].map(|par| cfa.wide(row, par, k))
         });
         match (m == Method::Mhc, pat.colour(0, 0) == G) {
-            (true, true) => linear_quads::<true, true>(&wide, slots),
-            (true, false) => linear_quads::<true, false>(&wide, slots),
-            (false, true) => linear_quads::<false, true>(&wide, slots),
-            (false, false) => linear_quads::<false, false>(&wide, slots),
+            (true, true) => linear_quads::<Floats, true, true>(&wide, slots),
+            (true, false) => linear_quads::<Floats, true, false>(&wide, slots),
+            (false, true) => linear_quads::<Floats, false, true>(&wide, slots),
+            (false, false) => linear_quads::<Floats, false, false>(&wide, slots),
         }
     }
 }

@@ -2,8 +2,9 @@
 //! is compiled for. (The narrowing and the byte stores are tested in
 //! `crate::simd`.)
 
+use super::bytes::{exact, narrow_shift};
 use super::{demosaic_with, CHUNK, VECTOR_BITS};
-use crate::image::{Image, Sample};
+use crate::image::{Image, Sample, SampleType};
 use crate::ops::demosaic::{reference, DemosaicParams, Method, Pattern, Raw};
 use crate::simd::Isa;
 
@@ -57,4 +58,80 @@ fn same<U: Sample>(raw: &Raw<'_>, p: &DemosaicParams, isa: Isa, ctx: &str) {
         "{ctx} -> {}",
         U::TYPE
     );
+}
+
+/// The integer rounding is f32's: `x / 2^N` narrowed to a byte, for every
+/// sum the filters can make (and more).
+#[test]
+fn narrow_shift_rounds_as_the_f32_narrowing() {
+    use crate::simd::Narrow;
+    for x in -8000i16..=8000 {
+        let f = x as f32;
+        assert_eq!(narrow_shift::<1>(x), u8::narrow(f * 0.5), "{x} / 2");
+        assert_eq!(narrow_shift::<2>(x), u8::narrow(f * 0.25), "{x} / 4");
+        assert_eq!(narrow_shift::<3>(x), u8::narrow(f * 0.125), "{x} / 8");
+        assert_eq!(narrow_shift::<4>(x), u8::narrow(f * 0.0625), "{x} / 16");
+    }
+}
+
+/// 8-bit frames at the default levels take the integer path for bilinear
+/// and mhc, and give the reference's bytes exactly: random frames and
+/// extreme ones (where mhc's sums leave 0..=255 and are clamped), every
+/// pattern, both channel counts, sizes down to 2 rows or columns and
+/// across partial chunks and bands, on every instruction set.
+#[test]
+fn the_integer_path_equals_the_reference_exactly() {
+    let isas: Vec<Isa> = Isa::available()
+        .into_iter()
+        .filter(|i| i.vector_bits() <= VECTOR_BITS)
+        .collect();
+    let mut rng = crate::test_rng::Rng::new(0x9e37_79b9_7f4a_7c15);
+    let mut next = move || rng.next_u64();
+    let c = 2 * CHUNK;
+    let sizes = [(2, 2), (2, 14), (18, 2), (6, 4), (258, 34), (1026, 66), (c + 18, 6)];
+    for (w, h) in sizes {
+        let noise = Image::from_fn(w, h, 1, |_, _, _| next() as u8).unwrap();
+        let extremes = Image::from_fn(w, h, 1, |_, _, _| [0, 255][(next() & 1) as usize]).unwrap();
+        for img in [&noise, &extremes] {
+            let raw = Raw::U8(img);
+            for pattern in Pattern::ALL {
+                for method in [Method::Bilinear, Method::Mhc] {
+                    for channels in [3, 4] {
+                        let p = DemosaicParams {
+                            channels,
+                            ..DemosaicParams::new(pattern, method)
+                        };
+                        let lv = p.levels(&raw, SampleType::U8).unwrap();
+                        assert!(exact(&raw, &p, &lv));
+                        for &isa in &isas {
+                            let ctx = format!("{w}x{h} {pattern} {method} x{channels} {isa:?}");
+                            same::<u8>(&raw, &p, isa, &ctx);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where the integer path would not be exact, it is not taken.
+#[test]
+fn the_integer_path_only_where_exact() {
+    let img = Image::from_fn(8, 8, 1, |x, y, _| (x * 31 + y * 7) as u8).unwrap();
+    let raw = Raw::U8(&img);
+    let ok = |p: &DemosaicParams| exact(&raw, p, &p.levels(&raw, SampleType::U8).unwrap());
+    let base = DemosaicParams::new(Pattern::Rggb, Method::Bilinear);
+    assert!(ok(&base));
+    assert!(!ok(&DemosaicParams {
+        method: Method::Edge,
+        ..base
+    }));
+    assert!(!ok(&DemosaicParams { black: 1.0, ..base }));
+    assert!(!ok(&DemosaicParams {
+        gains: [1.0, 1.0, 1.5],
+        ..base
+    }));
+    let u16s = Image::from_fn(8, 8, 1, |_, _, _| 9u16).unwrap();
+    let wide = Raw::U16(&u16s);
+    assert!(!exact(&wide, &base, &base.levels(&wide, SampleType::U8).unwrap()));
 }
