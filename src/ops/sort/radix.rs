@@ -24,9 +24,12 @@
 //! slice per (digit, chunk), and each task writes through iterators over
 //! its own slices, which the counts fill exactly.
 //!
-//! Own code rather than a crate: `rdst` and `voracious_radix_sort` would
-//! each add crates to the library's dependency count (README, "Library"),
-//! while this file needs only `rayon`, which the library already has.
+//! Own code rather than a crate: `rdst` 0.20 is an unstable sort (pairs
+//! would have to carry their index inside the key, doubling the bytes each
+//! pass moves) and brings `arbitrary-chunks` and `partition`;
+//! `voracious_radix_sort` also adds crates to the library's dependency
+//! count (README, "Library"). This file needs only `rayon`, which the
+//! library already has.
 
 use rayon::prelude::*;
 
