@@ -1,38 +1,38 @@
-//! The rayon sorts: below a cut-off a sequential comparison sort on the
+//! The rayon sorts: below a cut-off rayon's `par_sort_unstable` on the
 //! keys' u32 words (for pairs on `word << 32 | index`, which makes equal
-//! keys keep their input order), from it the parallel LSD radix sort of
-//! [`super::radix`], which is stable too. Both give the same result bit
-//! for bit: keys by their words, equal keys' values in input order.
+//! keys keep their input order; the words are made sequentially, and
+//! rayon sorts short slices on one thread, so small sorts pay no rayon
+//! set-up), from it the parallel LSD radix sort of [`super::radix`], which
+//! is stable too. Both give the same result bit for bit: keys by their
+//! words, equal keys' values in input order.
+
+use rayon::slice::ParallelSliceMut;
 
 use super::keys::SortKey;
 use super::radix;
 use crate::error::{Error, Result};
 
-/// Keys from which [`sort`] takes the radix sort. Below it the comparison
-/// sort was as fast or faster on the 2-core VM (2026-11-27: 8192 keys
-/// 0.064 against 0.071 ms, 16384 keys 0.138 against 0.137 ms), and it has
-/// no per-pass counts and buffers to set up.
-pub const RADIX_KEYS_FROM: usize = 1 << 14;
-
-/// Pairs from which [`sort_pairs`] takes the radix sort; moving values
-/// beside the keys costs the radix sort more than it costs the comparison
-/// sort on packed words (16384 pairs: 0.21 against 0.30 ms on one thread).
-pub const RADIX_PAIRS_FROM: usize = 1 << 16;
+/// Keys (and pairs) from which [`sort`] and [`sort_pairs`] take the radix
+/// sort. On the 2-core VM (2026-11-27, docs/results/2026-11-27-s31-sort.md)
+/// the radix sort was ahead from 2^20 keys on and mixed at 2^16 (equal in
+/// one run, 1.6x slower in the other), so 2^16 keys stay with the
+/// comparison sort.
+pub const RADIX_FROM: usize = 1 << 17;
 
 /// `keys` in ascending order.
 pub fn sort<K: SortKey>(keys: &[K]) -> Result<Vec<K>> {
-    if keys.len() >= RADIX_KEYS_FROM {
+    if keys.len() >= RADIX_FROM {
         return Ok(radix::sort(keys));
     }
     let mut w: Vec<u32> = keys.iter().map(|k| k.to_word()).collect();
-    w.sort_unstable();
+    w.par_sort_unstable();
     Ok(w.into_iter().map(K::from_word).collect())
 }
 
 /// The pairs ordered by key, stable; `values` must be as long as `keys`.
 pub fn sort_pairs<K: SortKey>(keys: &[K], values: &[u32]) -> Result<(Vec<K>, Vec<u32>)> {
     check_pairs(keys.len(), values.len())?;
-    if keys.len() >= RADIX_PAIRS_FROM {
+    if keys.len() >= RADIX_FROM {
         return Ok(radix::sort_pairs(keys, values));
     }
     let mut w: Vec<u64> = keys
@@ -40,7 +40,7 @@ pub fn sort_pairs<K: SortKey>(keys: &[K], values: &[u32]) -> Result<(Vec<K>, Vec
         .enumerate()
         .map(|(i, k)| (u64::from(k.to_word()) << 32) | i as u64)
         .collect();
-    w.sort_unstable();
+    w.par_sort_unstable();
     Ok(w.into_iter()
         .map(|x| (K::from_word((x >> 32) as u32), values[x as u32 as usize]))
         .unzip())

@@ -173,8 +173,8 @@ mod tests {
     use super::*;
     use crate::test_rng::Rng;
 
-    /// Sizes: empty, tiny, primes, around both cut-offs, above 2^16 and
-    /// above a single chunk per thread.
+    /// Sizes: empty, tiny, primes, around the cut-off (2^17), and above
+    /// a single chunk per thread.
     const SIZES: &[usize] = &[
         0,
         1,
@@ -184,12 +184,10 @@ mod tests {
         13,
         251,
         4099,
-        cpu::RADIX_KEYS_FROM - 1,
-        cpu::RADIX_KEYS_FROM,
-        cpu::RADIX_KEYS_FROM + 1,
-        cpu::RADIX_PAIRS_FROM - 1,
-        cpu::RADIX_PAIRS_FROM,
-        cpu::RADIX_PAIRS_FROM + 3,
+        16_381,
+        cpu::RADIX_FROM - 1,
+        cpu::RADIX_FROM,
+        cpu::RADIX_FROM + 3,
         200_003,
     ];
 
