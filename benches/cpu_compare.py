@@ -88,6 +88,9 @@ if only in (None, "sort"):
         ms = best(lambda: np.sort(keys))
         exp = n.bit_length() - 1
         row("sort f32 (clfilter cpu)", f"2^{exp}", "clfilter_cpu", r, b, f"numpy.sort {np.__version__}", ms)
+        ms = best(lambda: np.argsort(keys, kind="stable"))
+        row("sort_pairs f32 + u32 indices (clfilter cpu)", f"2^{exp}", "clfilter_cpu_pairs", r, b,
+            "numpy.argsort(kind='stable')", ms)
         for key, peer in (("par_sort_unstable_by_total_cmp", "par_sort_unstable_by(total_cmp)"),
                           ("par_sort_unstable_u32_words", "par_sort_unstable (u32 words)")):
             row("sort f32", f"2^{exp}", "clfilter_cpu", r, b, peer, r[key])

@@ -105,6 +105,9 @@ fn main() {
                 .collect();
             let t = best(|| drop(sort_cpu::sort(&keys).expect("sort")));
             println!("clfilter_cpu {:.3}", t.as_secs_f64() * 1e3);
+            let idx: Vec<u32> = (0..n as u32).collect();
+            let t = best(|| drop(sort_cpu::sort_pairs(&keys, &idx).expect("sort_pairs")));
+            println!("clfilter_cpu_pairs {:.3}", t.as_secs_f64() * 1e3);
             let t = best(|| {
                 let mut v = keys.clone();
                 v.par_sort_unstable_by(f32::total_cmp);

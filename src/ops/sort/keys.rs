@@ -8,7 +8,9 @@
 //! very bits it came from. i32 flips the sign bit; u32 is itself.
 
 /// A key type `sort` accepts: `f32`, `u32` or `i32`.
-pub trait SortKey: Copy + Send + Sync + std::fmt::Debug + sealed::Sealed + 'static {
+pub trait SortKey:
+    Copy + Default + Send + Sync + std::fmt::Debug + sealed::Sealed + 'static
+{
     /// The type's name (`f32`, `u32`, `i32`).
     const NAME: &'static str;
     /// The order-preserving u32 word.

@@ -15,6 +15,7 @@ pub mod api;
 pub mod cpu;
 pub(crate) mod device;
 pub mod keys;
+pub mod radix;
 pub mod reference;
 mod tune;
 pub mod variants;
