@@ -268,13 +268,27 @@ fn integer_sums_past_2_pow_24_are_rounded_once_and_max_is_exact() {
 }
 
 #[test]
-fn u8_gray_rows_sum_exactly_whatever_their_alignment() {
+fn gray_integer_lines_sum_exactly_whatever_their_alignment() {
     // Gray integer rows load 16 bytes at a time from each row's first
     // 16-byte boundary: rows of every length mod 16 (so every start
-    // offset), shorter and longer than one load per work-item.
+    // offset), shorter and longer than one load per work-item. Columns go
+    // 4 to a work-item when the width is a multiple of 4 (4, 64, 1028,
+    // 8192: one and several groups of columns, the last one partial).
     let mut rng = Rng::new(12);
-    for (w, h) in [(1, 3), (15, 17), (17, 33), (4096 + 4099, 19)] {
+    let sizes = [
+        (1, 3),
+        (15, 17),
+        (17, 33),
+        (4, 5),
+        (64, 300),
+        (1028, 37),
+        (4096 + 4099, 19),
+        (8192, 9),
+    ];
+    for (w, h) in sizes {
         let data = (0..w * h).map(|_| rng.below(256) as u8).collect();
+        check_integer_exact(&Image::from_vec(w, h, 1, data).expect("shape"));
+        let data = (0..w * h).map(|_| rng.below(65536) as u16).collect();
         check_integer_exact(&Image::from_vec(w, h, 1, data).expect("shape"));
     }
 }

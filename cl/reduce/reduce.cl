@@ -242,6 +242,67 @@ __kernel void reduce_y_column(__global const T* in, int width, int height, int o
     STOREP(FINISH(op, SETTLE(op, a, c), height), out, x);
 }
 
+#if defined(INT_SUM) && CH == 1 && defined(YPACK)
+// y_split's pass 1 on gray integer images whose width is a multiple of
+// YPACK (the host defines YPACK only then, so every row starts aligned to
+// YPACK samples): a work-item takes YPACK adjacent columns, one vector load
+// per row, and the group COLS x YPACK columns. One sample per load left the
+// pass far below a GPU's bandwidth (H100, 8192x8192: u8 34-35 %, u16
+// 57-58 % of copy). Everything else is the scalar pass's, lane by lane.
+#define YU CAT(uint, YPACK)
+#define YL CAT(ulong, YPACK)
+#define YV CAT(T, YPACK)
+#define TO_YU(v) CAT(convert_, YU)(v)
+
+// `count` vectors at v[base + j * stride], folded with `op` per lane.
+inline YL walk_cols(__global const YV* v, size_t base, size_t stride, long count, int op)
+{
+    YU id = (op) == REDUCE_MIN ? (YU)(UINT_MAX) : (YU)(0);
+    YL t = CAT(convert_, YL)(id);
+    size_t i = base;
+    for (long j0 = 0; j0 < count; j0 += I_CHUNK) {
+        long j1 = min(count, j0 + (long)I_CHUNK), j = j0;
+        YU a = id;
+        for (; j + 3 < j1; j += 4, i += 4 * stride) {
+            YU v0 = TO_YU(v[i]), v1 = TO_YU(v[i + stride]);
+            YU v2 = TO_YU(v[i + 2 * stride]), v3 = TO_YU(v[i + 3 * stride]);
+            a = I_COMBINE(op, a, v0);
+            a = I_COMBINE(op, a, v1);
+            a = I_COMBINE(op, a, v2);
+            a = I_COMBINE(op, a, v3);
+        }
+        for (; j < j1; j++, i += stride) a = I_COMBINE(op, a, TO_YU(v[i]));
+        t = I_COMBINE(op, t, CAT(convert_, YL)(a));
+    }
+    return t;
+}
+
+__kernel void reduce_y_split(__global const T* in, int width, int height, int op, int rows,
+                             __global float* partial)
+{
+    __local YL buf[SPLIT][COLS];
+    int x = get_global_id(0) * YPACK;
+    int lx = get_local_id(0), part = get_local_id(1);
+    int block = GROUP_ID(1);
+    int y1 = min((block + 1) * rows, height);
+    int y0 = block * rows + part;
+    long count = (x < width && y0 < y1) ? (y1 - y0 + SPLIT - 1) / SPLIT : 0;
+    buf[part][lx] = walk_cols((__global const YV*)in, ((size_t)y0 * (size_t)width + x) / YPACK,
+                              (size_t)SPLIT * (size_t)(width / YPACK), count, op);
+    for (int s = SPLIT / 2; s > 0; s >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (part < s) buf[part][lx] = I_COMBINE(op, buf[part][lx], buf[part + s][lx]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (part == 0 && x < width) {
+        YL t = buf[0][lx];
+        CAT(vstore, YPACK)(CAT(as_float, YPACK)(TO_YU(t)), 0,
+                           partial + (size_t)(2 * block) * width + x);
+        CAT(vstore, YPACK)(CAT(as_float, YPACK)(TO_YU(t >> 32)), 0,
+                           partial + (size_t)(2 * block + 1) * width + x);
+    }
+}
+#else
 // Axis y in two passes. Pass 1: a group is COLS columns by SPLIT parts of
 // one block of `rows` rows (block GROUP_ID(1)); part p walks the block's
 // rows p, p + SPLIT, ...; the parts of a column meet in local memory, and
@@ -301,6 +362,7 @@ __kernel void reduce_y_split(__global const T* in, int width, int height, int op
     if (part == 0 && x < width) STOREP(buf[0][lx], partial, (size_t)block * width + x);
 #endif
 }
+#endif
 
 // Pass 2 of y_split: each column's block results, combined in block order
 // (compensated for sums; exact in integers under INT_SUM), finished over

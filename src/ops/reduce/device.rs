@@ -64,8 +64,9 @@ pub(crate) fn launch<T: Sample>(
     out: &crate::backend::opencl::DeviceImage<f32>,
     p: &ReduceParams,
 ) -> Result<crate::backend::opencl::ClEvent> {
-    use super::variants::{COLS, LWS, SPLIT};
+    use super::variants::{COLS, LWS, SPLIT, YPACK};
     use crate::backend::opencl::Arg;
+    use crate::image::SampleType;
     let (w, h, c) = (input.width(), input.height(), input.channels());
     let (ow, oh) = p.output_size(w, h);
     if (out.width(), out.height(), out.channels()) != (ow, oh, c) {
@@ -78,17 +79,29 @@ pub(crate) fn launch<T: Sample>(
     }
     let shape = Shape::new(w, h, c, T::TYPE).with_params(crate::ops::OpParams::new(*p));
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
-    let extra = int_options(T::TYPE, c);
+    // y_split on gray integers whose rows all start aligned: YPACK columns
+    // per work-item (cl/reduce/reduce.cl).
+    let ypack = if spec.name == "y_split" && c == 1 && T::TYPE != SampleType::F32 && w % YPACK == 0
+    {
+        YPACK
+    } else {
+        1
+    };
+    let extra = match ypack {
+        1 => int_options(T::TYPE, c).to_string(),
+        n => format!("{} -DYPACK={n}", int_options(T::TYPE, c)),
+    };
+    let extra = extra.as_str();
     let k = progs.kernel(dev, SPEC.name, spec, &shape, extra, &spec.kernel_name(SPEC.name))?;
     if spec.name == "y_split" {
-        let blocks = y_blocks(w, h);
+        let blocks = y_blocks(w / ypack, h);
         let rows = h.div_ceil(blocks);
         // Integer samples keep a block's result as a ulong: two rows of words.
         let words = if extra.is_empty() { 1 } else { 2 };
         let partial = crate::backend::opencl::DeviceImage::<f32>::new(dev, w, words * blocks, c)?;
         let first = dev.launch(
             &k,
-            &[w, SPLIT * blocks],
+            &[w / ypack, SPLIT * blocks],
             &[COLS, SPLIT],
             &[
                 Arg::img(input),

@@ -32,6 +32,9 @@ pub const LWS: usize = 256;
 pub const COLS: usize = 32;
 /// Work-items sharing one column in `y_split` (a power of two).
 pub const SPLIT: usize = 8;
+/// Adjacent columns per work-item of `y_split` on gray u8/u16 images whose
+/// width is a multiple of it (one vector load per row).
+pub const YPACK: usize = 4;
 
 /// Bytes of one accumulator in local memory (3-vectors take 4 slots): a
 /// `FLOATN`, or a `ULONGN` for integer samples (x_tree and y_split; an
@@ -46,7 +49,8 @@ fn group_floats(s: &Shape) -> usize {
 }
 
 fn split_floats(s: &Shape) -> usize {
-    SPLIT * COLS * floatn(s)
+    let packed = s.sample != crate::image::SampleType::F32 && s.channels == 1 && s.width % YPACK == 0;
+    SPLIT * COLS * floatn(s) * if packed { YPACK } else { 1 }
 }
 
 fn axis_of(s: &Shape) -> Result<Axis, String> {
