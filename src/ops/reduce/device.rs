@@ -81,8 +81,8 @@ pub(crate) fn launch<T: Sample>(
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
     // y_split on gray integers whose rows all start aligned: YPACK columns
     // per work-item (cl/reduce/reduce.cl).
-    let ypack = if spec.name == "y_split" && c == 1 && T::TYPE != SampleType::F32 && w % YPACK == 0
-    {
+    let gray_int = c == 1 && T::TYPE != SampleType::F32;
+    let ypack = if spec.name == "y_split" && gray_int && w.is_multiple_of(YPACK) {
         YPACK
     } else {
         1

@@ -49,7 +49,8 @@ fn group_floats(s: &Shape) -> usize {
 }
 
 fn split_floats(s: &Shape) -> usize {
-    let packed = s.sample != crate::image::SampleType::F32 && s.channels == 1 && s.width % YPACK == 0;
+    let gray_int = s.sample != crate::image::SampleType::F32 && s.channels == 1;
+    let packed = gray_int && s.width.is_multiple_of(YPACK);
     SPLIT * COLS * floatn(s) * if packed { YPACK } else { 1 }
 }
 
