@@ -210,6 +210,17 @@ fn integer_samples_are_exact_on_a_device_and_large_images_take_more_loads() {
     }
     let gray: Image<u8> = common::random_image(&mut rng, 4097, 4099, 1);
     check_integer(&gray, "u8 4097x4099x1");
+    // Gray blocks in 16-byte loads (`per` a multiple of the quads per
+    // load): 16 quads per work-item and a partial block at 2048x2050;
+    // 20 (one load past the unrolled 4 for u8) at 4600x4560.
+    let gray: Image<u8> = common::random_image(&mut rng, 2048, 2050, 1);
+    check_integer(&gray, "u8 2048x2050x1");
+    let gray: Image<u8> = common::random_image(&mut rng, 4600, 4560, 1);
+    check_integer(&gray, "u8 4600x4560x1");
+    let gray: Image<u16> = common::random_image(&mut rng, 2048, 2050, 1);
+    check_integer(&gray, "u16 2048x2050x1");
+    let full = Image::from_vec(2053, 2053, 1, vec![u16::MAX; 2053 * 2053]).unwrap();
+    check_integer(&full, "u16 max 2053x2053x1");
     let full = Image::from_vec(2053, 2053, 4, vec![u16::MAX; 2053 * 2053 * 4]).unwrap();
     check_integer(&full, "u16 max 2053x2053x4");
     for &(w, h) in SIZES {

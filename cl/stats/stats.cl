@@ -290,6 +290,27 @@ __kernel void stats_tree(__global const T* in, int n, int per, __global ulong4* 
 }
 
 #if CH == 1
+// The quads of a 16-byte word: 4 of uchar, 2 of ushort.
+#if CAT(IS_BYTE_, T)
+#define QPL 4
+#define ADD_QUADS(wd)                                                   \
+    {                                                                   \
+        uint4 x_ = (wd);                                                \
+        ADD_QUAD(as_uchar4(x_.x))                                       \
+        ADD_QUAD(as_uchar4(x_.y))                                       \
+        ADD_QUAD(as_uchar4(x_.z))                                       \
+        ADD_QUAD(as_uchar4(x_.w))                                       \
+    }
+#else
+#define QPL 2
+#define ADD_QUADS(wd)                                                   \
+    {                                                                   \
+        uint4 x_ = (wd);                                                \
+        ADD_QUAD(as_ushort4(x_.xy))                                     \
+        ADD_QUAD(as_ushort4(x_.zw))                                     \
+    }
+#endif
+
 // Gray only: quads as in the float path; the partial last quad's missing
 // samples add 0 and take no part in min and max.
 __kernel void stats_tree_vec4(__global const T* in, int n, int per, __global ulong4* partial)
@@ -301,6 +322,20 @@ __kernel void stats_tree_vec4(__global const T* in, int n, int per, __global ulo
     size_t first = g * (size_t)LWS * per;
     size_t total = (size_t)n, whole = total / 4;
     STATE(uint4, CAT(SQ_T, 4))
+    // A whole block in 16-byte loads of QPL quads each: the block's quads,
+    // so the same exact sums, in fewer and wider loads (one quad per load
+    // read 50 % of copy bandwidth for u8 on an H100). Each lane still adds
+    // `per` samples.
+    if (per % QPL == 0 && first + (size_t)LWS * per <= whole) {
+        __global const uint4* w4 = (__global const uint4*)in + first / QPL + lid;
+        int loads = per / QPL, r = 0;
+        for (; r + UNROLL <= loads; r += UNROLL) {
+            uint4 w_[UNROLL];
+            for (int u = 0; u < UNROLL; u++) w_[u] = w4[(size_t)(r + u) * LWS];
+            for (int u = 0; u < UNROLL; u++) ADD_QUADS(w_[u])
+        }
+        for (; r < loads; r++) ADD_QUADS(w4[(size_t)r * LWS])
+    } else
     WALK(QUAD, LOAD_QUAD, ADD_QUAD, whole)
     if (4 * whole < total && is_mine(whole, first, per, lid)) {
         size_t b = 4 * whole;
