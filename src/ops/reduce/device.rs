@@ -64,9 +64,8 @@ pub(crate) fn launch<T: Sample>(
     out: &crate::backend::opencl::DeviceImage<f32>,
     p: &ReduceParams,
 ) -> Result<crate::backend::opencl::ClEvent> {
-    use super::variants::{COLS, LWS, SPLIT, YPACK};
+    use super::variants::{COLS, LWS, SPLIT};
     use crate::backend::opencl::Arg;
-    use crate::image::SampleType;
     let (w, h, c) = (input.width(), input.height(), input.channels());
     let (ow, oh) = p.output_size(w, h);
     if (out.width(), out.height(), out.channels()) != (ow, oh, c) {
@@ -79,18 +78,7 @@ pub(crate) fn launch<T: Sample>(
     }
     let shape = Shape::new(w, h, c, T::TYPE).with_params(crate::ops::OpParams::new(*p));
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
-    // y_split on gray integers whose rows all start aligned: YPACK columns
-    // per work-item (cl/reduce/reduce.cl).
-    let gray_int = c == 1 && T::TYPE != SampleType::F32;
-    let ypack = if spec.name == "y_split" && gray_int && w.is_multiple_of(YPACK) {
-        YPACK
-    } else {
-        1
-    };
-    let extra = match ypack {
-        1 => int_options(T::TYPE, c).to_string(),
-        n => format!("{} -DYPACK={n}", int_options(T::TYPE, c)),
-    };
+    let (extra, ypack) = options_for(spec, T::TYPE, c, w);
     let extra = extra.as_str();
     let k = progs.kernel(dev, SPEC.name, spec, &shape, extra, &spec.kernel_name(SPEC.name))?;
     if spec.name == "y_split" {
@@ -145,6 +133,25 @@ pub(crate) fn launch<T: Sample>(
             Arg::img(out),
         ],
     )
+}
+
+/// `spec`'s build options for `ty` samples, `c` channels and width `w`,
+/// and `y_split`'s columns per work-item: on gray integers whose rows all
+/// start aligned, [`super::variants::YPACK`] (cl/reduce/reduce.cl), else 1.
+#[cfg(feature = "opencl")]
+fn options_for(
+    spec: &VariantSpec,
+    ty: crate::image::SampleType,
+    c: usize,
+    w: usize,
+) -> (String, usize) {
+    use super::variants::YPACK;
+    let gray_int = c == 1 && ty != crate::image::SampleType::F32;
+    if spec.name == "y_split" && gray_int && w.is_multiple_of(YPACK) {
+        (format!("{} -DYPACK={YPACK}", int_options(ty, c)), YPACK)
+    } else {
+        (int_options(ty, c).to_string(), 1)
+    }
 }
 
 /// The build options of the integer paths of the row-group variants and
