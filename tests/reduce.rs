@@ -273,7 +273,10 @@ fn gray_integer_lines_sum_exactly_whatever_their_alignment() {
     // 16-byte boundary: rows of every length mod 16 (so every start
     // offset), shorter and longer than one load per work-item. Columns go
     // 4 to a work-item when the width is a multiple of 4 (4, 64, 1028,
-    // 8192: one and several groups of columns, the last one partial).
+    // 8192: one and several groups of columns, the last one partial). Rows
+    // of up to 1024 loads (16384 u8, 8192 u16 samples) take a team of 32
+    // work-items, 8 rows to a group (heights not multiples of 8); longer
+    // ones the whole group (16387).
     let mut rng = Rng::new(12);
     let sizes = [
         (1, 3),
@@ -281,9 +284,11 @@ fn gray_integer_lines_sum_exactly_whatever_their_alignment() {
         (17, 33),
         (4, 5),
         (64, 300),
+        (200, 13),
         (1028, 37),
         (4096 + 4099, 19),
         (8192, 9),
+        (16387, 3),
     ];
     for (w, h) in sizes {
         let data = (0..w * h).map(|_| rng.below(256) as u8).collect();

@@ -1,5 +1,6 @@
 // reduce.cl: per-channel sum, mean, min or max along one axis.
-// Options: none beyond T/CH; the reduction is the runtime argument `op`
+// Options: LWS, COLS, SPLIT (the variant's), TEAM (below), and the integer
+// paths' (INT_SUM, I_CHUNK, PACK, YPACK); the reduction is the runtime argument `op`
 // (REDUCE_SUM/MEAN/MIN/MAX below, the Rust side's `Reduction as i32`), so
 // one program per pixel type serves all four.
 //
@@ -16,6 +17,19 @@
 // offset, so a launch split into chunks along the outputs (x_row, y_column:
 // dimension 0; x_tree, x_subgroup: rows, dimension 1; y_split: columns,
 // dimension 0) computes the same outputs. A work-group is never split.
+
+// The row-group variants (x_tree, x_shfl) give each row a team of TEAM
+// work-items (a power of two, 32 to LWS; the host's -DTEAM, else LWS), so
+// a group of LWS takes LWS / TEAM rows. Short rows (8192 u8 samples are
+// 512 16-byte loads) left a group of 256 two loads each and a tree of 8
+// barriers per row: H100 and H200 read 8192x8192 u8 gray at the same
+// 0.033-0.035 ms, 53-58 % of copy on one and 55 % on the other.
+#ifndef TEAM
+#define TEAM LWS
+#endif
+#if TEAM > LWS || LWS % TEAM != 0
+#error "TEAM must divide LWS"
+#endif
 
 #define REDUCE_SUM 0
 #define REDUCE_MEAN 1
@@ -136,9 +150,9 @@ inline uint fold_pack(int op, PACKU v)
 #endif
 }
 
-// Work-item `lid`'s share of the `width` samples from in[base], folded with
-// `op`: the loads lid, lid + LWS, ... of the aligned middle, and one sample
-// of the unaligned head and tail.
+// Work-item `lid`'s share (lid < TEAM) of the `width` samples from
+// in[base], folded with `op`: the loads lid, lid + TEAM, ... of the aligned
+// middle, four in flight, and one sample of the unaligned head and tail.
 inline ulong walk_packed(__global const T* in, size_t base, int width, int lid, int op)
 {
     int head = min(width, (int)((PACK - base % PACK) % PACK));
@@ -148,10 +162,20 @@ inline ulong walk_packed(__global const T* in, size_t base, int width, int lid, 
     if (lid < head) t = I_COMBINE(op, t, (ulong)IPIX(in, base + lid));
     if (lid < width - tail) t = I_COMBINE(op, t, (ulong)IPIX(in, base + tail + lid));
     __global const PACKT* v = (__global const PACKT*)(in + base + head);
-    // A uint takes I_CHUNK samples, PACK per load, then folds into t.
+    // A uint takes I_CHUNK samples (a multiple of 4 loads), then folds into t.
     for (int j = lid; j < nvec;) {
         uint a = I_IDENTITY(op);
-        for (int k = 0; k < I_CHUNK / PACK && j < nvec; k++, j += LWS)
+        int k = 0;
+        for (; k < I_CHUNK / PACK && j + 3 * TEAM < nvec; k += 4, j += 4 * TEAM) {
+            PACKU v0 = CAT(convert_, PACKU)(v[j]), v1 = CAT(convert_, PACKU)(v[j + TEAM]);
+            PACKU v2 = CAT(convert_, PACKU)(v[j + 2 * TEAM]);
+            PACKU v3 = CAT(convert_, PACKU)(v[j + 3 * TEAM]);
+            a = I_COMBINE(op, a, fold_pack(op, v0));
+            a = I_COMBINE(op, a, fold_pack(op, v1));
+            a = I_COMBINE(op, a, fold_pack(op, v2));
+            a = I_COMBINE(op, a, fold_pack(op, v3));
+        }
+        for (; k < I_CHUNK / PACK && j < nvec; k++, j += TEAM)
             a = I_COMBINE(op, a, fold_pack(op, CAT(convert_, PACKU)(v[j])));
         t = I_COMBINE(op, t, (ulong)a);
     }
@@ -176,7 +200,7 @@ __kernel void reduce_x_row(__global const T* in, int width, int height, int op,
 }
 
 // Work-item `lid`'s part of row y in the row-group variants (x_tree,
-// x_shfl): every LWS-th pixel from lid (coalesced across the group), in
+// x_shfl): every TEAM-th pixel from lid < TEAM (coalesced across the team), in
 // integers under INT_SUM, else a compensated float walk, settled.
 #ifdef INT_SUM
 #define ACC_COMBINE I_COMBINE
@@ -190,22 +214,22 @@ inline ACC_T row_part(__global const T* in, int y, int width, int lid, int op)
 #if defined(INT_SUM) && defined(PACK) && CH == 1
     return walk_packed(in, (size_t)y * (size_t)width, width, lid, op);
 #elif defined(INT_SUM)
-    long count = lid < width ? (width - lid + LWS - 1) / LWS : 0;
-    return walk_int(in, (size_t)y * (size_t)width + lid, LWS, count, op);
+    long count = lid < width ? (width - lid + TEAM - 1) / TEAM : 0;
+    return walk_int(in, (size_t)y * (size_t)width + lid, TEAM, count, op);
 #else
     FLOATN a = IDENTITY(op), c = (FLOATN)(0.0f);
     int x = lid;
     // Four loads issued before their adds, in the same order as one at a
     // time (same result): more bytes in flight per work-item.
-    for (; x + 3 * LWS < width; x += 4 * LWS) {
-        FLOATN v0 = PIXEL(in, x, y, width), v1 = PIXEL(in, x + LWS, y, width);
-        FLOATN v2 = PIXEL(in, x + 2 * LWS, y, width), v3 = PIXEL(in, x + 3 * LWS, y, width);
+    for (; x + 3 * TEAM < width; x += 4 * TEAM) {
+        FLOATN v0 = PIXEL(in, x, y, width), v1 = PIXEL(in, x + TEAM, y, width);
+        FLOATN v2 = PIXEL(in, x + 2 * TEAM, y, width), v3 = PIXEL(in, x + 3 * TEAM, y, width);
         ACCUMULATE(op, a, c, v0);
         ACCUMULATE(op, a, c, v1);
         ACCUMULATE(op, a, c, v2);
         ACCUMULATE(op, a, c, v3);
     }
-    for (; x < width; x += LWS) {
+    for (; x < width; x += TEAM) {
         FLOATN v = PIXEL(in, x, y, width);
         ACCUMULATE(op, a, c, v);
     }
@@ -213,18 +237,22 @@ inline ACC_T row_part(__global const T* in, int y, int width, int lid, int op)
 #endif
 }
 
-// Axis x, one work-group of LWS per row: row_part, then a local-memory tree.
+// Axis x, a team of TEAM work-items per row: row_part, then a
+// local-memory tree within the team. Every work-item of the group reaches
+// the barriers, a team past the last row with identities.
 __kernel void reduce_x_tree(__global const T* in, int width, int height, int op,
                             __global float* out)
 {
     __local ACC_T buf[LWS];
-    int y = get_global_id(1);
-    int lid = get_local_id(0);
-    // A group is one row: the whole group leaves together.
-    if (y >= height) return;
-    buf[lid] = row_part(in, y, width, lid, op);
-    TREE_BY(ACC_COMBINE, op, buf, lid, LWS)
-    if (lid == 0) STOREP(FINISH(op, TO_FLOATN(buf[0]), width), out, y);
+    int lid = get_local_id(0), t = lid % TEAM;
+    int y = get_global_id(1) * (LWS / TEAM) + lid / TEAM;
+    buf[lid] = y < height ? row_part(in, y, width, t, op) : ACC_IDENTITY(op);
+    for (int s = TEAM / 2; s > 0; s >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (t < s) buf[lid] = ACC_COMBINE(op, buf[lid], buf[lid + s]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t == 0 && y < height) STOREP(FINISH(op, TO_FLOATN(buf[lid]), width), out, y);
 }
 
 // Axis y, one work-item per column: a sequential compensated walk down it

@@ -116,8 +116,9 @@ pub(crate) fn launch<T: Sample>(
         )?;
         return Ok(first.then(second));
     }
+    let rows = LWS / team(spec, T::TYPE, c, w);
     let (global, local): (Vec<usize>, Vec<usize>) = match spec.name {
-        "x_tree" | "x_subgroup" | "x_shfl" => (vec![LWS, h], vec![LWS, 1]),
+        "x_tree" | "x_subgroup" | "x_shfl" => (vec![LWS, h.div_ceil(rows)], vec![LWS, 1]),
         "x_row" => (vec![h], vec![spec.local[0]]),
         _ => (vec![w], vec![spec.local[0]]),
     };
@@ -136,8 +137,8 @@ pub(crate) fn launch<T: Sample>(
 }
 
 /// `spec`'s build options for `ty` samples, `c` channels and width `w`,
-/// and `y_split`'s columns per work-item: on gray integers whose rows all
-/// start aligned, [`super::variants::YPACK`] (cl/reduce/reduce.cl), else 1.
+/// and `y_split`'s columns per work-item ([`super::variants::ypack`]; 1
+/// for the other variants).
 #[cfg(feature = "opencl")]
 fn options_for(
     spec: &VariantSpec,
@@ -145,12 +146,37 @@ fn options_for(
     c: usize,
     w: usize,
 ) -> (String, usize) {
-    use super::variants::YPACK;
-    let gray_int = c == 1 && ty != crate::image::SampleType::F32;
-    if spec.name == "y_split" && gray_int && w.is_multiple_of(YPACK) {
-        (format!("{} -DYPACK={YPACK}", int_options(ty, c)), YPACK)
+    use super::variants::{ypack, LWS};
+    let team = team(spec, ty, c, w);
+    let cols = if spec.name == "y_split" { ypack(ty, c, w) } else { 1 };
+    if cols > 1 {
+        (format!("{} -DYPACK={cols}", int_options(ty, c)), cols)
+    } else if team != LWS {
+        (format!("{} -DTEAM={team}", int_options(ty, c)), 1)
     } else {
         (int_options(ty, c).to_string(), 1)
+    }
+}
+
+/// The work-items per row of `x_tree` and `x_shfl` (cl/reduce/reduce.cl,
+/// TEAM): a warp's 32 where a row is at most
+/// [`super::variants::SHORT_ROW`] loads (16-byte loads on gray integers,
+/// one pixel each otherwise), so that a work-item makes many loads and a
+/// group of [`super::variants::LWS`] takes several rows; else the whole group.
+#[cfg(feature = "opencl")]
+fn team(spec: &VariantSpec, ty: crate::image::SampleType, c: usize, w: usize) -> usize {
+    use super::variants::{LWS, SHORT_ROW};
+    use crate::image::SampleType;
+    let loads = match (ty, c) {
+        (SampleType::U8, 1) => w / 16,
+        (SampleType::U16, 1) => w / 8,
+        _ => w,
+    };
+    let rows_variant = matches!(spec.name, "x_tree" | "x_shfl");
+    if rows_variant && loads <= SHORT_ROW {
+        32
+    } else {
+        LWS
     }
 }
 

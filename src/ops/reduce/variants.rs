@@ -28,13 +28,27 @@ pub const U: f32 = f32::EPSILON / 2.0;
 
 /// Work-items of the row-tree variants (a power of two).
 pub const LWS: usize = 256;
+/// The longest row, in loads, that `x_tree` and `x_shfl` give a team of 32
+/// work-items rather than a whole group (32 loads each at most).
+pub const SHORT_ROW: usize = 1024;
 /// Columns per work-group of `y_split`.
 pub const COLS: usize = 32;
 /// Work-items sharing one column in `y_split` (a power of two).
 pub const SPLIT: usize = 8;
-/// Adjacent columns per work-item of `y_split` on gray u8/u16 images whose
-/// width is a multiple of it (one vector load per row).
-pub const YPACK: usize = 4;
+/// Adjacent columns per work-item of `y_split` on a `ty`, `channels`
+/// image `width` wide: 4 on gray u8 and u16 whose width is a multiple of 4
+/// (one vector load per row, every row aligned), else 1
+/// (cl/reduce/reduce.cl, YPACK). 16-byte loads (16 u8 or 8 u16 columns)
+/// were slower: a work-item's ulong16 or ulong8 in local memory (H200,
+/// 8192x8192, 2026-11-27: u16 78% to 63%, u8 53% to 31% of copy).
+pub fn ypack(ty: crate::image::SampleType, channels: usize, width: usize) -> usize {
+    let gray_int = channels == 1 && ty != crate::image::SampleType::F32;
+    if gray_int && width.is_multiple_of(4) {
+        4
+    } else {
+        1
+    }
+}
 
 /// Bytes of one accumulator in local memory (3-vectors take 4 slots): a
 /// `FLOATN`, or a `ULONGN` for integer samples (x_tree and y_split; an
@@ -49,9 +63,7 @@ fn group_floats(s: &Shape) -> usize {
 }
 
 fn split_floats(s: &Shape) -> usize {
-    let gray_int = s.sample != crate::image::SampleType::F32 && s.channels == 1;
-    let packed = gray_int && s.width.is_multiple_of(YPACK);
-    SPLIT * COLS * floatn(s) * if packed { YPACK } else { 1 }
+    SPLIT * COLS * floatn(s) * ypack(s.sample, s.channels, s.width)
 }
 
 fn axis_of(s: &Shape) -> Result<Axis, String> {
@@ -90,7 +102,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     },
     VariantSpec {
         name: "x_tree",
-        summary: "axis x: a work-group of 256 per row, strided walks, a local-memory tree",
+        summary: "axis x: 256 work-items per row (a team of 32 per short row, several rows per group), strided walks, a local-memory tree",
         files: &["reduce/reduce.cl"],
         options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
         local: [LWS, 1],

@@ -58,7 +58,7 @@ pub(crate) fn launch<T: Sample>(
     };
     let per = loads_per_item(items);
     let groups = items.div_ceil(LWS * per);
-    let extra = int_options(T::TYPE);
+    let extra = int_options(T::TYPE, c);
     let k1 = progs.kernel(dev, SPEC.name, spec, &shape, extra, &spec.kernel_name(SPEC.name))?;
     let k2 = progs.kernel(dev, SPEC.name, spec, &shape, extra, "stats_final")?;
     let first = [n_arg, Arg::int(per)?];
