@@ -426,11 +426,32 @@ fn demo_input(args: &Args) -> Result<(DynImage, String), CliError> {
             args.out.display()
         )));
     }
+    if let Some(p) = &args.input {
+        check_outputs(p, &args.out)?;
+    }
     std::fs::create_dir_all(&args.out).map_err(|source| CliError::Io {
         path: args.out.clone(),
         source,
     })?;
     Ok((input, source))
+}
+
+/// Refuses an `--input` that one of the files the demo writes into `dir`
+/// would replace (the same file by device and inode): `input.png`, each
+/// saved step (`.png`, or `.tif` for f32 results) and the histogram chart.
+fn check_outputs(input: &std::path::Path, dir: &std::path::Path) -> Result<(), CliError> {
+    let mut inputs = crate::guard::Inputs::default();
+    inputs.add(input);
+    let stems = STEPS
+        .iter()
+        .filter(|s| s.save || matches!(s.make, Make::HistogramPlot))
+        .map(|s| s.name);
+    for stem in std::iter::once("input").chain(stems) {
+        for sample in [clfilter::SampleType::U8, clfilter::SampleType::F32] {
+            inputs.check_output(&dir.join(file_name_for(stem, sample)))?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs one step on `from` and prints what ran.
