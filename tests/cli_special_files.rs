@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use assert_cmd::assert::OutputAssertExt;
 use assert_cmd::Command;
 use clfilter::{DynImage, Image};
 
@@ -50,4 +51,97 @@ fn demo_refuses_to_overwrite_its_input() {
         assert_eq!(std::fs::read(&input).unwrap(), before, "{name} changed");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "{name}");
     }
+}
+
+/// The image `transpose` makes of `img`, as the engine's CPU path does it.
+fn transposed(img: &DynImage) -> DynImage {
+    let DynImage::U8(i) = img else { unreachable!() };
+    let (w, h, c) = (i.width(), i.height(), i.channels());
+    let mut out = vec![0u8; w * h * c];
+    for y in 0..h {
+        for x in 0..w {
+            let from = &i.row(y)[x * c..x * c + c];
+            out[(x * h + y) * c..(x * h + y) * c + c].copy_from_slice(from);
+        }
+    }
+    DynImage::U8(Image::from_vec(h, w, c, out).unwrap())
+}
+
+/// Makes a FIFO at `path` and writes `bytes` into it from a thread (the
+/// open blocks until the reader opens it).
+#[cfg(unix)]
+fn fifo_with(path: &Path, bytes: Vec<u8>) -> std::thread::JoinHandle<()> {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+        // The reader may stop early after an error: that is the test's to say.
+        let _ = f.write_all(&bytes);
+    })
+}
+
+/// FIFOs and process substitutions (`<(cmd)`) as inputs: read once, whole,
+/// as stdin is, for images and raw frames, in every subcommand that loads
+/// an image file.
+#[cfg(unix)]
+#[test]
+fn pipes_as_inputs_are_read_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let img = rgb(13, 6, 2);
+    let png = d.join("p.png");
+    clfilter::image::save(&img, &png).unwrap();
+    let bytes = std::fs::read(&png).unwrap();
+    let fifo = d.join("f");
+    let writer = fifo_with(&fifo, bytes.clone());
+    let out = d.join("o.png");
+    filterctl()
+        .args(["apply", "-f", "transpose", &s(&fifo), "-o", &s(&out)])
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success();
+    writer.join().unwrap();
+    assert_eq!(clfilter::image::load(&out).unwrap(), transposed(&img));
+    // Raw frames through a FIFO: one 8x8 mono8 frame.
+    std::fs::remove_file(&fifo).unwrap();
+    let writer = fifo_with(&fifo, (0..64).collect());
+    filterctl()
+        .args([
+            "apply", "-f", "minmax", "--size", "8x8", "--format", "mono8",
+        ])
+        .arg(&fifo)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("minmax: 0..63"));
+    writer.join().unwrap();
+    // Process substitution: /dev/fd/N, a pipe.
+    let f = format!(
+        "timeout 120 {} --device cpu",
+        env!("CARGO_BIN_EXE_filterctl")
+    );
+    for cmd in [
+        format!("{f} apply -f transpose <(cat p.png) -o o2.png"),
+        format!("{f} stats <(cat p.png)"),
+        format!("{f} histogram <(cat p.png)"),
+        format!("{f} apply -f minmax --size 8x8 --format mono8 <(head -c 64 p.png)"),
+        // The noise fails the demo's PSNR checks (exit 1), after the load.
+        format!("{f} demo --input <(cat p.png) -o demo || test -f demo/blurred.png"),
+    ] {
+        std::process::Command::new("bash")
+            .current_dir(d)
+            .env("FILTERCTL_CACHE_DIR", "disabled")
+            .args(["-c", &cmd])
+            .assert()
+            .success();
+    }
+    assert_eq!(
+        clfilter::image::load(d.join("o2.png")).unwrap(),
+        transposed(&img)
+    );
 }

@@ -296,7 +296,10 @@ fn load_image(path: &Path, args: &Args) -> Result<(DynImage, Metadata), CliError
 /// needs another format (see [`check_image_format`]).
 fn load_job<'a>(ctx: &Context<'a>, job: &Job) -> Result<Loaded<'a>, CliError> {
     let in_file = |e: CliError| e.context(job.input.display().to_string());
-    let is_dng = !is_stdio(&job.input) && clfilter::image::dng::is_dng(&job.input)?;
+    // A pipe (a FIFO, `<(cmd)`) is read once, so it is not sniffed: it is
+    // loaded as an image or a raw frame, as stdin is.
+    let regular = std::fs::metadata(&job.input).is_ok_and(|m| m.is_file());
+    let is_dng = regular && !is_stdio(&job.input) && clfilter::image::dng::is_dng(&job.input)?;
     if !is_dng && uses_camera_wb(&ctx.args.spec) {
         return Err(in_file(CliError::usage(
             "wb=camera takes the white balance a DNG file recorded, and this input is not a DNG; \
