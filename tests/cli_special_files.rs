@@ -145,3 +145,111 @@ fn pipes_as_inputs_are_read_once() {
         transposed(&img)
     );
 }
+
+/// Starts `filterctl --device cpu ARGS` with a pipe on stdin that stays
+/// open and idle after `bytes`.
+#[cfg(unix)]
+fn idle_stdin(args: &[&str], bytes: &[u8]) -> (std::process::Child, std::process::ChildStdin) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_filterctl"))
+        .env("FILTERCTL_CACHE_DIR", "disabled")
+        .args(["--device", "cpu"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(bytes).unwrap();
+    stdin.flush().unwrap();
+    (child, stdin)
+}
+
+/// Sends `sig` twice at once, as `timeout -s INT` does (to the command,
+/// then its process group): one stop request.
+#[cfg(unix)]
+fn signal_twice(pid: u32, sig: &str) {
+    let pid = pid.to_string();
+    let sent = std::process::Command::new("sh")
+        .args(["-c", &format!("kill -{sig} {pid}; kill -{sig} {pid}")])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+/// Waits up to `secs` for `child` to end; its exit code and stderr.
+#[cfg(unix)]
+fn ends_within(mut child: std::process::Child, secs: u64) -> (Option<i32>, String) {
+    use std::io::Read;
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            return (status.code(), err);
+        }
+        if start.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            panic!("still running {secs} s after the stop signal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A stop signal ends `stream -` and `apply -` while they wait on an idle
+/// stdin, with 128 + N; the stream keeps the whole frames it wrote.
+#[cfg(unix)]
+#[test]
+fn a_stop_signal_ends_a_wait_on_idle_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.raw");
+    let frames: Vec<u8> = (0..128).map(|i| i as u8).collect();
+    let args = [
+        "stream",
+        "-f",
+        "transpose",
+        "--size",
+        "8x8",
+        "--format",
+        "mono8",
+    ];
+    let (child, _stdin) = idle_stdin(&[&args[..], &["-", "-o", &s(&out)]].concat(), &frames);
+    // Both frames are in the temporary file: the handler is set.
+    let start = std::time::Instant::now();
+    while !std::fs::read_dir(dir.path())
+        .unwrap()
+        .any(|e| e.unwrap().metadata().unwrap().len() == 128)
+    {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the frames were not written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    signal_twice(child.id(), "INT");
+    let (code, err) = ends_within(child, 10);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("kept 2 whole frames"), "{err}");
+    let mut want = frames.clone();
+    for f in want.chunks_mut(64) {
+        let t: Vec<u8> = (0..64).map(|i| f[(i % 8) * 8 + i / 8]).collect();
+        f.copy_from_slice(&t);
+    }
+    assert_eq!(std::fs::read(&out).unwrap(), want);
+    // apply -: the image never comes; SIGTERM ends the wait.
+    let png = dir.path().join("a.png");
+    let (child, _stdin) = idle_stdin(&["apply", "-f", "transpose", "-", "-o", &s(&png)], &[]);
+    // Time to start and set the handler (a loaded machine is slow).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    signal_twice(child.id(), "TERM");
+    let (code, err) = ends_within(child, 10);
+    assert_eq!(code, Some(143), "{err}");
+    assert!(!png.exists());
+}

@@ -86,7 +86,7 @@ pub fn input_name(path: &Path) -> String {
 /// Reads one image from stdin, whole, within `limits`.
 pub fn read_stdin(limits: &DecodeLimits) -> Result<(DynImage, Metadata), CliError> {
     Ok(clfilter::image::read_from(
-        std::io::stdin().lock(),
+        crate::guard::StopReader::stdin(),
         "<stdin>",
         limits,
     )?)

@@ -483,7 +483,14 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     guard::catch_stop_signals();
     let mut files = Vec::new();
     if let [job] = &jobs[..] {
-        let (file, lines) = apply_job(&ctx, job)?;
+        // A read of stdin that a stop signal ended fails; the signal says why.
+        let (file, lines) = apply_job(&ctx, job).map_err(|e| match guard::stopped() {
+            Some(signal) => CliError::Interrupted {
+                signal,
+                done: "before the input was read whole; nothing was written".into(),
+            },
+            None => e,
+        })?;
         print_lines(&lines, to_stderr)?;
         files.push(file);
     } else {
