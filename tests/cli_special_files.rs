@@ -253,3 +253,59 @@ fn a_stop_signal_ends_a_wait_on_idle_stdin() {
     assert_eq!(code, Some(143), "{err}");
     assert!(!png.exists());
 }
+
+/// `-o /dev/stdout` and its other names, with stdout a pipe (as
+/// assert_cmd captures it): written in place, as `-o -` would.
+#[cfg(target_os = "linux")]
+#[test]
+fn dev_stdout_into_a_pipe_is_written_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys: Vec<u8> = [5u32, 1, 4, 2]
+        .iter()
+        .flat_map(|k| k.to_le_bytes())
+        .collect();
+    let kf = dir.path().join("keys.bin");
+    std::fs::write(&kf, &keys).unwrap();
+    let sorted: Vec<u8> = [1u32, 2, 4, 5]
+        .iter()
+        .flat_map(|k| k.to_le_bytes())
+        .collect();
+    for name in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
+        let out = filterctl()
+            .args(["sort", "--type", "u32", &s(&kf), "-o", name])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        assert_eq!(out.stdout, sorted, "{name}");
+    }
+    let img = rgb(5, 3, 3);
+    let png = dir.path().join("p.png");
+    clfilter::image::save(&img, &png).unwrap();
+    let out = filterctl()
+        .args(["apply", "-f", "transpose", &s(&png), "-o", "/dev/stdout"])
+        .args(["--out-format", "png"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let (back, _) = clfilter::image::read_from(&out.stdout[..], "<stdout>", &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back, transposed(&img));
+    let frames = dir.path().join("f.raw");
+    std::fs::write(&frames, (0..128).collect::<Vec<u8>>()).unwrap();
+    let out = filterctl()
+        .args([
+            "stream",
+            "-f",
+            "transpose",
+            "--size",
+            "8x8",
+            "--format",
+            "mono8",
+        ])
+        .args([&s(&frames), "-o", "/proc/self/fd/1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout.len(), 128);
+    assert!(std::fs::read_dir(dir.path()).unwrap().count() == 3);
+}
