@@ -309,3 +309,27 @@ fn dev_stdout_into_a_pipe_is_written_in_place() {
     assert_eq!(out.stdout.len(), 128);
     assert!(std::fs::read_dir(dir.path()).unwrap().count() == 3);
 }
+
+/// `apply --json` with several inputs, one bad: the report of the inputs
+/// that ran, and exit 1.
+#[test]
+fn json_reports_the_inputs_that_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    clfilter::image::save(&rgb(4, 3, 4), &d.join("a.png")).unwrap();
+    clfilter::image::save(&rgb(3, 5, 5), &d.join("c.png")).unwrap();
+    let whole = std::fs::read(d.join("a.png")).unwrap();
+    std::fs::write(d.join("b.png"), &whole[..whole.len() / 2]).unwrap();
+    let out = filterctl()
+        .args(["apply", "-f", "minmax", "--json", "-j", "1"])
+        .args([d.join("a.png"), d.join("b.png"), d.join("c.png")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1 of 3 inputs failed"), "{err}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files = j["files"].as_array().unwrap();
+    let widths: Vec<_> = files.iter().map(|f| f["width"].as_u64()).collect();
+    assert_eq!(widths, [Some(4), Some(3)]);
+}
