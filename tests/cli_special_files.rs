@@ -333,3 +333,24 @@ fn json_reports_the_inputs_that_ran() {
     let widths: Vec<_> = files.iter().map(|f| f["width"].as_u64()).collect();
     assert_eq!(widths, [Some(4), Some(3)]);
 }
+
+/// A write error on stdout names it `stdout` (docs/CLI.md, "Exit codes").
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_named_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("p.png");
+    clfilter::image::save(&rgb(5, 3, 6), &png).unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_filterctl"))
+        .env("FILTERCTL_CACHE_DIR", "disabled")
+        .args(["--device", "cpu", "apply", "-f", "transpose", &s(&png)])
+        .args(["-o", "-", "--out-format", "png"])
+        .stdout(full)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("stdout: No space left"));
+}

@@ -111,6 +111,11 @@ pub fn write_stdout(
                     .to_string(),
             ))
         }
+        // The library calls the writer `<output>`; here it is stdout.
+        Err(clfilter::Error::Io { source, .. }) => Err(CliError::Io {
+            path: "stdout".into(),
+            source,
+        }),
         other => Ok(other?),
     }
 }
