@@ -543,7 +543,12 @@ fn plot_histogram(
     #[cfg(feature = "plot")]
     {
         let path = dir.join(format!("{}.png", step.name));
-        crate::plot::histogram_png(&h, &p, "the demo input", &path)?;
+        crate::plot::histogram_png(
+            &h,
+            &p,
+            "the demo input",
+            (&path, clfilter::image::OutputFormat::Png),
+        )?;
         out!(
             "      wrote {} ({} bins per channel)",
             path.display(),
