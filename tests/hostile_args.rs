@@ -324,3 +324,36 @@ fn histogram_plot_names_follow_the_docs() {
         assert!(!dir.path().join(name).exists());
     }
 }
+
+/// Environment values that are not text (invalid UTF-8) are treated as the
+/// bad values they are: `FILTERCTL_MAX_DISPATCH_MS` a usage error, as
+/// `abc` is; `FILTERCTL_SIMD` ignored with its warning.
+#[cfg(unix)]
+#[test]
+fn env_values_that_are_not_text() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("g.png");
+    let img = clfilter::Image::<u8>::from_vec(2, 2, 1, vec![1, 2, 3, 4]).unwrap();
+    clfilter::image::save(&clfilter::DynImage::U8(img), &png).unwrap();
+    let bad = std::ffi::OsStr::from_bytes(b"1\xff");
+    let run = |var: &str| {
+        filterctl()
+            .env_remove("RUST_LOG")
+            .env(var, bad)
+            .args(["--device", "cpu", "apply", "-f", "transpose"])
+            .arg(&png)
+            .arg("-o")
+            .arg(dir.path().join("t.png"))
+            .output()
+            .unwrap()
+    };
+    let out = run("FILTERCTL_MAX_DISPATCH_MS");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("FILTERCTL_MAX_DISPATCH_MS"), "{err}");
+    let out = run("FILTERCTL_SIMD");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("FILTERCTL_SIMD=\"1\\xFF\" is not"), "{err}");
+}
