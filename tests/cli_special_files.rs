@@ -316,8 +316,8 @@ fn dev_stdout_into_a_pipe_is_written_in_place() {
 fn json_reports_the_inputs_that_ran() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    clfilter::image::save(&rgb(4, 3, 4), &d.join("a.png")).unwrap();
-    clfilter::image::save(&rgb(3, 5, 5), &d.join("c.png")).unwrap();
+    clfilter::image::save(&rgb(4, 3, 4), d.join("a.png")).unwrap();
+    clfilter::image::save(&rgb(3, 5, 5), d.join("c.png")).unwrap();
     let whole = std::fs::read(d.join("a.png")).unwrap();
     std::fs::write(d.join("b.png"), &whole[..whole.len() / 2]).unwrap();
     let out = filterctl()
