@@ -283,3 +283,77 @@ fn audit_findings_are_usage_errors() {
     );
     assert!(!std::path::Path::new(&out).exists());
 }
+
+/// `histogram --plot NAME`: a name without extension gets a PNG; an
+/// extension no writer knows (`.bmp`) or a format that cannot hold an RGB
+/// chart (`.pgm`) is exit 2 before the input is read, and the message
+/// names no option histogram lacks (`--out-format`).
+#[test]
+fn histogram_plot_names_follow_the_docs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |p: &str| dir.path().join(p).to_string_lossy().into_owned();
+    let img = clfilter::Image::<u8>::from_vec(3, 2, 1, vec![0, 9, 9, 200, 255, 1]).unwrap();
+    clfilter::image::save(&clfilter::DynImage::U8(img), d("g.png")).unwrap();
+    let out = filterctl()
+        .args([
+            "--device",
+            "cpu",
+            "histogram",
+            &d("g.png"),
+            "--plot",
+            &d("chart"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let chart = clfilter::image::load(d("chart")).unwrap();
+    assert_eq!(chart.shape(), (960, 540, 3));
+    for name in ["chart.bmp", "chart.pgm"] {
+        let err = hostile(
+            &[
+                "--device",
+                "cpu",
+                "histogram",
+                &d("g.png"),
+                "--plot",
+                &d(name),
+            ],
+            &[2],
+        );
+        assert!(!err.contains("--out-format"), "{name}: {err}");
+        assert!(!dir.path().join(name).exists());
+    }
+}
+
+/// Environment values that are not text (invalid UTF-8) are treated as the
+/// bad values they are: `FILTERCTL_MAX_DISPATCH_MS` a usage error, as
+/// `abc` is; `FILTERCTL_SIMD` ignored with its warning.
+#[cfg(unix)]
+#[test]
+fn env_values_that_are_not_text() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("g.png");
+    let img = clfilter::Image::<u8>::from_vec(2, 2, 1, vec![1, 2, 3, 4]).unwrap();
+    clfilter::image::save(&clfilter::DynImage::U8(img), &png).unwrap();
+    let bad = std::ffi::OsStr::from_bytes(b"1\xff");
+    let run = |var: &str| {
+        filterctl()
+            .env_remove("RUST_LOG")
+            .env(var, bad)
+            .args(["--device", "cpu", "apply", "-f", "transpose"])
+            .arg(&png)
+            .arg("-o")
+            .arg(dir.path().join("t.png"))
+            .output()
+            .unwrap()
+    };
+    let out = run("FILTERCTL_MAX_DISPATCH_MS");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("FILTERCTL_MAX_DISPATCH_MS"), "{err}");
+    let out = run("FILTERCTL_SIMD");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("FILTERCTL_SIMD=\"1\\xFF\" is not"), "{err}");
+}

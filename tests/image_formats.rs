@@ -348,3 +348,71 @@ fn tiff_orientation_is_applied_for_every_sample_type() {
     .unwrap();
     assert_eq!(got, DynImage::F32(want));
 }
+
+/// An indexed PNG of `w` x `h` pixels at `depth` bits with a palette of
+/// `entries` colours (entry i is (i, 2i, 3i)); pixel (x, y) has index
+/// `index(x, y)`.
+fn indexed_png(
+    w: u32,
+    h: u32,
+    depth: u8,
+    entries: usize,
+    index: impl Fn(u32, u32) -> u8,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, w, h);
+    enc.set_color(png::ColorType::Indexed);
+    enc.set_depth(match depth {
+        1 => png::BitDepth::One,
+        2 => png::BitDepth::Two,
+        4 => png::BitDepth::Four,
+        _ => png::BitDepth::Eight,
+    });
+    enc.set_palette(
+        (0..entries)
+            .flat_map(|i| [i as u8, (2 * i) as u8, (3 * i) as u8])
+            .collect::<Vec<u8>>(),
+    );
+    let line = (w as usize * depth as usize).div_ceil(8);
+    let mut data = vec![0u8; line * h as usize];
+    for y in 0..h {
+        for x in 0..w {
+            let bit = x as usize * depth as usize;
+            data[y as usize * line + bit / 8] |= index(x, y) << (8 - depth as usize - bit % 8);
+        }
+    }
+    let mut writer = enc.write_header().unwrap();
+    writer.write_image_data(&data).unwrap();
+    writer.finish().unwrap();
+    out
+}
+
+/// A palette index past the `PLTE` entries is a format error naming the
+/// pixel (the `png` crate would make it black); every index inside a short
+/// palette loads as its colour, at every bit depth and odd widths.
+#[test]
+fn palette_indices_past_the_palette_are_errors() {
+    for (depth, w, h) in [(1u8, 1u32, 1u32), (2, 7, 3), (4, 13, 5), (8, 3, 17)] {
+        let entries = (1usize << depth) - 1;
+        let max = entries as u32;
+        let good = indexed_png(w, h, depth, entries, |x, y| ((x + y) % max) as u8);
+        let (img, _) = read_from(&good[..], "good.png", &DecodeLimits::default()).unwrap();
+        let want = Image::from_fn(w as usize, h as usize, 3, |x, y, k| {
+            (((x + y) % entries) * (k + 1)) as u8
+        })
+        .unwrap();
+        assert_eq!(img, DynImage::U8(want), "depth {depth}");
+        let (bx, by) = (w - 1, h / 2);
+        let bad = indexed_png(w, h, depth, entries, |x, y| match (x, y) == (bx, by) {
+            true => entries as u8,
+            false => 0,
+        });
+        let e = read_from(&bad[..], "bad.png", &DecodeLimits::default()).unwrap_err();
+        let m = e.to_string();
+        assert!(matches!(e, Error::Format { .. }), "depth {depth}: {e:?}");
+        assert!(
+            m.contains(&format!("pixel ({bx}, {by}) has palette index {entries}")),
+            "{m}"
+        );
+    }
+}

@@ -31,18 +31,15 @@ impl DispatchLimit {
     pub fn from_env() -> Result<Self> {
         match std::env::var("FILTERCTL_MAX_DISPATCH_MS") {
             Ok(v) if !v.trim().is_empty() => Self::parse_ms(v.trim()),
-            _ => Ok(DispatchLimit::DeviceDefault),
+            Ok(_) | Err(std::env::VarError::NotPresent) => Ok(DispatchLimit::DeviceDefault),
+            // Not text (invalid UTF-8): not a number either.
+            Err(std::env::VarError::NotUnicode(v)) => Err(not_ms(&format!("{v:?}"))),
         }
     }
 
     /// `0` (off) or a positive, finite number of milliseconds.
     pub fn parse_ms(v: &str) -> Result<Self> {
-        let bad = || {
-            Error::arg(format!(
-                "FILTERCTL_MAX_DISPATCH_MS={v}: give milliseconds above 0 and up to \
-                 3600000 (one hour), or 0 to never split a dispatch"
-            ))
-        };
+        let bad = || not_ms(v);
         let ms: f64 = v.parse().map_err(|_| bad())?;
         if ms == 0.0 {
             return Ok(DispatchLimit::Off);
@@ -55,6 +52,14 @@ impl DispatchLimit {
             Duration::from_secs_f64(ms / 1e3).max(Duration::from_nanos(1)),
         ))
     }
+}
+
+/// The error for a `FILTERCTL_MAX_DISPATCH_MS` value that is not a limit.
+fn not_ms(v: &str) -> Error {
+    Error::arg(format!(
+        "FILTERCTL_MAX_DISPATCH_MS={v}: give milliseconds above 0 and up to \
+         3600000 (one hour), or 0 to never split a dispatch"
+    ))
 }
 
 #[cfg(test)]

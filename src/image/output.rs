@@ -84,6 +84,12 @@ impl OutputFile {
     /// without asking for write permission.
     pub fn create(path: impl AsRef<Path>) -> Result<OutputFile> {
         let path = path.as_ref();
+        // A target that is not a regular file, links followed by the system
+        // (`/dev/stdout` -> `/proc/self/fd/1` -> `pipe:[N]`, which names no
+        // file of its own), is written in place through the name given.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            return Self::in_place(path, path.to_path_buf());
+        }
         let dest = resolve_links(path).map_err(|e| Error::io(path, e))?;
         let existing = match std::fs::metadata(&dest) {
             Ok(m) => Some(m),
@@ -109,17 +115,7 @@ impl OutputFile {
                 ));
             }
             if !m.is_file() {
-                let file = OpenOptions::new()
-                    .write(true)
-                    .truncate(true)
-                    .open(&dest)
-                    .map_err(|e| Error::io(path, e))?;
-                return Ok(OutputFile {
-                    path: path.to_path_buf(),
-                    dest,
-                    tmp: None,
-                    file,
-                });
+                return Self::in_place(path, dest);
             }
         }
         let (tmp, file) = create_temp(&dest, existing.as_ref()).map_err(|e| Error::io(path, e))?;
@@ -127,6 +123,22 @@ impl OutputFile {
             path: path.to_path_buf(),
             dest,
             tmp: Some(tmp),
+            file,
+        })
+    }
+
+    /// Opens the existing non-regular file `dest` (a device, a FIFO, a
+    /// pipe) for writing, without a temporary file.
+    fn in_place(path: &Path, dest: PathBuf) -> Result<OutputFile> {
+        let file = OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&dest)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(OutputFile {
+            path: path.to_path_buf(),
+            dest,
+            tmp: None,
             file,
         })
     }

@@ -119,8 +119,14 @@ impl Isa {
     pub fn env_cap() -> usize {
         static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         *CAP.get_or_init(|| {
-            let v = std::env::var("FILTERCTL_SIMD").ok();
-            Isa::cap_of(v.as_deref()).unwrap_or_else(|| {
+            // A value that is not text (invalid UTF-8) is unknown too.
+            let v = std::env::var_os("FILTERCTL_SIMD");
+            let cap = match &v {
+                Some(os) => os.to_str().and_then(|t| Isa::cap_of(Some(t))),
+                None => Isa::cap_of(None),
+            };
+            cap.unwrap_or_else(|| {
+                let v = v.unwrap_or_default();
                 log::warn!("FILTERCTL_SIMD={v:?} is not portable, avx2 or avx512; ignored");
                 usize::MAX
             })

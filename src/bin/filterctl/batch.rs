@@ -86,7 +86,7 @@ pub fn input_name(path: &Path) -> String {
 /// Reads one image from stdin, whole, within `limits`.
 pub fn read_stdin(limits: &DecodeLimits) -> Result<(DynImage, Metadata), CliError> {
     Ok(clfilter::image::read_from(
-        std::io::stdin().lock(),
+        crate::guard::StopReader::stdin(),
         "<stdin>",
         limits,
     )?)
@@ -111,6 +111,11 @@ pub fn write_stdout(
                     .to_string(),
             ))
         }
+        // The library calls the writer `<output>`; here it is stdout.
+        Err(clfilter::Error::Io { source, .. }) => Err(CliError::Io {
+            path: "stdout".into(),
+            source,
+        }),
         other => Ok(other?),
     }
 }

@@ -330,18 +330,6 @@ fn save(img: &DynImage, dir: &std::path::Path, stem: &str) -> Result<PathBuf, Cl
     Ok(path)
 }
 
-/// Program build statistics, on OpenCL backends.
-fn build_stats(engine: &Engine) -> Option<String> {
-    let (built, loaded, dir) = engine.backend().program_counts()?;
-    Some(format!(
-        "kernel programs: {built} built from source, {loaded} loaded from the disk cache{}",
-        match dir {
-            Some(d) => format!(" ({})", d.display()),
-            None => " (disk cache off)".into(),
-        }
-    ))
-}
-
 /// Runs `filterctl demo`.
 pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     let start = Instant::now();
@@ -388,7 +376,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         }
         images.insert(step.name, result);
     }
-    if let Some(stats) = build_stats(&engine) {
+    if let Some(stats) = crate::util::build_stats(&engine) {
         out!("{stats}")?;
     }
     out!(
@@ -426,11 +414,31 @@ fn demo_input(args: &Args) -> Result<(DynImage, String), CliError> {
             args.out.display()
         )));
     }
+    if let Some(p) = &args.input {
+        check_outputs(p, &args.out)?;
+    }
     std::fs::create_dir_all(&args.out).map_err(|source| CliError::Io {
         path: args.out.clone(),
         source,
     })?;
     Ok((input, source))
+}
+
+/// Refuses an `--input` that a file the demo writes into `dir` would
+/// replace (the same file by device and inode): `input.png`, the saved
+/// steps (`.png`, `.tif` for f32) and the histogram chart.
+fn check_outputs(input: &std::path::Path, dir: &std::path::Path) -> Result<(), CliError> {
+    let mut inputs = crate::guard::Inputs::default();
+    inputs.add(input);
+    let steps = STEPS
+        .iter()
+        .filter(|s| s.save || matches!(s.make, Make::HistogramPlot));
+    for stem in std::iter::once("input").chain(steps.map(|s| s.name)) {
+        for t in [clfilter::SampleType::U8, clfilter::SampleType::F32] {
+            inputs.check_output(&dir.join(file_name_for(stem, t)))?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs one step on `from` and prints what ran.
@@ -522,7 +530,8 @@ fn plot_histogram(
     #[cfg(feature = "plot")]
     {
         let path = dir.join(format!("{}.png", step.name));
-        crate::plot::histogram_png(&h, &p, "the demo input", &path)?;
+        let to = (path.as_path(), clfilter::image::OutputFormat::Png);
+        crate::plot::histogram_png(&h, &p, "the demo input", to)?;
         out!(
             "      wrote {} ({} bins per channel)",
             path.display(),

@@ -98,8 +98,12 @@ fn frame_size_error(path: &Path, f: &FrameSpec, got: u64) -> CliError {
 }
 
 /// The maxval of a PNM file's header (P2, P5, or P7 `MAXVAL`), or `None`
-/// when the file is not one (or the header is unreadable).
+/// when the file is not one (or the header is unreadable). A pipe, read
+/// once already, is not opened again: `None`, as for stdin.
 pub(crate) fn pnm_maxval(path: &Path) -> Option<u32> {
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
     let mut head = Vec::new();
     std::fs::File::open(path)
         .ok()?

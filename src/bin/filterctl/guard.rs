@@ -70,23 +70,40 @@ static STOP: AtomicBool = AtomicBool::new(false);
 /// The signal's number.
 static SIGNAL: AtomicUsize = AtomicUsize::new(0);
 
+/// A repeat of the stop signal sooner than this after the first is the same
+/// request delivered twice (`timeout(1)` signals the command and then its
+/// process group), not a second one.
+const REPEAT: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// From now on the first SIGINT, SIGTERM or SIGHUP only asks the run to stop
-/// ([`stopped`]); a second one ends the process at once with exit code
-/// 128 + the signal's number.
+/// ([`stopped`]); a second one, [`REPEAT`] or more later, ends the process
+/// at once with exit code 128 + the signal's number. The signals are taken
+/// by a helper thread, so no blocked call of the run is interrupted.
 pub fn catch_stop_signals() {
     #[cfg(unix)]
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        // The shutdown goes first, so that it only fires once STOP is set.
-        let hooked = signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, &STOP)
-            .and_then(|_| signal_hook::flag::register_usize(sig, &SIGNAL, sig as usize))
-            .and_then(|_| signal_hook::flag::register(sig, &STOP));
-        if let Err(e) = hooked {
-            log::debug!("signal {sig} stays fatal: {e}");
-        }
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+            Ok(s) => s,
+            Err(e) => {
+                log::debug!("stop signals stay fatal: {e}");
+                return;
+            }
+        };
+        std::thread::spawn(move || {
+            let mut first: Option<std::time::Instant> = None;
+            for sig in signals.forever() {
+                match first {
+                    None => {
+                        SIGNAL.store(sig as usize, Ordering::SeqCst);
+                        STOP.store(true, Ordering::SeqCst);
+                        first = Some(std::time::Instant::now());
+                    }
+                    Some(t) if t.elapsed() >= REPEAT => signal_hook::low_level::exit(128 + sig),
+                    Some(_) => {}
+                }
+            }
+        });
     }
 }
 
@@ -94,4 +111,84 @@ pub fn catch_stop_signals() {
 pub fn stopped() -> Option<i32> {
     STOP.load(Ordering::SeqCst)
         .then(|| SIGNAL.load(Ordering::SeqCst) as i32)
+}
+
+/// Stdin, read by a helper thread, so that a stop signal ends a read that
+/// waits on an idle pipe: the handler only sets a flag, and the system
+/// restarts the helper's blocked `read`, but this reader stops waiting and
+/// fails with `stopped by signal N` (kind [`std::io::ErrorKind::Other`],
+/// which readers do not retry). Data the helper has read is handed out first.
+pub struct StopReader {
+    rx: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    at: usize,
+    ended: bool,
+}
+
+/// How often a waiting [`StopReader`] looks at the stop flag.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+impl StopReader {
+    /// Starts reading stdin. The helper thread ends at the end of the input
+    /// or an error; one still blocked when the run ends goes with the process.
+    pub fn stdin() -> StopReader {
+        use std::io::Read;
+        // Two chunks in flight: the helper reads ahead, and no further.
+        let (tx, rx) = std::sync::mpsc::sync_channel(2);
+        std::thread::spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            loop {
+                let mut chunk = vec![0u8; 1 << 16];
+                let sent = match stdin.read(&mut chunk) {
+                    Ok(n) => {
+                        chunk.truncate(n);
+                        tx.send(Ok(chunk)).is_ok() && n > 0
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => true,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        false
+                    }
+                };
+                if !sent {
+                    return;
+                }
+            }
+        });
+        StopReader {
+            rx,
+            chunk: Vec::new(),
+            at: 0,
+            ended: false,
+        }
+    }
+}
+
+impl std::io::Read for StopReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::sync::mpsc::RecvTimeoutError;
+        loop {
+            if self.at < self.chunk.len() {
+                let n = buf.len().min(self.chunk.len() - self.at);
+                buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+                self.at += n;
+                return Ok(n);
+            }
+            if self.ended {
+                return Ok(0);
+            }
+            if let Some(signal) = stopped() {
+                return Err(std::io::Error::other(format!("stopped by signal {signal}")));
+            }
+            match self.rx.recv_timeout(STOP_POLL) {
+                Ok(Ok(chunk)) => {
+                    self.ended = chunk.is_empty();
+                    (self.chunk, self.at) = (chunk, 0);
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => self.ended = true,
+            }
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! `filterctl histogram IN [--bins N] [--range LO:HI] [--json] [--plot PNG]`:
 //! per-channel counts of an image (the `histogram` operation).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use clfilter::ops::histogram::{Histogram, HistogramExt, HistogramParams};
@@ -36,8 +36,9 @@ pub struct Args {
     #[arg(long)]
     json: bool,
 
-    /// Also draw the histogram as a PNG chart (channels in their colours),
-    /// into this file (not `-`: stdout carries the table or the JSON).
+    /// Also draw the histogram as a chart (channels in their colours) into
+    /// this file: a PNG, or the format its extension names (.tif, .jpg,
+    /// .webp, .ppm, .pnm, .pam). Not `-`: stdout carries the table or the JSON.
     #[arg(long, value_name = "PNG")]
     plot: Option<PathBuf>,
 }
@@ -90,12 +91,12 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
     if let Some(path) = &a.plot {
         if is_stdio(path) {
             return Err(CliError::usage(
-                "--plot -: the chart goes to a PNG file; stdout carries the table or the JSON",
+                "--plot -: the chart goes to an image file; stdout carries the table or the JSON",
             ));
         }
         inputs.check_output(path)?;
-        util::check_output(path, SampleType::U8, 3, false)?;
     }
+    let plot_format = a.plot.as_deref().map(plot_format).transpose()?;
     let img = load_one(&a.input)?;
     let mut p = HistogramParams::default_for(img.sample_type());
     if let Some(b) = a.bins {
@@ -106,6 +107,8 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
     }
     // Bad bins or ranges are usage errors, before any device is opened.
     p.binning()?;
+    #[cfg(not(feature = "plot"))]
+    let _ = plot_format;
     #[cfg(not(feature = "plot"))]
     if a.plot.is_some() {
         return Err(CliError::usage(
@@ -131,7 +134,8 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
             Some(n) if !is_stdio(&a.input) => n.to_string_lossy().into_owned(),
             _ => input_name(&a.input),
         };
-        crate::plot::histogram_png(&h, &p, &title, path)?;
+        let format = plot_format.unwrap_or(clfilter::image::OutputFormat::Png);
+        crate::plot::histogram_png(&h, &p, &title, (path, format))?;
         note!("wrote {}", path.display());
     }
     if a.json {
@@ -173,4 +177,15 @@ fn print_text(h: &Histogram, p: &HistogramParams, input: &std::path::Path) -> Re
         out!("{i}\t{}\t{}", b.edge(i), counts.join("\t"))?;
     }
     Ok(())
+}
+
+/// The chart's format: the one `path`'s extension names, PNG without an
+/// extension; checked to hold an 8-bit RGB image (exit 2 if not, or for
+/// an unknown extension).
+fn plot_format(path: &Path) -> Result<clfilter::image::OutputFormat, CliError> {
+    let png = path
+        .extension()
+        .is_none()
+        .then_some(clfilter::image::OutputFormat::Png);
+    util::check_output_as(path, png, SampleType::U8, 3, false)
 }

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use clfilter::image::{OutputFormat, SaveOptions};
 use clfilter::ops::histogram::{Histogram, HistogramParams};
 use clfilter::{DynImage, Image};
 use plotters::prelude::*;
@@ -32,12 +33,13 @@ fn plot_err(e: impl std::fmt::Display) -> CliError {
     CliError::Failed(format!("drawing the histogram: {e}"))
 }
 
-/// Draws `h` (made with `p`) as a step chart per channel into a PNG at `path`.
+/// Draws `h` (made with `p`) as a step chart per channel into an image
+/// file at `path`, in `format` (8-bit RGB: PNG, TIFF, JPEG, WebP, PPM...).
 pub fn histogram_png(
     h: &Histogram,
     p: &HistogramParams,
     title: &str,
-    path: &Path,
+    (path, format): (&Path, OutputFormat),
 ) -> Result<(), CliError> {
     // Registering twice replaces the same bytes; the error type says only
     // that the font failed to parse, which an embedded font cannot.
@@ -92,6 +94,10 @@ pub fn histogram_png(
         root.present().map_err(plot_err)?;
     }
     let img = Image::<u8>::from_vec(WIDTH as usize, HEIGHT as usize, 3, buf)?;
-    clfilter::image::save(&DynImage::U8(img), path)?;
+    let options = SaveOptions {
+        format: Some(format),
+        ..SaveOptions::default()
+    };
+    clfilter::image::save_with(&DynImage::U8(img), path, &options)?;
     Ok(())
 }

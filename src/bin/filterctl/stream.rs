@@ -272,7 +272,7 @@ fn open_input(
         return Ok(Source::Synthetic { frames });
     }
     if crate::batch::is_stdio(path) {
-        return Ok(Source::Reader(Box::new(std::io::stdin())));
+        return Ok(Source::Reader(Box::new(guard::StopReader::stdin())));
     }
     let f = File::open(path).map_err(|source| CliError::Io {
         path: path.into(),

@@ -309,6 +309,18 @@ pub fn difference(a: &DynImage, b: &DynImage) -> Option<String> {
     }
 }
 
+/// Program build statistics, on OpenCL backends.
+pub fn build_stats(engine: &clfilter::Engine) -> Option<String> {
+    let (built, loaded, dir) = engine.backend().program_counts()?;
+    Some(format!(
+        "kernel programs: {built} built from source, {loaded} loaded from the disk cache{}",
+        match dir {
+            Some(d) => format!(" ({})", d.display()),
+            None => " (disk cache off)".into(),
+        }
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

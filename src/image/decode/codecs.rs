@@ -14,9 +14,16 @@ use crate::error::{Error, Result};
 use crate::image::{check_shape, DynImage};
 
 /// Opens and decodes the file `path` ([`super::load_with_metadata`]).
+/// A file that is not a regular file (a FIFO, `/dev/stdin`, a process
+/// substitution's `/dev/fd/N`) can be read only once and not seeked: it is
+/// read whole into memory, within the limit, as a stream is.
 pub(super) fn decode_file(path: &Path, limits: &DecodeLimits) -> Result<(DynImage, Metadata)> {
     let file = open(path)?;
-    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return super::read_from(file, path, limits);
+    }
+    let len = meta.len();
     let budget = Budget {
         path,
         source: Source::File(path),

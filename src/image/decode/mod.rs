@@ -55,6 +55,8 @@ use crate::error::{Error, Result};
 ///   declares, or (PNG) goes on past the pixels without ending properly;
 /// - (PNG) bytes follow the `IEND` chunk: a PNG has nothing after it, so
 ///   they are the rest of another file (a longer file overwritten in place);
+/// - (PNG) a pixel's palette index lies past the palette's entries (the
+///   `png` crate would expand it to black);
 /// - (JPEG) the marker segments and coded data do not lead to the
 ///   end-of-image marker (a cut near the end, which the decoder would pad
 ///   with zeros), or the decoder, in strict mode, finds anything out of

@@ -77,6 +77,7 @@ fn reader<'a>(
     input: &'a mut dyn Input,
     b: &Budget,
     limit: u64,
+    transformations: Transformations,
 ) -> Result<Reader<&'a mut dyn Input>> {
     let mut options = DecodeOptions::default();
     options.set_ignore_adler32(false);
@@ -88,7 +89,7 @@ fn reader<'a>(
     dec.set_limits(Limits {
         bytes: usize::try_from(limit).unwrap_or(usize::MAX),
     });
-    dec.set_transformations(Transformations::EXPAND);
+    dec.set_transformations(transformations);
     // The engine's bound on the size, before the decoder sizes its buffers
     // (whose overflow it would report as its limit).
     let info = dec.read_header_info().map_err(|e| png_err(b, e))?;
@@ -102,9 +103,15 @@ pub(super) fn decode(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Met
     // First pass: the headers only, for the layout the frame will have (a
     // `tRNS` chunk anywhere before the data adds a channel), and the
     // colour profile and EXIF chunks that come before the data.
-    let (layout, meta) = {
-        let r = reader(input, b, b.limit.unwrap_or(u64::MAX))?;
+    let (layout, meta, palette) = {
+        let r = reader(
+            input,
+            b,
+            b.limit.unwrap_or(u64::MAX),
+            Transformations::EXPAND,
+        )?;
         let info = r.info();
+        let palette = short_palette(info);
         let meta = Metadata {
             icc_profile: info.icc_profile.as_ref().map(|p| p.to_vec()),
             orientation: info
@@ -112,13 +119,23 @@ pub(super) fn decode(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Met
                 .as_ref()
                 .and_then(|e| ::image::metadata::Orientation::from_exif_chunk(e)),
         };
-        (Layout::of(&r).ok_or_else(|| too_large(b, &r))?, meta)
+        (
+            Layout::of(&r).ok_or_else(|| too_large(b, &r))?,
+            meta,
+            palette,
+        )
     };
     b.shape(layout.width, layout.height, layout.loaded_channels())?;
     let left = b.take(layout.need(), || {
         describe(layout.width, layout.height, layout.channels, layout.bits)
     })?;
     rewind(input, b)?;
+    if let Some(entries) = palette {
+        // The indices take at most a third of the expanded frame's bytes,
+        // and are freed before it is decoded.
+        check_indices(input, b, entries, left)?;
+        rewind(input, b)?;
+    }
     // The stream check inflates the data a second time; it reads the file
     // through a handle of its own, on another thread, beside the decoding.
     let (frame, stream) = rayon::join(
@@ -138,7 +155,7 @@ pub(super) fn decode(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Met
 /// `IEND`, checksums included, and nothing after `IEND`. `left`: the bytes
 /// the decoder may use.
 fn decode_frame(input: &mut dyn Input, b: &Budget, layout: &Layout, left: u64) -> Result<Vec<u8>> {
-    let mut r = reader(input, b, left)?;
+    let mut r = reader(input, b, left, Transformations::EXPAND)?;
     if Layout::of(&r).as_ref() != Some(layout) {
         return Err(b.format("the file changed while it was read"));
     }
@@ -320,6 +337,40 @@ fn slide(out: &mut [u8], pos: usize) -> usize {
     }
     out.copy_within(pos - WINDOW..pos, 0);
     WINDOW
+}
+
+/// The entries of a palette that some index of the file's bit depth lies
+/// past (`None` when every index names an entry, or there is no palette).
+fn short_palette(info: &png::Info) -> Option<usize> {
+    let entries = info.palette.as_ref()?.len() / 3;
+    // Indices have 1, 2, 4 or 8 bits (the crate refuses other depths).
+    let bits = info.bit_depth as u8;
+    let short = bits <= 8 && entries < 1usize << bits;
+    (info.color_type == ColorType::Indexed && short).then_some(entries)
+}
+
+/// Checks that every pixel's index names one of the palette's `entries`:
+/// the `png` crate expands an index past the palette to black, silently.
+fn check_indices(input: &mut dyn Input, b: &Budget, entries: usize, left: u64) -> Result<()> {
+    let mut r = reader(input, b, left, Transformations::IDENTITY)?;
+    let (width, bits) = (r.info().width, r.info().bit_depth as usize);
+    let line = r.output_line_size(width).ok_or_else(|| too_large(b, &r))?;
+    let mut frame = vec![0u8; r.output_buffer_size().ok_or_else(|| too_large(b, &r))?];
+    r.next_frame(&mut frame).map_err(|e| png_err(b, e))?;
+    let mask = (1usize << bits) - 1;
+    for (y, row) in frame.chunks_exact(line).enumerate() {
+        for x in 0..width as usize {
+            let bit = x * bits;
+            let index = (usize::from(row[bit / 8]) >> (8 - bits - bit % 8)) & mask;
+            if index >= entries {
+                return Err(b.format(format!(
+                    "corrupt PNG: pixel ({x}, {y}) has palette index {index}, \
+                     and the palette has {entries} entries"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The error for a header whose frame size overflows.

@@ -296,7 +296,10 @@ fn load_image(path: &Path, args: &Args) -> Result<(DynImage, Metadata), CliError
 /// needs another format (see [`check_image_format`]).
 fn load_job<'a>(ctx: &Context<'a>, job: &Job) -> Result<Loaded<'a>, CliError> {
     let in_file = |e: CliError| e.context(job.input.display().to_string());
-    let is_dng = !is_stdio(&job.input) && clfilter::image::dng::is_dng(&job.input)?;
+    // A pipe (a FIFO, `<(cmd)`) is read once, so it is not sniffed: it is
+    // loaded as an image or a raw frame, as stdin is.
+    let regular = std::fs::metadata(&job.input).is_ok_and(|m| m.is_file());
+    let is_dng = regular && !is_stdio(&job.input) && clfilter::image::dng::is_dng(&job.input)?;
     if !is_dng && uses_camera_wb(&ctx.args.spec) {
         return Err(in_file(CliError::usage(
             "wb=camera takes the white balance a DNG file recorded, and this input is not a DNG; \
@@ -478,43 +481,9 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         .iter()
         .any(|j| j.output.as_deref().is_some_and(is_stdio));
     guard::catch_stop_signals();
-    let mut files = Vec::new();
-    if let [job] = &jobs[..] {
-        let (file, lines) = apply_job(&ctx, job)?;
-        print_lines(&lines, to_stderr)?;
-        files.push(file);
-    } else {
-        let jobs_at_once = args.jobs.map_or_else(batch::default_jobs, usize::from);
-        let results = batch::run_parallel(&jobs, jobs_at_once, |job| apply_job(&ctx, job))?;
-        let (mut failed, mut skipped) = (0, 0);
-        for result in results {
-            match result {
-                Some(Ok((file, lines))) => {
-                    print_lines(&lines, to_stderr)?;
-                    files.push(file);
-                }
-                Some(Err(_)) => failed += 1,
-                None => skipped += 1,
-            }
-        }
-        if let Some(signal) = guard::stopped() {
-            return Err(CliError::Interrupted {
-                signal,
-                done: format!(
-                    "after {} of {} inputs ({skipped} not started), each output whole",
-                    jobs.len() - skipped,
-                    jobs.len()
-                ),
-            });
-        }
-        if failed > 0 {
-            return Err(CliError::Failed(format!(
-                "{failed} of {} inputs failed (errors above); the other {} outputs are written",
-                jobs.len(),
-                jobs.len() - failed
-            )));
-        }
-    }
+    let (files, outcome) = run_jobs(&ctx, &jobs, to_stderr)?;
+    // The report holds the inputs that ran, also when others failed or a
+    // stop signal came; the exit code tells that not all did.
     if args.json {
         let report = JsonReport {
             backend: engine.backend().describe(),
@@ -523,7 +492,63 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         };
         out!("{}", serde_json::to_string_pretty(&report)?)?;
     }
-    Ok(())
+    outcome
+}
+
+/// Runs the jobs (several in parallel), printing each one's result lines;
+/// returns the reports of those that ran and the run's outcome: an error
+/// when one failed or a stop signal came.
+fn run_jobs(
+    ctx: &Context<'_>,
+    jobs: &[Job],
+    to_stderr: bool,
+) -> Result<(Vec<JsonFile>, Result<(), CliError>), CliError> {
+    let mut files = Vec::new();
+    if let [job] = jobs {
+        // A read of stdin that a stop signal ended fails; the signal says why.
+        let (file, lines) = apply_job(ctx, job).map_err(|e| match guard::stopped() {
+            Some(signal) => CliError::Interrupted {
+                signal,
+                done: "before the input was read whole; nothing was written".into(),
+            },
+            None => e,
+        })?;
+        print_lines(&lines, to_stderr)?;
+        files.push(file);
+        return Ok((files, Ok(())));
+    }
+    let jobs_at_once = ctx.args.jobs.map_or_else(batch::default_jobs, usize::from);
+    let results = batch::run_parallel(jobs, jobs_at_once, |job| apply_job(ctx, job))?;
+    let (mut failed, mut skipped) = (0, 0);
+    for result in results {
+        match result {
+            Some(Ok((file, lines))) => {
+                print_lines(&lines, to_stderr)?;
+                files.push(file);
+            }
+            Some(Err(_)) => failed += 1,
+            None => skipped += 1,
+        }
+    }
+    let outcome = if let Some(signal) = guard::stopped() {
+        Err(CliError::Interrupted {
+            signal,
+            done: format!(
+                "after {} of {} inputs ({skipped} not started), each output whole",
+                jobs.len() - skipped,
+                jobs.len()
+            ),
+        })
+    } else if failed > 0 {
+        Err(CliError::Failed(format!(
+            "{failed} of {} inputs failed (errors above); the other {} outputs are written",
+            jobs.len(),
+            jobs.len() - failed
+        )))
+    } else {
+        Ok(())
+    };
+    Ok((files, outcome))
 }
 
 /// Prints a job's result lines to stdout, or to stderr when stdout
