@@ -67,6 +67,9 @@ const SHIFTS: std::ops::RangeInclusive<u32> = 10..=14;
 pub struct Fixed {
     q: [i16; 9],
     shift: u32,
+    /// The vector kernel's constants, made once here rather than per row.
+    #[cfg(target_arch = "x86_64")]
+    tables: super::x86::Matrix3Tables,
 }
 
 impl Fixed {
@@ -75,12 +78,15 @@ impl Fixed {
     pub fn new(m: &[f32; 9]) -> Option<Fixed> {
         SHIFTS.rev().find_map(|shift| {
             let q = m.map(|v| (f64::from(v) * f64::from(1u32 << shift)).round());
-            q.iter()
-                .all(|v| v.abs() <= f64::from(i16::MAX))
-                .then(|| Fixed {
-                    q: q.map(|v| v as i16),
+            q.iter().all(|v| v.abs() <= f64::from(i16::MAX)).then(|| {
+                let q = q.map(|v| v as i16);
+                Fixed {
+                    q,
                     shift,
-                })
+                    #[cfg(target_arch = "x86_64")]
+                    tables: super::x86::Matrix3Tables::new(&q, shift),
+                }
+            })
         })
     }
 
@@ -128,7 +134,7 @@ pub fn rgb_fixed<'d>(
     );
     #[cfg(target_arch = "x86_64")]
     let done = match has_fixed(isa) {
-        true => super::x86::matrix3_fixed_groups(&f.q, f.shift, src, dst),
+        true => super::x86::matrix3_fixed_groups(&f.tables, f.shift, src, dst),
         false => 0,
     };
     #[cfg(not(target_arch = "x86_64"))]

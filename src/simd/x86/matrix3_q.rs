@@ -22,12 +22,12 @@ pub(crate) fn has_vbmi() -> bool {
         && is_x86_feature_detected!("avx512vbmi")
 }
 
-/// Writes the fixed-point matrix (`q`, `shift`: see
+/// Writes the fixed-point matrix (its [`Tables`] and `shift`: see
 /// [`crate::simd::matrix3::Fixed`]) of the whole steps of 16 pixels at the
 /// start of `src` into `dst`; returns how many bytes that was (0 without
 /// AVX-512BW and VBMI).
 pub(crate) fn fixed_groups(
-    q: &[i16; 9],
+    t: &Tables,
     shift: u32,
     src: &[u8],
     dst: &mut [MaybeUninit<u8>],
@@ -38,13 +38,39 @@ pub(crate) fn fixed_groups(
     let n = src.len().min(dst.len()) / STEP * STEP;
     // SAFETY: the CPU has AVX-512F, BW and VBMI (checked above); `n` is at
     // most both lengths.
-    unsafe { run(q, shift, src.as_ptr(), dst.as_mut_ptr().cast(), n) };
+    unsafe { run(t, src.as_ptr(), dst.as_mut_ptr().cast(), n, shift) };
     n
 }
+
+/// The kernel's constants for one matrix, made once per image rather than
+/// per row: a [`Block`] per 16 outputs of a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tables([Block; 3]);
+
+impl Tables {
+    /// The tables of coefficients `q` at scale `2^-shift` (`shift` in
+    /// 1..=15).
+    pub(crate) fn new(q: &[i16; 9], shift: u32) -> Tables {
+        Tables([0, 1, 2].map(|t| Block::new(q, shift, t)))
+    }
+}
+
+/// Output byte `o = 16t + j` of a step sits, after the packs, in 128-bit
+/// lane `j / 4`, at `4t + j % 4`.
+const ORDER: [u8; 64] = {
+    let mut order = [0u8; 64];
+    let mut o = 0;
+    while o < 64 {
+        order[o] = (16 * (o % 16 / 4) + 4 * (o / 16 % 4) + o % 4) as u8;
+        o += 1;
+    }
+    order
+};
 
 /// The byte-permute indices and coefficient pairs of output block `t`
 /// (outputs `16t..16t + 16` of a step): lane `j`'s pixel is
 /// `(16t + j) / 3` and its colour `k = (16t + j) % 3`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Block {
     /// Red at byte `4j`, green at `4j + 2` (the odd bytes are zeroed).
     rg: [u8; 64],
@@ -85,21 +111,17 @@ impl Block {
 /// The CPU must have AVX-512F, BW and VBMI; `src` must be readable and
 /// `dst` writable for `n` bytes; `shift` in `1..=15`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-unsafe fn run(q: &[i16; 9], shift: u32, src: *const u8, dst: *mut u8, n: usize) {
+unsafe fn run(tables: &Tables, src: *const u8, dst: *mut u8, n: usize, shift: u32) {
     let ld = |p: *const u8| {
-        // SAFETY: every `p` below is a 64-byte array.
+        // SAFETY: every `p` below is a 64-byte array (`Block`'s and `ORDER`).
         unsafe { _mm512_loadu_si512(p.cast()) }
     };
-    let blocks = [0, 1, 2].map(|t| Block::new(q, shift, t));
+    let blocks = &tables.0;
     let rg = blocks.each_ref().map(|b| ld(b.rg.as_ptr()));
     let bl = blocks.each_ref().map(|b| ld(b.b.as_ptr()));
     let qrg = blocks.each_ref().map(|b| ld(b.qrg.as_ptr().cast()));
     let qb = blocks.each_ref().map(|b| ld(b.qb.as_ptr().cast()));
-    // Output byte o = 16t + j sits after the packs in 128-bit lane j / 4,
-    // at 4t + j % 4.
-    let order: [u8; 64] =
-        std::array::from_fn(|o| (16 * (o % 16 / 4) + 4 * (o / 16 % 4) + o % 4) as u8);
-    let order = ld(order.as_ptr());
+    let order = ld(ORDER.as_ptr());
     let one = _mm512_set1_epi32(0x0001_0000);
     let count = _mm_cvtsi32_si128(shift as i32);
     let whole: __mmask64 = (1 << STEP) - 1;
