@@ -252,10 +252,11 @@ pub trait Simd:
     ) -> [&'a mut [U]; 2];
 
     /// Runs `op` with this set's [`pairs::BytePairs`] vectors:
-    /// [`pairs::Pairs8`] here, 16 lanes on AVX2 and above.
+    /// [`pairs::Pairs16`] here (plain arrays), AVX2 registers on AVX2 and
+    /// above.
     #[inline(always)]
     fn with_pairs<Op: pairs::WithPairs>(self, op: Op) -> Op::Output {
-        op.with::<pairs::Pairs8>(())
+        op.with::<pairs::Pairs16>(())
     }
 
     /// [`Simd::strips`] over a block of rows of `m` columns (`out`) that
@@ -457,7 +458,6 @@ pub fn store_samples<V: Vf32, D: Sample>(v: V, d: &mut [D]) {
 /// A row of colour planes for [`Simd::interleave_quads`]:
 /// `[row][colour][column parity]`, `N` quads each.
 pub type Quads<'a, const N: usize> = [[[&'a [f32; N]; 2]; 3]; 2];
-
 
 /// Output samples with a narrowing from f32 that is exactly
 /// [`Sample::from_f32`] (round half to even, saturate, NaN to 0) but

@@ -4,7 +4,7 @@
 //! pairs as interleaved 8-bit RGB or RGBA pixels, saturated to 0..=255.
 //!
 //! Integer filters on 2x2-periodic layouts (a colour filter array) are
-//! written once over `V: BytePairs` and run on [`Pairs8`] (plain arrays
+//! written once over `V: BytePairs` and run on [`Pairs16`] (plain arrays
 //! the compiler vectorises for the build's baseline; every CPU) or, on
 //! x86-64 with AVX2, on 16-lane registers (`x86::bytes`). An operation
 //! gets its vectors from [`crate::simd::Simd::with_pairs`].
@@ -18,7 +18,7 @@ use super::mem;
 /// one proves that its instructions run. Arithmetic wraps (the callers'
 /// sums stay within i16).
 pub trait BytePairs: Copy {
-    /// What proves that the instructions exist ([`Pairs8`]: `()`).
+    /// What proves that the instructions exist ([`Pairs16`]: `()`).
     type Token: Copy;
     /// Lanes: the pairs of columns per vector.
     const N: usize;
@@ -57,19 +57,19 @@ pub trait WithPairs {
     fn with<V: BytePairs>(self, t: V::Token) -> Self::Output;
 }
 
-/// [`BytePairs`] of 8 lanes as a plain array: any CPU.
+/// [`BytePairs`] of 16 lanes as a plain array: any CPU.
 #[derive(Debug, Clone, Copy)]
-pub struct Pairs8([i16; 8]);
+pub struct Pairs16([i16; 16]);
 
-impl Pairs8 {
+impl Pairs16 {
+    /// `f` on each pair of lanes. (Loops, not `array::map` with closures:
+    /// those are left as calls, and the arithmetic scalar.)
     #[inline(always)]
-    fn map(self, f: impl Fn(i16) -> i16) -> Self {
-        Pairs8(self.0.map(f))
-    }
-
-    #[inline(always)]
-    fn zip(self, o: Self, f: impl Fn(i16, i16) -> i16) -> Self {
-        Pairs8(std::array::from_fn(|i| f(self.0[i], o.0[i])))
+    fn zip(mut self, o: Self, f: fn(i16, i16) -> i16) -> Self {
+        for (a, b) in self.0.iter_mut().zip(o.0) {
+            *a = f(*a, b);
+        }
+        self
     }
 }
 
@@ -82,14 +82,17 @@ pub fn round_shr(x: i16, k: u32) -> i16 {
     x.wrapping_add(half).wrapping_add((x >> k) & 1) >> k
 }
 
-impl BytePairs for Pairs8 {
+impl BytePairs for Pairs16 {
     type Token = ();
-    const N: usize = 8;
+    const N: usize = 16;
 
     #[inline(always)]
     fn split(_: (), s: &[u8]) -> [Self; 2] {
-        let s = &s[..16];
-        [0, 1].map(|p| Pairs8(std::array::from_fn(|i| i16::from(s[2 * i + p]))))
+        let (mut e, mut o) = ([0; 16], [0; 16]);
+        for ((e, o), p) in e.iter_mut().zip(&mut o).zip(s[..32].chunks_exact(2)) {
+            (*e, *o) = (i16::from(p[0]), i16::from(p[1]));
+        }
+        [Pairs16(e), Pairs16(o)]
     }
 
     #[inline(always)]
@@ -103,13 +106,19 @@ impl BytePairs for Pairs8 {
     }
 
     #[inline(always)]
-    fn scale(self, k: i16) -> Self {
-        self.map(|x| x.wrapping_mul(k))
+    fn scale(mut self, k: i16) -> Self {
+        for a in &mut self.0 {
+            *a = a.wrapping_mul(k);
+        }
+        self
     }
 
     #[inline(always)]
-    fn round_shr<const K: i32>(self) -> Self {
-        self.map(|x| round_shr(x, K as u32))
+    fn round_shr<const K: i32>(mut self) -> Self {
+        for a in &mut self.0 {
+            *a = round_shr(*a, K as u32);
+        }
+        self
     }
 
     #[inline(always)]
@@ -119,13 +128,20 @@ impl BytePairs for Pairs8 {
         planes: &[[Self; 2]; 3],
         alpha: u8,
     ) -> &'a mut [u8] {
-        assert!((C == 3 || C == 4) && d.len() == 16 * C);
-        let mut px = [alpha; 64];
-        for (k, p) in px.chunks_exact_mut(C).take(16).enumerate() {
-            for (c, v) in p[..3].iter_mut().enumerate() {
-                *v = planes[c][k % 2].0[k / 2].clamp(0, 255) as u8;
+        assert!((C == 3 || C == 4) && d.len() == 32 * C);
+        let mut cols = [[0u8; 32]; 3];
+        for (col, plane) in cols.iter_mut().zip(planes) {
+            for (i, c) in col.chunks_exact_mut(2).enumerate() {
+                c[0] = plane[0].0[i].clamp(0, 255) as u8;
+                c[1] = plane[1].0[i].clamp(0, 255) as u8;
             }
         }
-        mem::write_copy(d, &px[..16 * C])
+        let mut px = [alpha; 128];
+        for (k, p) in px.chunks_exact_mut(C).take(32).enumerate() {
+            p[0] = cols[0][k];
+            p[1] = cols[1][k];
+            p[2] = cols[2][k];
+        }
+        mem::write_copy(d, &px[..32 * C])
     }
 }

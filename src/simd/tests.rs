@@ -138,7 +138,9 @@ fn byte_pairs_compute_and_store_as_scalars() {
 /// shift by `K`.
 fn pairs_with<V: pairs::BytePairs, const C: usize, const K: i32>(t: V::Token, isa: Isa) {
     let n = V::N;
-    let all: Vec<u8> = (0..=255u8).flat_map(|e| (0..=255u8).flat_map(move |o| [e, o])).collect();
+    let all: Vec<u8> = (0..=255u8)
+        .flat_map(|e| (0..=255u8).flat_map(move |o| [e, o]))
+        .collect();
     let scale = (-K as f32).exp2();
     let want = |x: i32| <u8 as Narrow>::narrow(x as f32 * scale);
     for s in all.chunks_exact(2 * n) {

@@ -233,6 +233,15 @@ const fn zip_shuffle() -> [i8; 32] {
     m
 }
 
+/// A colour's even and odd columns as bytes in column order: pixels
+/// 0..16 in the low lane, 16..32 in the high one (`packus` saturates to
+/// 0..=255). No closure does this: a closure is compiled without AVX2.
+#[inline(always)]
+fn zip(t: Avx2, [e, o]: [P16; 2]) -> __m256i {
+    // SAFETY: the token proves AVX2.
+    shuffle(t, unsafe { _mm256_packus_epi16(e.0, o.0) }, &ZIP)
+}
+
 impl BytePairs for P16 {
     type Token = Avx2;
     const N: usize = 16;
@@ -286,16 +295,9 @@ impl BytePairs for P16 {
         alpha: u8,
     ) -> &'a mut [u8] {
         assert!((C == 3 || C == 4) && d.len() == 32 * C);
-        // Colour `c` in column order: pixels 0..16 in the low lane, 16..32
-        // in the high one (`packus` saturates to 0..=255).
-        let colour = |c: usize| {
-            let [e, o] = planes[c];
-            // SAFETY: the token proves AVX2.
-            shuffle(t, unsafe { _mm256_packus_epi16(e.0, o.0) }, &ZIP)
-        };
-        let (r, g, b) = (colour(0), colour(1), colour(2));
+        let (r, g, b) = (zip(t, planes[0]), zip(t, planes[1]), zip(t, planes[2]));
         if C == 3 {
-            let o = [0, 1, 2].map(|k| rgb(t, r, g, b, k));
+            let o = [rgb(t, r, g, b, 0), rgb(t, r, g, b, 1), rgb(t, r, g, b, 2)];
             // SAFETY: the token proves AVX2.
             let v = unsafe {
                 [

@@ -197,6 +197,11 @@ fn quad_row<'d, V: BytePairs, const MHC: bool, const GD: bool, const C: usize>(
 /// The colours of the block of pixels `x..x + 2 V::N` (`x` even) of a
 /// quad row, `[row][R, G, B][column parity]`, from its rows -2..=3
 /// (`rows`, read from byte `x - 2` on).
+///
+/// No closures here or below: each function is `#[inline(always)]`, so
+/// that all of it is compiled into the instruction set's trampoline (a
+/// closure is a function of its own, compiled without the set's features,
+/// where every vector operation would be a call).
 #[inline(always)]
 fn block<V: BytePairs, const MHC: bool, const GD: bool>(
     t: V::Token,
@@ -204,51 +209,82 @@ fn block<V: BytePairs, const MHC: bool, const GD: bool>(
     x: usize,
     swap: bool,
 ) -> [[[V; 2]; 3]; 2] {
-    [0, 1].map(|py| {
-        // The neighbour at (dx, dy) of the site of parity `px`.
-        let at = |px: usize, dy: isize, dx: isize| {
-            let col = px as isize + dx;
-            let row = rows[(py as isize + dy + 2) as usize];
-            let start = x.wrapping_add_signed(2 * col.div_euclid(2));
-            V::split(t, &row[start..])[col.rem_euclid(2) as usize]
-        };
-        // The red or blue site and the green one.
-        let rb = if GD { 1 - py } else { py };
-        let gs = 1 - rb;
-        let own = at(rb, 0, 0);
-        let [g, other] = slots::<V, MHC>(false, |dy, dx| at(rb, dy, dx));
-        let green = at(gs, 0, 0);
-        let [h, v] = slots::<V, MHC>(true, |dy, dx| at(gs, dy, dx));
-        // In row 0 the red or blue site's colour is the first (red, unless
-        // `swap`), and a green site's horizontal neighbours have it; in
-        // row 1, the second.
-        let (rb_px, g_px) = if py == 0 {
-            ([own, g, other], [h, green, v])
-        } else {
-            ([other, g, own], [v, green, h])
-        };
-        let mut planes: [[V; 2]; 3] = std::array::from_fn(|c| {
-            let mut p = [rb_px[c]; 2];
-            p[gs] = g_px[c];
-            p
-        });
-        if swap {
-            planes.swap(0, 2);
-        }
-        planes
-    })
+    [
+        block_row::<V, MHC, GD>(t, rows, x, 0, swap),
+        block_row::<V, MHC, GD>(t, rows, x, 1, swap),
+    ]
+}
+
+/// Row `py` (0 or 1) of [`block`].
+#[inline(always)]
+fn block_row<V: BytePairs, const MHC: bool, const GD: bool>(
+    t: V::Token,
+    rows: &[&[u8]; 6],
+    x: usize,
+    py: usize,
+    swap: bool,
+) -> [[V; 2]; 3] {
+    // The red or blue site and the green one.
+    let rb = Site { t, rows, x, py, px: if GD { 1 - py } else { py } };
+    let gs = Site { px: 1 - rb.px, ..rb };
+    let own = rb.at(0, 0);
+    let [g, other] = slots::<V, MHC>(false, &rb);
+    let green = gs.at(0, 0);
+    let [h, v] = slots::<V, MHC>(true, &gs);
+    // In row 0 the red or blue site's colour is the first (red, unless
+    // `swap`), and a green site's horizontal neighbours have it; in row 1,
+    // the second.
+    let (at_rb, at_g) = if py == 0 {
+        ([own, g, other], [h, green, v])
+    } else {
+        ([other, g, own], [v, green, h])
+    };
+    let (e, o) = if rb.px == 0 { (at_rb, at_g) } else { (at_g, at_rb) };
+    let mut planes = [[e[0], o[0]], [e[1], o[1]], [e[2], o[2]]];
+    if swap {
+        planes.swap(0, 2);
+    }
+    planes
+}
+
+/// A site parity of a block's row: its neighbours' vectors.
+#[derive(Clone, Copy)]
+struct Site<'r, 's, T> {
+    t: T,
+    rows: &'r [&'s [u8]; 6],
+    /// The block's first column.
+    x: usize,
+    /// The row (0 or 1) and column parity in the quad.
+    py: usize,
+    px: usize,
+}
+
+impl<T: Copy> Site<'_, '_, T> {
+    /// The neighbour at (dx, dy).
+    #[inline(always)]
+    fn at<V: BytePairs<Token = T>>(&self, dy: isize, dx: isize) -> V {
+        let col = self.px as isize + dx;
+        let row = self.rows[(self.py as isize + dy + 2) as usize];
+        let start = self.x.wrapping_add_signed(2 * col.div_euclid(2));
+        V::split(self.t, &row[start..])[col.rem_euclid(2) as usize]
+    }
+
+    /// The sum of the neighbours at (dx, dy) and (-dx, -dy).
+    #[inline(always)]
+    fn pair<V: BytePairs<Token = T>>(&self, dy: isize, dx: isize) -> V {
+        self.at::<V>(dy, dx).add(self.at(-dy, -dx))
+    }
 }
 
 /// The two interpolated colours of a site (by mhc, else bilinear): at a
 /// green site, `[horizontal neighbours' colour, vertical neighbours']`,
-/// at a red or blue site, `[green, the other colour]`; `t(dy, dx)` is the
-/// site's neighbour at (dx, dy). Each is the reference's formula times
-/// its power-of-two denominator, then divided by it with rounding.
+/// at a red or blue site, `[green, the other colour]`. Each is the
+/// reference's formula times its power-of-two denominator, then divided
+/// by it with rounding.
 #[inline(always)]
-fn slots<V: BytePairs, const MHC: bool>(green: bool, t: impl Fn(isize, isize) -> V) -> [V; 2] {
-    let sum = |a: (isize, isize), b: (isize, isize)| t(a.0, a.1).add(t(b.0, b.1));
-    let (h1, v1) = (sum((0, -1), (0, 1)), sum((-1, 0), (1, 0)));
-    let diag = sum((-1, -1), (-1, 1)).add(sum((1, -1), (1, 1)));
+fn slots<V: BytePairs, const MHC: bool>(green: bool, s: &Site<'_, '_, V::Token>) -> [V; 2] {
+    let (h1, v1) = (s.pair::<V>(0, 1), s.pair::<V>(1, 0));
+    let diag = s.pair::<V>(1, 1).add(s.pair(1, -1));
     if !MHC {
         return if green {
             [h1.round_shr::<1>(), v1.round_shr::<1>()]
@@ -256,8 +292,8 @@ fn slots<V: BytePairs, const MHC: bool>(green: bool, t: impl Fn(isize, isize) ->
             [h1.add(v1).round_shr::<2>(), diag.round_shr::<2>()]
         };
     }
-    let c0 = t(0, 0);
-    let (h2, v2) = (sum((0, -2), (0, 2)), sum((-2, 0), (2, 0)));
+    let c0 = s.at::<V>(0, 0);
+    let (h2, v2) = (s.pair::<V>(0, 2), s.pair::<V>(2, 0));
     if green {
         // `(5 c0 + 4 h1 - h2 - diag + v2 / 2) / 8` is `(10 c0 + 8 h1 -
         // 2 h2 - 2 diag + v2) / 16`, within -3060..=7140 for bytes.
