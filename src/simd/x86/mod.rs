@@ -23,7 +23,6 @@ pub(crate) mod moments;
 pub(crate) mod symfir;
 pub(crate) mod widen;
 
-pub use bytes::P16;
 pub use f32s::{F16, F8};
 pub(crate) use lut::map_bytes_vbmi;
 pub(crate) use matrix3::groups as matrix3_groups;

@@ -44,6 +44,12 @@ pub(super) fn exact(raw: &Raw<'_>, p: &DemosaicParams, lv: &Levels) -> bool {
         && p.method != Method::Edge
 }
 
+/// Whether `isa` runs the integer path in vector registers: on the
+/// portable set its stores are scalar, and the f32 path is faster.
+pub(super) fn vectorised(isa: Isa) -> bool {
+    isa > Isa::Portable
+}
+
 /// Demosaics the 8-bit frame `img` into `out` on the rayon pool by the
 /// integer path (where [`exact`] holds), and returns it written.
 pub(super) fn run<'o>(

@@ -2,7 +2,7 @@
 //! is compiled for. (The narrowing and the byte stores are tested in
 //! `crate::simd`.)
 
-use super::bytes::exact;
+use super::bytes::{self, exact};
 use super::{demosaic_with, CHUNK, VECTOR_BITS};
 use crate::image::{Image, Sample, SampleType};
 use crate::ops::demosaic::{reference, DemosaicParams, Method, Pattern, Raw};
@@ -64,7 +64,8 @@ fn same<U: Sample>(raw: &Raw<'_>, p: &DemosaicParams, isa: Isa, ctx: &str) {
 /// and mhc, and give the reference's bytes exactly: random frames and
 /// extreme ones (where mhc's sums leave 0..=255 and are clamped), every
 /// pattern, both channel counts, sizes down to 2 rows or columns and
-/// across partial chunks and bands, on every instruction set.
+/// across partial blocks and bands, on every instruction set (`demosaic`
+/// and the integer path itself, which `demosaic` skips on the portable set).
 #[test]
 fn the_integer_path_equals_the_reference_exactly() {
     let isas: Vec<Isa> = Isa::available()
@@ -104,9 +105,17 @@ fn the_integer_path_equals_the_reference_exactly() {
                         };
                         let lv = p.levels(&raw, SampleType::U8).unwrap();
                         assert!(exact(&raw, &p, &lv));
+                        let want: Image<u8> = reference::demosaic(&raw, &p, &lv).unwrap();
                         for &isa in &isas {
                             let ctx = format!("{w}x{h} {pattern} {method} x{channels} {isa:?}");
                             same::<u8>(&raw, &p, isa, &ctx);
+                            // The integer path itself, also where `demosaic`
+                            // takes the f32 one (the portable set).
+                            let got = crate::simd::mem::vec_filled(want.packed_samples().len(), |o| {
+                                bytes::run(img, &p, o, isa)
+                            })
+                            .unwrap();
+                            assert_eq!(got[..], want.packed_samples()[..], "{ctx}: bytes::run");
                         }
                     }
                 }
@@ -115,7 +124,8 @@ fn the_integer_path_equals_the_reference_exactly() {
     }
 }
 
-/// Where the integer path would not be exact, it is not taken.
+/// Where the integer path would not be exact, it is not taken, nor on the
+/// portable instruction set.
 #[test]
 fn the_integer_path_only_where_exact() {
     let img = Image::from_fn(8, 8, 1, |x, y, _| (x * 31 + y * 7) as u8).unwrap();
@@ -135,4 +145,7 @@ fn the_integer_path_only_where_exact() {
     let u16s = Image::from_fn(8, 8, 1, |_, _, _| 9u16).unwrap();
     let wide = Raw::U16(&u16s);
     assert!(!exact(&wide, &base, &base.levels(&wide, SampleType::U8).unwrap()));
+    // The portable set keeps the f32 path (faster there).
+    assert!(!bytes::vectorised(Isa::Portable));
+    assert!(Isa::available().into_iter().skip(1).all(bytes::vectorised));
 }
