@@ -3,10 +3,14 @@
 (one or more builds, e.g. before and after a change) against OpenCV in one
 run, best of 3 each, as a markdown table, then how the outputs compare.
 
-    python3 benches/colour_cpu.py [--size WxH] [--ops OP,...] FILTERCTL [FILTERCTL ...]
+    python3 benches/colour_cpu.py [--size WxH] [--ops OP,...] [--rows ROW,...]
+        [--rounds N] FILTERCTL [FILTERCTL ...]
 
 `--ops` keeps the rows and comparisons of those operations only (demosaic,
-colormap, ccm, gamma; default all).
+colormap, ccm, gamma; default all); `--rows` keeps the named rows of the
+table only (e.g. `demosaic mhc u8`); `--rounds` times the table N times
+(default 1). Each row times every build and then OpenCV, one after the
+other, so a row's figures see the same machine load.
 
 Rows (`filterctl bench`'s generated inputs; OpenCV's random ones of the
 same shape, WxH default 3840x2160; every row costs the same on any data):
@@ -76,22 +80,15 @@ def filterctl(binary, size, sample, channels, ops, method=None):
     return {r["op"]: r["min_ms"] for r in json.loads(out)["rows"] if not r["error"]}
 
 
-def ours(binary, size, ops):
-    r = {}
-    if "demosaic" in ops:
-        for t in ("u8", "u16"):
-            for m in ("bilinear", "edge", "mhc"):
-                r[f"demosaic {m} {t}"] = filterctl(binary, size, t, 3, "demosaic", m)["demosaic"]
-    if "colormap" in ops:
-        r["colormap turbo u8"] = filterctl(binary, size, "u8", 3, "colormap")["colormap"]
-    pair = [o for o in ("ccm", "gamma") if o in ops]
-    for t in ("u8", "f32") if pair else ():
-        d = filterctl(binary, size, t, 3, ",".join(pair))
-        if "ccm" in ops:
-            r[f"ccm {t} RGB"] = d["ccm"]
-        if "gamma" in ops:
-            r[f"gamma srgb {t} RGB"] = d["gamma"]
-    return r
+def ours(binary, size, row):
+    """filterctl's min_ms for one table row (e.g. `demosaic mhc u8`)."""
+    words = row.split()
+    if words[0] == "demosaic":
+        return filterctl(binary, size, words[2], 3, "demosaic", words[1])["demosaic"]
+    if words[0] == "colormap":
+        return filterctl(binary, size, "u8", 3, "colormap")["colormap"]
+    t = words[1] if words[0] == "ccm" else words[2]
+    return filterctl(binary, size, t, 3, words[0])[words[0]]
 
 
 def write_pnm(path, a):
@@ -173,11 +170,16 @@ def main():
     args = sys.argv[1:]
     size = "3840x2160"
     ops = {"demosaic", "colormap", "ccm", "gamma"}
-    while args[:1] in (["--size"], ["--ops"]) and len(args) > 1:
+    rows, rounds = None, 1
+    while args[:1] in (["--size"], ["--ops"], ["--rows"], ["--rounds"]) and len(args) > 1:
         if args[0] == "--size":
             size = args[1]
-        else:
+        elif args[0] == "--ops":
             ops = set(args[1].split(","))
+        elif args[0] == "--rows":
+            rows = set(args[1].split(","))
+        else:
+            rounds = int(args[1])
         args = args[2:]
     if not args:
         sys.exit(__doc__)
@@ -210,19 +212,23 @@ def main():
     peers["gamma srgb f32 RGB"] = [("pow(x, 1/2.4) only", lambda: cv2.pow(f, 1 / 2.4)),
                                    ("numpy where(12.92x, 1.055 power - 0.055)", lambda: srgb(f))]
 
-    peers = {k: v for k, v in peers.items() if k.split()[0] in ops}
-    mine = [ours(b, size, ops) for b in args]
+    peers = {k: v for k, v in peers.items()
+             if k.split()[0] in ops and (rows is None or k in rows)}
     cols = " | ".join(f"`{b}` ms" for b in args)
     print(f"OpenCV {cv2.__version__}, {cv2.getNumThreads()} threads, numpy {np.__version__}, {size}; "
           "ratio: OpenCV ms / last build's ms (above 1: ours is faster)")
     print()
-    print(f"| operation | {cols} | OpenCV call | OpenCV ms | OpenCV/last |")
-    print("|---|" + "---:|" * len(args) + "---|---:|---:|")
-    for op, calls in peers.items():
-        cells = " | ".join(f"{r[op]:.2f}" for r in mine)
-        for name, call in calls:
-            ms = best(call)
-            print(f"| {op} | {cells} | `{name}` | {ms:.2f} | {ms / mine[-1][op]:.2f}x |")
+    print(f"| round | operation | {cols} | OpenCV call | OpenCV ms | OpenCV/last |")
+    print("|---:|---|" + "---:|" * len(args) + "---|---:|---:|")
+    for k in range(rounds):
+        for op, calls in peers.items():
+            # Each row's runs follow each other, so they see the same load.
+            mine = [ours(b, size, op) for b in args]
+            cells = " | ".join(f"{m:.2f}" for m in mine)
+            for name, call in calls:
+                ms = best(call)
+                print(f"| {k + 1} | {op} | {cells} | `{name}` | {ms:.2f} | {ms / mine[-1]:.2f}x |",
+                      flush=True)
 
     print()
     print(f"Outputs of `{args[-1]}` (apply) against OpenCV's on the same input:")

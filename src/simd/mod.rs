@@ -24,7 +24,8 @@
 //! runs `portable`; `FILTERCTL_SIMD=portable` makes x86 run it too, so it
 //! is tested there. [`blocks`] holds the cache-blocked image
 //! transposes, [`lanes`] the integer vectors with lane-wise min and max
-//! that sorting networks are made of, [`moments`] the exact sums of
+//! that sorting networks are made of, [`pairs`] the integer vectors of
+//! byte pairs that colour-filter-array filters use, [`moments`] the exact sums of
 //! integer samples, and [`mem`] the safe helpers for
 //! uninitialised output buffers and slice casts.
 //!
@@ -43,6 +44,7 @@
 //! [`mem`]: crate::simd::mem
 //! [`blocks`]: crate::simd::blocks
 //! [`lanes`]: crate::simd::lanes
+//! [`pairs`]: crate::simd::pairs
 //! [`moments`]: crate::simd::moments
 
 use std::fmt::Debug;
@@ -58,6 +60,7 @@ pub mod lut;
 pub mod matrix3;
 pub mod mem;
 pub mod moments;
+pub mod pairs;
 mod portable;
 pub mod symfir;
 pub mod widen;
@@ -254,17 +257,12 @@ pub trait Simd:
         alpha: f32,
     ) -> [&'a mut [U]; 2];
 
-    /// [`Simd::interleave_quads`] for colour planes that already hold
-    /// bytes: stored as they are, alpha `alpha`.
+    /// Runs `op` with this set's [`pairs::BytePairs`] vectors:
+    /// [`pairs::Pairs16`] here (plain arrays), AVX2 registers on AVX2 and
+    /// above.
     #[inline(always)]
-    fn interleave_quad_bytes<'a, const C: usize, const N: usize>(
-        self,
-        rows: [&'a mut [MaybeUninit<u8>]; 2],
-        src: &QuadBytes<'_, N>,
-        q: usize,
-        alpha: u8,
-    ) -> [&'a mut [u8]; 2] {
-        portable::store_quad_bytes::<C, N>(rows, src, 0..q, alpha)
+    fn with_pairs<Op: pairs::WithPairs>(self, op: Op) -> Op::Output {
+        op.with::<pairs::Pairs16>(())
     }
 
     /// [`Simd::strips`] over a block of rows of `m` columns (`out`) that
@@ -466,9 +464,6 @@ pub fn store_samples<V: Vf32, D: Sample>(v: V, d: &mut [D]) {
 /// A row of colour planes for [`Simd::interleave_quads`]:
 /// `[row][colour][column parity]`, `N` quads each.
 pub type Quads<'a, const N: usize> = [[[&'a [f32; N]; 2]; 3]; 2];
-
-/// [`Quads`] of bytes, for [`Simd::interleave_quad_bytes`].
-pub type QuadBytes<'a, const N: usize> = [[[&'a [u8; N]; 2]; 3]; 2];
 
 /// Output samples with a narrowing from f32 that is exactly
 /// [`Sample::from_f32`] (round half to even, saturate, NaN to 0) but

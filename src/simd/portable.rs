@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use wide::{bytemuck, f32x4, i32x4};
 
-use super::{mem, sealed, Isa, Narrow, QuadBytes, Quads, Simd, Strips, Vf32, WithSimd};
+use super::{mem, sealed, Isa, Narrow, Quads, Simd, Strips, Vf32, WithSimd};
 use crate::image::Sample;
 
 /// The token of the portable implementation. Every CPU runs it, so anyone
@@ -305,18 +305,6 @@ pub(super) fn store_quads<'a, U: Narrow, const C: usize, const N: usize>(
 ) -> [&'a mut [U]; 2] {
     assert!(range.end <= N);
     store_quads_with::<U, C>(rows, range, a, |py, c, px, i| U::narrow(src[py][c][px][i]))
-}
-
-/// [`store_quads`] for planes of bytes, stored as they are.
-#[inline(always)]
-pub(super) fn store_quad_bytes<'a, const C: usize, const N: usize>(
-    rows: [&'a mut [MaybeUninit<u8>]; 2],
-    src: &QuadBytes<'_, N>,
-    range: Range<usize>,
-    a: u8,
-) -> [&'a mut [u8]; 2] {
-    assert!(range.end <= N);
-    store_quads_with::<u8, C>(rows, range, a, |py, c, px, i| src[py][c][px][i])
 }
 
 /// Stores quads `range`, one sample at a time: colour `c` of pixel `px` of

@@ -107,42 +107,57 @@ impl<const C: usize> WithSimd for StoresEqualNarrow<C> {
     }
 }
 
-/// The byte stores put every byte of every plane in its place, and alpha,
-/// for whole chunks and tails, on every instruction set.
+/// The byte pairs split, add, subtract, scale, round and store as the
+/// scalar arithmetic does, on every instruction set: every pair of bytes,
+/// sums that leave 0..=255 (saturated by the store) and every shift the
+/// rounding takes, into RGB and RGBA.
 #[test]
-fn byte_stores_interleave_every_plane() {
+fn byte_pairs_compute_and_store_as_scalars() {
     #[derive(Clone)]
-    struct Bytes<const C: usize>;
-    impl<const C: usize> WithSimd for Bytes<C> {
+    struct Run;
+    impl WithSimd for Run {
         type Output = ();
         fn with_simd<S: Simd>(self, s: S) {
-            let data: Box<[[[[u8; CHUNK]; 2]; 3]; 2]> = Box::new(std::array::from_fn(|py| {
-                std::array::from_fn(|c| {
-                    std::array::from_fn(|px| {
-                        std::array::from_fn(|i| (i * 13 + py * 7 + c * 3 + px) as u8)
-                    })
-                })
-            }));
-            let src: QuadBytes<CHUNK> = std::array::from_fn(|py| {
-                std::array::from_fn(|c| std::array::from_fn(|px| &data[py][c][px]))
-            });
-            for q in [CHUNK, 29, 5, 0] {
-                let n = 2 * q * C;
-                let mut rows = [0, 1].map(|_| vec![MaybeUninit::new(7u8); n]);
-                let [r0, r1] = &mut rows;
-                let out = s.interleave_quad_bytes::<C, CHUNK>([r0, r1], &src, q, 201);
-                for (py, row) in out.iter().enumerate() {
-                    for (k, got) in row.iter().enumerate() {
-                        let (quad, px, c) = (k / (2 * C), k / C % 2, k % C);
-                        let want = if c == 3 { 201 } else { data[py][c][px][quad] };
-                        assert_eq!(*got, want, "{:?} C={C} q={q} row {py} byte {k}", S::ISA);
-                    }
-                }
-            }
+            s.with_pairs(Pairs(S::ISA));
         }
     }
-    on_every_isa(Bytes::<3>);
-    on_every_isa(Bytes::<4>);
+    struct Pairs(Isa);
+    impl pairs::WithPairs for Pairs {
+        type Output = ();
+        fn with<V: pairs::BytePairs>(self, t: V::Token) {
+            pairs_with::<V, 3, 1>(t, self.0);
+            pairs_with::<V, 4, 2>(t, self.0);
+            pairs_with::<V, 3, 3>(t, self.0);
+            pairs_with::<V, 4, 4>(t, self.0);
+        }
+    }
+    on_every_isa(Run);
+}
+
+/// [`byte_pairs_compute_and_store_as_scalars`] for `C` channels and a
+/// shift by `K`.
+fn pairs_with<V: pairs::BytePairs, const C: usize, const K: i32>(t: V::Token, isa: Isa) {
+    let n = V::N;
+    let all: Vec<u8> = (0..=255u8)
+        .flat_map(|e| (0..=255u8).flat_map(move |o| [e, o]))
+        .collect();
+    let scale = (-K as f32).exp2();
+    let want = |x: i32| <u8 as Narrow>::narrow(x as f32 * scale);
+    for s in all.chunks_exact(2 * n) {
+        let [e, o] = V::split(t, s);
+        let mix = |a: V, b: V| a.scale(63).sub(b.scale(32)).round_shr::<K>();
+        let planes = [[mix(e, o), mix(o, e)], [e, o], [e.add(o), e.sub(o)]];
+        let mut d = vec![MaybeUninit::new(7u8); 2 * n * C];
+        let got = V::store::<C>(t, &mut d, &planes, 201);
+        for (i, px) in got.chunks_exact(C).enumerate() {
+            let (a, b) = (i32::from(s[i]), i32::from(s[i ^ 1]));
+            let (e, o) = (i32::from(s[i & !1]), i32::from(s[i | 1]));
+            let plus_minus = if i % 2 == 0 { e + o } else { e - o };
+            let mut expect = vec![want(63 * a - 32 * b), s[i], plus_minus.clamp(0, 255) as u8];
+            expect.extend((C == 4).then_some(201));
+            assert_eq!(px, &expect[..], "{isa:?} C={C} K={K} pixel {i} of {s:?}");
+        }
+    }
 }
 
 /// Every column of a block, for widths around each strip size.

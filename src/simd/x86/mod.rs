@@ -7,7 +7,8 @@
 
 use std::mem::MaybeUninit;
 
-use super::{portable, sealed, Isa, Narrow, Portable, QuadBytes, Quads, Simd, Strips, WithSimd};
+use super::pairs::WithPairs;
+use super::{portable, sealed, Isa, Narrow, Portable, Quads, Simd, Strips, WithSimd};
 use crate::image::Sample;
 
 mod blocks;
@@ -144,14 +145,8 @@ impl Simd for Avx2 {
     }
 
     #[inline(always)]
-    fn interleave_quad_bytes<'a, const C: usize, const N: usize>(
-        self,
-        rows: [&'a mut [MaybeUninit<u8>]; 2],
-        src: &QuadBytes<'_, N>,
-        q: usize,
-        alpha: u8,
-    ) -> [&'a mut [u8]; 2] {
-        bytes::interleave_quad_bytes::<C, N>(self, rows, src, q, alpha)
+    fn with_pairs<Op: WithPairs>(self, op: Op) -> Op::Output {
+        op.with::<bytes::P16>(self)
     }
 }
 
@@ -217,14 +212,8 @@ impl Simd for Avx512 {
     }
 
     #[inline(always)]
-    fn interleave_quad_bytes<'a, const C: usize, const N: usize>(
-        self,
-        rows: [&'a mut [MaybeUninit<u8>]; 2],
-        src: &QuadBytes<'_, N>,
-        q: usize,
-        alpha: u8,
-    ) -> [&'a mut [u8]; 2] {
-        bytes::interleave_quad_bytes::<C, N>(self.avx2(), rows, src, q, alpha)
+    fn with_pairs<Op: WithPairs>(self, op: Op) -> Op::Output {
+        op.with::<bytes::P16>(self.avx2())
     }
 }
 

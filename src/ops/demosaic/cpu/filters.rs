@@ -59,50 +59,32 @@ pub(super) const WIDE: usize = CHUNK + 2;
 
 /// A chunk's input for the linear filters, `[2 + row][parity]`: the
 /// half-rows of the quad row's rows -2..=3, from the chunk's quad -1 on.
-pub(super) type Wide<'a, T = f32> = [[&'a [T; WIDE]; 2]; 6];
+pub(super) type Wide<'a> = [[&'a [f32; WIDE]; 2]; 6];
 
-/// The linear methods' filters on one type of working sample.
-pub(super) trait Linear {
-    /// The working samples.
-    type In: Copy;
-    /// The interpolated values.
-    type Out: Copy;
-    /// The two slots of a site, by mhc (else bilinear), at a green site
-    /// (else red or blue); `t(dy, dx)` is the site's neighbour at (dx, dy).
-    fn slots(mhc: bool, green: bool, t: impl Fn(isize, isize) -> Self::In) -> [Self::Out; 2];
-}
-
-/// The f32 path's filters.
-pub(super) struct Floats;
-
-impl Linear for Floats {
-    type In = f32;
-    type Out = f32;
-
-    #[inline(always)]
-    fn slots(mhc: bool, green: bool, t: impl Fn(isize, isize) -> f32) -> [f32; 2] {
-        match (mhc, green) {
-            (true, true) => mhc_green(t),
-            (true, false) => mhc_rb(t),
-            (false, true) => bilinear_green(t),
-            (false, false) => bilinear_rb(t),
-        }
+/// The two slots of a site, by mhc (else bilinear), at a green site (else
+/// red or blue); `t(dy, dx)` is the site's neighbour at (dx, dy).
+#[inline(always)]
+fn slots(mhc: bool, green: bool, t: impl Fn(isize, isize) -> f32) -> [f32; 2] {
+    match (mhc, green) {
+        (true, true) => mhc_green(t),
+        (true, false) => mhc_rb(t),
+        (false, true) => bilinear_green(t),
+        (false, false) => bilinear_rb(t),
     }
 }
 
-/// Both slots of the four sites of a chunk's quads, by `F`'s filters
-/// (`MHC`: mhc, else bilinear; `GD`: the green sites are the quad's
+/// Both slots of the four sites of a chunk's quads (`MHC`: mhc, else bilinear; `GD`: the green sites are the quad's
 /// diagonal, (0, 0) and (1, 1)).
 #[inline(always)]
-pub(super) fn linear_quads<F: Linear, const MHC: bool, const GD: bool>(
-    rows: &Wide<F::In>,
-    o: &mut [[[[F::Out; CHUNK]; 2]; 2]; 2],
+pub(super) fn linear_quads<const MHC: bool, const GD: bool>(
+    rows: &Wide,
+    o: &mut [[Slots; 2]; 2],
 ) {
     let [[o00, o01], [o10, o11]] = o;
-    site::<F, MHC, GD, 0, 0>(rows, o00);
-    site::<F, MHC, GD, 0, 1>(rows, o01);
-    site::<F, MHC, GD, 1, 0>(rows, o10);
-    site::<F, MHC, GD, 1, 1>(rows, o11);
+    site::<MHC, GD, 0, 0>(rows, o00);
+    site::<MHC, GD, 0, 1>(rows, o01);
+    site::<MHC, GD, 1, 0>(rows, o10);
+    site::<MHC, GD, 1, 1>(rows, o11);
 }
 
 /// Both slots of the site (`PX`, `PY`) of a chunk's quads. One loop per
@@ -110,9 +92,9 @@ pub(super) fn linear_quads<F: Linear, const MHC: bool, const GD: bool>(
 /// loop over all four sites, with the sites in an inner loop, it leaves
 /// scalar).
 #[inline(always)]
-fn site<F: Linear, const MHC: bool, const GD: bool, const PY: usize, const PX: usize>(
-    rows: &Wide<F::In>,
-    o: &mut [[F::Out; CHUNK]; 2],
+fn site<const MHC: bool, const GD: bool, const PY: usize, const PX: usize>(
+    rows: &Wide,
+    o: &mut Slots,
 ) {
     let [o0, o1] = o;
     for i in 0..CHUNK {
@@ -121,7 +103,7 @@ fn site<F: Linear, const MHC: bool, const GD: bool, const PY: usize, const PX: u
             let q = (i as isize + col.div_euclid(2) + 1) as usize;
             rows[(PY as isize + dy + 2) as usize][col.rem_euclid(2) as usize][q]
         };
-        let [a, b] = F::slots(MHC, (PX == PY) == GD, t);
+        let [a, b] = slots(MHC, (PX == PY) == GD, t);
         o0[i] = a;
         o1[i] = b;
     }

@@ -13,8 +13,6 @@ pub(super) struct Scratch {
     pub(super) cfa: Vec<f32>,
     /// The edge method's green half-rows.
     pub(super) green: Vec<f32>,
-    /// The raw half-rows of the integer path.
-    pub(super) bytes: Vec<u8>,
 }
 
 /// `v`'s first `n` elements, growing it if needed.
@@ -29,17 +27,17 @@ pub(super) fn grown<T: Copy + Default>(v: &mut Vec<T>, n: usize) -> &mut [T] {
 /// holds column `2 i + parity` of band row `row - top`, each half-row `hs`
 /// long (the apron mirrored, then whole chunks).
 #[derive(Clone, Copy)]
-pub(super) struct Halves<'a, T = f32> {
-    pub(super) buf: &'a [T],
+pub(super) struct Halves<'a> {
+    pub(super) buf: &'a [f32],
     pub(super) hs: usize,
     pub(super) top: usize,
 }
 
-impl<'a, T> Halves<'a, T> {
+impl<'a> Halves<'a> {
     /// Chunk `k` of band row `row` at column offset `col` (any integer: the
     /// parity and quad offset of a neighbour of a site of column parity 0).
     #[inline(always)]
-    pub(super) fn at(self, row: isize, col: isize, k: usize) -> &'a [T; CHUNK] {
+    pub(super) fn at(self, row: isize, col: isize, k: usize) -> &'a [f32; CHUNK] {
         let r = (row + self.top as isize) as usize;
         let start = (2 * r + col.rem_euclid(2) as usize) * self.hs
             + (QPAD + k * CHUNK).wrapping_add_signed(col.div_euclid(2));
@@ -49,7 +47,7 @@ impl<'a, T> Halves<'a, T> {
     /// Chunk `k` of the half-row of parity `par` of band row `row`, with
     /// one quad more either side.
     #[inline(always)]
-    pub(super) fn wide(self, row: isize, par: usize, k: usize) -> &'a [T; WIDE] {
+    pub(super) fn wide(self, row: isize, par: usize, k: usize) -> &'a [f32; WIDE] {
         let r = (row + self.top as isize) as usize;
         let start = (2 * r + par) * self.hs + QPAD + k * CHUNK - 1;
         self.buf[start..start + WIDE].try_into().unwrap()
@@ -57,7 +55,7 @@ impl<'a, T> Halves<'a, T> {
 
     /// The whole half-row of parity `par` of band row `row`.
     #[inline(always)]
-    pub(super) fn half_row(self, row: isize, par: usize) -> &'a [T] {
+    pub(super) fn half_row(self, row: isize, par: usize) -> &'a [f32] {
         let r = (row + self.top as isize) as usize;
         &self.buf[(2 * r + par) * self.hs..][..self.hs]
     }

@@ -2,7 +2,7 @@
 //! is compiled for. (The narrowing and the byte stores are tested in
 //! `crate::simd`.)
 
-use super::bytes::{exact, narrow_shift};
+use super::bytes::{self, exact};
 use super::{demosaic_with, CHUNK, VECTOR_BITS};
 use crate::image::{Image, Sample, SampleType};
 use crate::ops::demosaic::{reference, DemosaicParams, Method, Pattern, Raw};
@@ -60,25 +60,12 @@ fn same<U: Sample>(raw: &Raw<'_>, p: &DemosaicParams, isa: Isa, ctx: &str) {
     );
 }
 
-/// The integer rounding is f32's: `x / 2^N` narrowed to a byte, for every
-/// sum the filters can make (and more).
-#[test]
-fn narrow_shift_rounds_as_the_f32_narrowing() {
-    use crate::simd::Narrow;
-    for x in -8000i16..=8000 {
-        let f = x as f32;
-        assert_eq!(narrow_shift::<1>(x), u8::narrow(f * 0.5), "{x} / 2");
-        assert_eq!(narrow_shift::<2>(x), u8::narrow(f * 0.25), "{x} / 4");
-        assert_eq!(narrow_shift::<3>(x), u8::narrow(f * 0.125), "{x} / 8");
-        assert_eq!(narrow_shift::<4>(x), u8::narrow(f * 0.0625), "{x} / 16");
-    }
-}
-
 /// 8-bit frames at the default levels take the integer path for bilinear
 /// and mhc, and give the reference's bytes exactly: random frames and
 /// extreme ones (where mhc's sums leave 0..=255 and are clamped), every
 /// pattern, both channel counts, sizes down to 2 rows or columns and
-/// across partial chunks and bands, on every instruction set.
+/// across partial blocks and bands, on every instruction set (`demosaic`
+/// and the integer path itself, which `demosaic` skips on the portable set).
 #[test]
 fn the_integer_path_equals_the_reference_exactly() {
     let isas: Vec<Isa> = Isa::available()
@@ -88,7 +75,22 @@ fn the_integer_path_equals_the_reference_exactly() {
     let mut rng = crate::test_rng::Rng::new(0x9e37_79b9_7f4a_7c15);
     let mut next = move || rng.next_u64();
     let c = 2 * CHUNK;
-    let sizes = [(2, 2), (2, 14), (18, 2), (6, 4), (258, 34), (1026, 66), (c + 18, 6)];
+    // Widths around the first and last blocks' reach (4 lanes + 2 bytes)
+    // for 8 and 16 lanes, and ones that leave partial blocks.
+    let sizes = [
+        (2, 2),
+        (2, 14),
+        (18, 2),
+        (6, 4),
+        (34, 4),
+        (36, 2),
+        (66, 6),
+        (68, 4),
+        (98, 8),
+        (258, 34),
+        (1026, 66),
+        (c + 18, 6),
+    ];
     for (w, h) in sizes {
         let noise = Image::from_fn(w, h, 1, |_, _, _| next() as u8).unwrap();
         let extremes = Image::from_fn(w, h, 1, |_, _, _| [0, 255][(next() & 1) as usize]).unwrap();
@@ -103,9 +105,17 @@ fn the_integer_path_equals_the_reference_exactly() {
                         };
                         let lv = p.levels(&raw, SampleType::U8).unwrap();
                         assert!(exact(&raw, &p, &lv));
+                        let want: Image<u8> = reference::demosaic(&raw, &p, &lv).unwrap();
                         for &isa in &isas {
                             let ctx = format!("{w}x{h} {pattern} {method} x{channels} {isa:?}");
                             same::<u8>(&raw, &p, isa, &ctx);
+                            // The integer path itself, also where `demosaic`
+                            // takes the f32 one (the portable set).
+                            let got = crate::simd::mem::vec_filled(want.packed_samples().len(), |o| {
+                                bytes::run(img, &p, o, isa)
+                            })
+                            .unwrap();
+                            assert_eq!(got[..], want.packed_samples()[..], "{ctx}: bytes::run");
                         }
                     }
                 }
@@ -114,7 +124,8 @@ fn the_integer_path_equals_the_reference_exactly() {
     }
 }
 
-/// Where the integer path would not be exact, it is not taken.
+/// Where the integer path would not be exact, it is not taken, nor on the
+/// portable instruction set.
 #[test]
 fn the_integer_path_only_where_exact() {
     let img = Image::from_fn(8, 8, 1, |x, y, _| (x * 31 + y * 7) as u8).unwrap();
@@ -134,4 +145,7 @@ fn the_integer_path_only_where_exact() {
     let u16s = Image::from_fn(8, 8, 1, |_, _, _| 9u16).unwrap();
     let wide = Raw::U16(&u16s);
     assert!(!exact(&wide, &base, &base.levels(&wide, SampleType::U8).unwrap()));
+    // The portable set keeps the f32 path (faster there).
+    assert!(!bytes::vectorised(Isa::Portable));
+    assert!(Isa::available().into_iter().skip(1).all(bytes::vectorised));
 }
