@@ -332,6 +332,37 @@ fn json_reports_the_inputs_that_ran() {
     let files = j["files"].as_array().unwrap();
     let widths: Vec<_> = files.iter().map(|f| f["width"].as_u64()).collect();
     assert_eq!(widths, [Some(4), Some(3)]);
+    // One input that fails: a report with no files, the input's own error.
+    let out = filterctl()
+        .args(["apply", "-f", "minmax", "--json"])
+        .arg(d.join("b.png"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["files"].as_array().map(Vec::len), Some(0));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("signal"));
+}
+
+/// `stream --compare-transfer` reads its input twice: a device or pipe
+/// input is refused before anything is read.
+#[cfg(unix)]
+#[test]
+fn compare_transfer_needs_a_regular_file() {
+    filterctl()
+        .args([
+            "stream",
+            "-f",
+            "transpose",
+            "--size",
+            "8x8",
+            "--format",
+            "mono8",
+        ])
+        .args(["--compare-transfer", "/dev/null"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("needs a regular file"));
 }
 
 /// A write error on stdout names it `stdout` (docs/CLI.md, "Exit codes").

@@ -88,7 +88,9 @@ impl OutputFile {
         // (`/dev/stdout` -> `/proc/self/fd/1` -> `pipe:[N]`, which names no
         // file of its own), is written in place through the name given.
         if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-            return Self::in_place(path, path.to_path_buf());
+            if let Some(out) = Self::in_place(path, path.to_path_buf())? {
+                return Ok(out);
+            }
         }
         let dest = resolve_links(path).map_err(|e| Error::io(path, e))?;
         let existing = match std::fs::metadata(&dest) {
@@ -115,7 +117,9 @@ impl OutputFile {
                 ));
             }
             if !m.is_file() {
-                return Self::in_place(path, dest);
+                if let Some(out) = Self::in_place(path, dest.clone())? {
+                    return Ok(out);
+                }
             }
         }
         let (tmp, file) = create_temp(&dest, existing.as_ref()).map_err(|e| Error::io(path, e))?;
@@ -128,19 +132,24 @@ impl OutputFile {
     }
 
     /// Opens the existing non-regular file `dest` (a device, a FIFO, a
-    /// pipe) for writing, without a temporary file.
-    fn in_place(path: &Path, dest: PathBuf) -> Result<OutputFile> {
+    /// pipe) for writing, without a temporary file. `None` when what the
+    /// name opens is a regular file after all (replaced since it was
+    /// checked): that one is written through a temporary file instead, so
+    /// it is opened without truncating and left untouched here.
+    fn in_place(path: &Path, dest: PathBuf) -> Result<Option<OutputFile>> {
         let file = OpenOptions::new()
             .write(true)
-            .truncate(true)
             .open(&dest)
             .map_err(|e| Error::io(path, e))?;
-        Ok(OutputFile {
+        if file.metadata().map_err(|e| Error::io(path, e))?.is_file() {
+            return Ok(None);
+        }
+        Ok(Some(OutputFile {
             path: path.to_path_buf(),
             dest,
             tmp: None,
             file,
-        })
+        }))
     }
 
     /// The name the file was created with.

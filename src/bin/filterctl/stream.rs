@@ -394,9 +394,13 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
             "--json prints to stdout, where -o - writes frames; use one of them",
         ));
     }
-    if a.compare_transfer && a.input.as_os_str() == "-" && a.synthetic.is_none() {
+    // A pipe or FIFO cannot be read a second time (a FIFO's second open
+    // would wait for a writer that has gone).
+    let piped = a.input.as_os_str() == "-"
+        || std::fs::metadata(&a.input).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    if a.compare_transfer && piped && a.synthetic.is_none() {
         return Err(CliError::usage(
-            "--compare-transfer streams the input twice, so it needs a file, not stdin",
+            "--compare-transfer streams the input twice, so it needs a regular file, not stdin or a pipe",
         ));
     }
     if a.frames == Some(0) || a.synthetic == Some(0) {

@@ -2,6 +2,7 @@
 //! (or folders of them, in parallel; or `-`, stdin), or on headerless raw
 //! frames (`--size WxH --format FMT`).
 
+mod jobs;
 mod plan;
 
 use std::borrow::Cow;
@@ -22,6 +23,7 @@ use crate::frames::{
 use crate::guard;
 use crate::util::{check_output_as, describe, ms, parse_format, parse_size, report_line};
 use crate::Global;
+use jobs::run_jobs;
 use plan::{check_inputs, plan, prepare_outputs, Job};
 
 /// Options of `filterctl apply`.
@@ -493,62 +495,6 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         out!("{}", serde_json::to_string_pretty(&report)?)?;
     }
     outcome
-}
-
-/// Runs the jobs (several in parallel), printing each one's result lines;
-/// returns the reports of those that ran and the run's outcome: an error
-/// when one failed or a stop signal came.
-fn run_jobs(
-    ctx: &Context<'_>,
-    jobs: &[Job],
-    to_stderr: bool,
-) -> Result<(Vec<JsonFile>, Result<(), CliError>), CliError> {
-    let mut files = Vec::new();
-    if let [job] = jobs {
-        // A read of stdin that a stop signal ended fails; the signal says why.
-        let (file, lines) = apply_job(ctx, job).map_err(|e| match guard::stopped() {
-            Some(signal) => CliError::Interrupted {
-                signal,
-                done: "before the input was read whole; nothing was written".into(),
-            },
-            None => e,
-        })?;
-        print_lines(&lines, to_stderr)?;
-        files.push(file);
-        return Ok((files, Ok(())));
-    }
-    let jobs_at_once = ctx.args.jobs.map_or_else(batch::default_jobs, usize::from);
-    let results = batch::run_parallel(jobs, jobs_at_once, |job| apply_job(ctx, job))?;
-    let (mut failed, mut skipped) = (0, 0);
-    for result in results {
-        match result {
-            Some(Ok((file, lines))) => {
-                print_lines(&lines, to_stderr)?;
-                files.push(file);
-            }
-            Some(Err(_)) => failed += 1,
-            None => skipped += 1,
-        }
-    }
-    let outcome = if let Some(signal) = guard::stopped() {
-        Err(CliError::Interrupted {
-            signal,
-            done: format!(
-                "after {} of {} inputs ({skipped} not started), each output whole",
-                jobs.len() - skipped,
-                jobs.len()
-            ),
-        })
-    } else if failed > 0 {
-        Err(CliError::Failed(format!(
-            "{failed} of {} inputs failed (errors above); the other {} outputs are written",
-            jobs.len(),
-            jobs.len() - failed
-        )))
-    } else {
-        Ok(())
-    };
-    Ok((files, outcome))
 }
 
 /// Prints a job's result lines to stdout, or to stderr when stdout
