@@ -310,6 +310,49 @@ fn dev_stdout_into_a_pipe_is_written_in_place() {
     assert!(std::fs::read_dir(dir.path()).unwrap().count() == 3);
 }
 
+/// `-o /dev/stdout` with stdout redirected to a file (`>> file`) appends
+/// to that file, as the shell opened it; a rename would replace it.
+#[cfg(target_os = "linux")]
+#[test]
+fn dev_stdout_into_a_file_appends_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let kf = dir.path().join("keys.bin");
+    std::fs::write(
+        &kf,
+        [3u32, 1]
+            .iter()
+            .flat_map(|k| k.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let log = dir.path().join("log.bin");
+    std::fs::write(&log, b"HEAD").unwrap();
+    for name in ["/dev/stdout", "/proc/self/fd/1"] {
+        let out = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        std::process::Command::new(env!("CARGO_BIN_EXE_filterctl"))
+            .env("FILTERCTL_CACHE_DIR", "disabled")
+            .args([
+                "--device",
+                "cpu",
+                "sort",
+                "--type",
+                "u32",
+                &s(&kf),
+                "-o",
+                name,
+            ])
+            .stdout(out)
+            .assert()
+            .code(0);
+    }
+    let mut want = b"HEAD".to_vec();
+    for _ in 0..2 {
+        want.extend([1u32, 3].iter().flat_map(|k| k.to_le_bytes()));
+    }
+    assert_eq!(std::fs::read(&log).unwrap(), want);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
 /// `apply --json` with several inputs, one bad: the report of the inputs
 /// that ran, and exit 1.
 #[test]

@@ -77,6 +77,15 @@ fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
     )))
 }
 
+/// Whether `path` names a descriptor of this process (`/dev/stdout`,
+/// `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`).
+fn names_a_descriptor(path: &Path) -> bool {
+    path == Path::new("/dev/stdout")
+        || path == Path::new("/dev/stderr")
+        || path.starts_with("/dev/fd")
+        || path.starts_with("/proc/self/fd")
+}
+
 impl OutputFile {
     /// Starts writing `path`. Fails, with nothing created, when the folder
     /// does not exist or cannot be written, when `path` is a folder, or when
@@ -84,6 +93,22 @@ impl OutputFile {
     /// without asking for write permission.
     pub fn create(path: impl AsRef<Path>) -> Result<OutputFile> {
         let path = path.as_ref();
+        // A name of one of this process's descriptors is written through
+        // that descriptor's file as the shell opened it: appended, never
+        // replaced (a rename would swap a `> file` or `>> file` redirection
+        // for a new file that the descriptor does not point to).
+        if names_a_descriptor(path) {
+            let file = OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map_err(|e| Error::io(path, e))?;
+            return Ok(OutputFile {
+                path: path.to_path_buf(),
+                dest: path.to_path_buf(),
+                tmp: None,
+                file,
+            });
+        }
         // A target that is not a regular file, links followed by the system
         // (`/dev/stdout` -> `/proc/self/fd/1` -> `pipe:[N]`, which names no
         // file of its own), is written in place through the name given.
