@@ -11,6 +11,21 @@ use clfilter::{DynImage, Image};
 
 mod common;
 
+/// `filterctl stream` transposing 8x8 mono8 frames.
+fn stream_mono8() -> Command {
+    let mut c = filterctl();
+    c.args([
+        "stream",
+        "-f",
+        "transpose",
+        "--size",
+        "8x8",
+        "--format",
+        "mono8",
+    ]);
+    c
+}
+
 /// The binary on the CPU backend.
 fn filterctl() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_filterctl"));
@@ -292,16 +307,7 @@ fn dev_stdout_into_a_pipe_is_written_in_place() {
     assert_eq!(back, transposed(&img));
     let frames = dir.path().join("f.raw");
     std::fs::write(&frames, (0..128).collect::<Vec<u8>>()).unwrap();
-    let out = filterctl()
-        .args([
-            "stream",
-            "-f",
-            "transpose",
-            "--size",
-            "8x8",
-            "--format",
-            "mono8",
-        ])
+    let out = stream_mono8()
         .args([&s(&frames), "-o", "/proc/self/fd/1"])
         .output()
         .unwrap();
@@ -392,16 +398,7 @@ fn json_reports_the_inputs_that_ran() {
 #[cfg(unix)]
 #[test]
 fn compare_transfer_needs_a_regular_file() {
-    filterctl()
-        .args([
-            "stream",
-            "-f",
-            "transpose",
-            "--size",
-            "8x8",
-            "--format",
-            "mono8",
-        ])
+    stream_mono8()
         .args(["--compare-transfer", "/dev/null"])
         .assert()
         .code(2)
