@@ -150,6 +150,12 @@ inline uint fold_pack(int op, PACKU v)
 #endif
 }
 
+// Folds one 16-byte load x into a work-item's uint a. A variant may define
+// it before this file (x_shfl: cl/reduce/dp4a.cl, sums in dp4a).
+#ifndef FOLD_PACKED
+#define FOLD_PACKED(op, a, x) I_COMBINE(op, a, fold_pack(op, CAT(convert_, PACKU)(x)))
+#endif
+
 // Work-item `lid`'s share (lid < TEAM) of the `width` samples from
 // in[base], folded with `op`: the loads lid, lid + TEAM, ... of the aligned
 // middle, four in flight, and one sample of the unaligned head and tail.
@@ -167,16 +173,13 @@ inline ulong walk_packed(__global const T* in, size_t base, int width, int lid, 
         uint a = I_IDENTITY(op);
         int k = 0;
         for (; k < I_CHUNK / PACK && j + 3 * TEAM < nvec; k += 4, j += 4 * TEAM) {
-            PACKU v0 = CAT(convert_, PACKU)(v[j]), v1 = CAT(convert_, PACKU)(v[j + TEAM]);
-            PACKU v2 = CAT(convert_, PACKU)(v[j + 2 * TEAM]);
-            PACKU v3 = CAT(convert_, PACKU)(v[j + 3 * TEAM]);
-            a = I_COMBINE(op, a, fold_pack(op, v0));
-            a = I_COMBINE(op, a, fold_pack(op, v1));
-            a = I_COMBINE(op, a, fold_pack(op, v2));
-            a = I_COMBINE(op, a, fold_pack(op, v3));
+            PACKT v0 = v[j], v1 = v[j + TEAM], v2 = v[j + 2 * TEAM], v3 = v[j + 3 * TEAM];
+            a = FOLD_PACKED(op, a, v0);
+            a = FOLD_PACKED(op, a, v1);
+            a = FOLD_PACKED(op, a, v2);
+            a = FOLD_PACKED(op, a, v3);
         }
-        for (; k < I_CHUNK / PACK && j < nvec; k++, j += TEAM)
-            a = I_COMBINE(op, a, fold_pack(op, CAT(convert_, PACKU)(v[j])));
+        for (; k < I_CHUNK / PACK && j < nvec; k++, j += TEAM) a = FOLD_PACKED(op, a, v[j]);
         t = I_COMBINE(op, t, (ulong)a);
     }
     return t;

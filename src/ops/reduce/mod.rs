@@ -41,6 +41,7 @@ pub static SPEC: OpSpec = OpSpec {
         crate::cl_source!("reduce/reduce.cl"),
         crate::cl_source!("reduce/subgroup.cl"),
         crate::cl_source!("reduce/shfl.cl"),
+        crate::cl_source!("reduce/dp4a.cl"),
     ],
     variants: variants::VARIANTS,
     // Each axis's variants decline the other axis, so one order serves both.

@@ -50,8 +50,8 @@ pub(crate) fn launch<T: Sample>(
     let n = input.pixel_count();
     let n_arg = Arg::int(n)?;
     // Each group covers a fixed block: LWS * per pixels, or quads of four
-    // gray samples for tree_vec4.
-    let items = if spec.name == "tree_vec4" {
+    // gray samples for tree_vec4 and vec4_dp4a.
+    let items = if matches!(spec.name, "tree_vec4" | "vec4_dp4a") {
         n.div_ceil(4)
     } else {
         n

@@ -47,9 +47,12 @@ pub use tune::{check_stats, TUNE};
 /// The operation's description.
 pub static SPEC: OpSpec = OpSpec {
     name: "stats",
-    sources: &[crate::cl_source!("stats/stats.cl")],
+    sources: &[
+        crate::cl_source!("stats/stats.cl"),
+        crate::cl_source!("stats/dp4a.cl"),
+    ],
     variants: variants::VARIANTS,
-    gpu_order: &["tree_vec4", "tree"],
+    gpu_order: &["vec4_dp4a", "tree_vec4", "tree"],
     cpu_device_order: &["tree_vec4", "tree"],
     prefer: None,
     // A NaN reaches only its own channel's statistics, which is what they

@@ -1,20 +1,20 @@
-//! OpenCL variants of `stats`. Both write one partial per work-group and
-//! share the final pass `stats_final`.
+//! OpenCL variants of `stats`. Each writes one partial per work-group, and
+//! all share the final pass `stats_final`.
 //!
 //! `tolerance` is, for this operation, the sum's bound in units of
 //! `u * sum(|x|)`, u = 2^-24 (the case's `check` derives the mean's and
 //! the standard deviation's bounds from it, and holds min and max to
-//! exactness). Both variants chain: a compensated walk per work-item
+//! exactness). The float path chains: a compensated walk per work-item
 //! (Kahan: 2, and its fold: 1), for `tree_vec4` the sum of the four lanes
 //! (2), the group's tree (depth 8), the final pass's compensated walk
 //! over the partials (3) and its tree (8): at most 24, with the O(m u^2)
 //! terms of the walks (m at most 2^13 terms each: 2^-11 u) far below one
 //! more unit. That is the bound of float samples; u8 and u16 samples take
-//! an integer path in both variants (exact sums and extremes: see
-//! [`int_options`]), well inside it.
+//! an integer path in every variant (exact sums and extremes: see
+//! [`int_options`]), well inside it; `vec4_dp4a` takes u8 only.
 
 use crate::image::SampleType;
-use crate::ops::{any_shape, Shape, VariantSpec};
+use crate::ops::{any_shape, Requirement, Shape, VariantSpec};
 
 /// Work-group size of every pass (a power of two).
 pub const LWS: usize = 256;
@@ -55,6 +55,15 @@ fn four_arrays(s: &Shape) -> usize {
     4 * LWS * 4 * lane
 }
 
+fn gray_u8(s: &Shape) -> Result<(), String> {
+    gray_only(s)?;
+    if s.sample == SampleType::U8 {
+        Ok(())
+    } else {
+        Err("dp4a adds unsigned bytes: u8 samples only".into())
+    }
+}
+
 fn gray_only(s: &Shape) -> Result<(), String> {
     if s.channels == 1 {
         Ok(())
@@ -85,6 +94,17 @@ pub static VARIANTS: &[VariantSpec] = &[
         local_bytes: four_arrays,
         supports: gray_only,
         requires: &[],
+        tolerance: 24.0,
+    },
+    VariantSpec {
+        name: "vec4_dp4a",
+        summary: "as tree_vec4 on gray u8, each 4-byte word summed and squared by one inline-PTX dp4a each, min and max of packed bytes (NVIDIA)",
+        files: &["stats/stats.cl", "stats/dp4a.cl"],
+        options: "-DLWS=256",
+        local: [LWS, 1],
+        local_bytes: four_arrays,
+        supports: gray_u8,
+        requires: &[Requirement::Vendor("NVIDIA")],
         tolerance: 24.0,
     },
 ];

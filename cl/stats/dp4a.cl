@@ -1,0 +1,84 @@
+// dp4a.cl: stats_vec4_dp4a, appended to stats.cl for that variant only
+// (gray u8, INT_STATS). Its table entry requires an NVIDIA device: the
+// inline PTX below is NVIDIA's dialect.
+//
+// As tree_vec4, a whole block is read in 16-byte loads, but each 4-byte
+// word is summed in one dp4a against 0x01010101 and its squares in one
+// dp4a against itself (exact: unsigned bytes into a u32 accumulator); the
+// 16 bytes' minimum and maximum fold as a uchar16 in halves. Packed-byte
+// extremes in PTX were slower or no faster (H200, 8192x8192, 2026-11-27:
+// vmin4 / vmax4 0.056-0.058 ms, Hopper's min.u16x2 0.036-0.037 ms, this
+// 0.037-0.038 ms, tree_vec4 0.042 ms). The tree_vec4 walk keeps the
+// partial blocks and the partial last quad. The bounds of stats.cl hold:
+// a work-item adds at most 4 * per samples, per <= 2^13, whose squares
+// stay below 4 * 2^13 * 255^2 + 3 * 255^2 < 2^32.
+
+#if defined(INT_STATS) && CH == 1 && CAT(IS_BYTE_, T)
+
+inline uint dp4a(uint a, uint b, uint c)
+{
+    uint d;
+    asm("dp4a.u32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+
+// Adds the 16 bytes of a uint4 to the dp4a sums and the byte extremes.
+#define ADD_WORD16(wd)                                                  \
+    {                                                                   \
+        uint4 x_ = (wd);                                                \
+        sd = dp4a(x_.x, 0x01010101u, sd);                               \
+        sd = dp4a(x_.y, 0x01010101u, sd);                               \
+        sd = dp4a(x_.z, 0x01010101u, sd);                               \
+        sd = dp4a(x_.w, 0x01010101u, sd);                               \
+        qd = dp4a(x_.x, x_.x, qd);                                      \
+        qd = dp4a(x_.y, x_.y, qd);                                      \
+        qd = dp4a(x_.z, x_.z, qd);                                      \
+        qd = dp4a(x_.w, x_.w, qd);                                      \
+        uchar16 c_ = as_uchar16(x_);                                    \
+        uchar8 m8 = min(c_.lo, c_.hi), M8 = max(c_.lo, c_.hi);          \
+        uchar4 m4 = min(m8.lo, m8.hi), M4 = max(M8.lo, M8.hi);          \
+        mnb = min(mnb, (uint)min(min(m4.x, m4.y), min(m4.z, m4.w)));    \
+        mxb = max(mxb, (uint)max(max(M4.x, M4.y), max(M4.z, M4.w)));    \
+    }
+
+__kernel void stats_vec4_dp4a(__global const T* in, int n, int per, __global ulong4* partial)
+{
+    __local ulong ls[LWS], lq[LWS];
+    __local uint lmn[LWS], lmx[LWS];
+    int lid = get_local_id(0);
+    size_t g = get_global_id(0) / LWS;
+    size_t first = g * (size_t)LWS * per;
+    size_t total = (size_t)n, whole = total / 4;
+    STATE(uint4, uint4)
+    uint sd = 0u, qd = 0u, mnb = 0xffu, mxb = 0u;
+    if (per % 4 == 0 && first + (size_t)LWS * per <= whole) {
+        __global const uint4* w4 = (__global const uint4*)in + first / 4 + lid;
+        int loads = per / 4, r = 0;
+        for (; r + UNROLL <= loads; r += UNROLL) {
+            uint4 w_[UNROLL];
+            for (int u = 0; u < UNROLL; u++) w_[u] = w4[(size_t)(r + u) * LWS];
+            for (int u = 0; u < UNROLL; u++) ADD_WORD16(w_[u])
+        }
+        for (; r < loads; r++) ADD_WORD16(w4[(size_t)r * LWS])
+    } else
+    WALK(QUAD, LOAD_QUAD, ADD_QUAD, whole)
+    if (4 * whole < total && is_mine(whole, first, per, lid)) {
+        size_t b = 4 * whole;
+        int4 ok = (int4)(-1, b + 1 < total ? -1 : 0, b + 2 < total ? -1 : 0, 0);
+        uint4 v = (uint4)((uint)in[b], b + 1 < total ? (uint)in[b + 1] : 0u,
+                          b + 2 < total ? (uint)in[b + 2] : 0u, 0u);
+        s += v;
+        q += v * v;
+        mn = min(mn, select((uint4)(UINT_MAX), v, ok));
+        mx = max(mx, v);
+    }
+    ls[lid] = (((ulong)s.x + s.y) + ((ulong)s.z + s.w)) + sd;
+    lq[lid] = (((ulong)q.x + q.y) + ((ulong)q.z + q.w)) + qd;
+    lmn[lid] = min(min(min(mn.x, mn.y), min(mn.z, mn.w)), mnb);
+    lmx[lid] = max(max(max(mx.x, mx.y), max(mx.z, mx.w)), mxb);
+    TREE4(ls, lq, lmn, lmx, lid, min, max)
+    if (lid == 0)
+        WRITE_PARTIAL(partial, g, N_TO_L4(ls[0]), N_TO_L4(lq[0]), N_TO_L4((ulong)lmn[0]),
+                      N_TO_L4((ulong)lmx[0]))
+}
+#endif
