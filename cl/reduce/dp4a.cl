@@ -4,7 +4,9 @@
 // work-item's uint, whose I_CHUNK bound stands); min and max keep
 // reduce.cl's fold, since packed-byte extremes in PTX (vmin4 / vmax4) were
 // slower. H200, 8192x8192, 2026-11-27: x_shfl sum 0.026 to 0.022 ms (70-72%
-// to 80-86% of copy), min and max 0.024-0.026 ms with vmin4 / vmax4 0.027-0.029.
+// to 80-86% of copy), min and max 0.024-0.026 ms, with vmin4 / vmax4
+// 0.027-0.029. The branch on op sits outside the loop: with the fold
+// chosen per load in one conditional expression, the sum gained nothing.
 
 #if defined(INT_SUM) && defined(PACK) && PACK == 16
 inline uint dp4a(uint a, uint b, uint c)
@@ -22,9 +24,6 @@ inline uint sum_bytes(uint a, uint4 w)
     return dp4a(w.w, 0x01010101u, a);
 }
 
-// REDUCE_MIN, REDUCE_MAX, I_COMBINE and fold_pack come from reduce.cl.
-#define FOLD_PACKED(op, a, x)                                           \
-    ((op) == REDUCE_MIN || (op) == REDUCE_MAX                           \
-         ? I_COMBINE(op, a, fold_pack(op, CAT(convert_, PACKU)(x)))     \
-         : sum_bytes(a, as_uint4(x)))
+// A sum's fold of one 16-byte load (walk_packed in reduce.cl).
+#define SUM_PACKED(op, a, x) sum_bytes(a, as_uint4(x))
 #endif

@@ -150,11 +150,24 @@ inline uint fold_pack(int op, PACKU v)
 #endif
 }
 
-// Folds one 16-byte load x into a work-item's uint a. A variant may define
-// it before this file (x_shfl: cl/reduce/dp4a.cl, sums in dp4a).
-#ifndef FOLD_PACKED
-#define FOLD_PACKED(op, a, x) I_COMBINE(op, a, fold_pack(op, CAT(convert_, PACKU)(x)))
-#endif
+// The aligned middle of walk_packed: the loads lid, lid + TEAM, ... (four
+// in flight), each folded into a uint by `fold`, I_CHUNK samples a uint,
+// the uints into t.
+#define PACKED_MIDDLE(fold)                                                     \
+    for (int j = lid; j < nvec;) {                                              \
+        uint a = I_IDENTITY(op);                                                \
+        int k = 0;                                                              \
+        for (; k < I_CHUNK / PACK && j + 3 * TEAM < nvec; k += 4, j += 4 * TEAM) { \
+            PACKT v0 = v[j], v1 = v[j + TEAM], v2 = v[j + 2 * TEAM], v3 = v[j + 3 * TEAM]; \
+            a = fold(op, a, v0);                                                \
+            a = fold(op, a, v1);                                                \
+            a = fold(op, a, v2);                                                \
+            a = fold(op, a, v3);                                                \
+        }                                                                       \
+        for (; k < I_CHUNK / PACK && j < nvec; k++, j += TEAM) a = fold(op, a, v[j]); \
+        t = I_COMBINE(op, t, (ulong)a);                                         \
+    }
+#define FOLD_GENERIC(op, a, x) I_COMBINE(op, a, fold_pack(op, CAT(convert_, PACKU)(x)))
 
 // Work-item `lid`'s share (lid < TEAM) of the `width` samples from
 // in[base], folded with `op`: the loads lid, lid + TEAM, ... of the aligned
@@ -168,20 +181,16 @@ inline ulong walk_packed(__global const T* in, size_t base, int width, int lid, 
     if (lid < head) t = I_COMBINE(op, t, (ulong)IPIX(in, base + lid));
     if (lid < width - tail) t = I_COMBINE(op, t, (ulong)IPIX(in, base + tail + lid));
     __global const PACKT* v = (__global const PACKT*)(in + base + head);
-    // A uint takes I_CHUNK samples (a multiple of 4 loads), then folds into t.
-    for (int j = lid; j < nvec;) {
-        uint a = I_IDENTITY(op);
-        int k = 0;
-        for (; k < I_CHUNK / PACK && j + 3 * TEAM < nvec; k += 4, j += 4 * TEAM) {
-            PACKT v0 = v[j], v1 = v[j + TEAM], v2 = v[j + 2 * TEAM], v3 = v[j + 3 * TEAM];
-            a = FOLD_PACKED(op, a, v0);
-            a = FOLD_PACKED(op, a, v1);
-            a = FOLD_PACKED(op, a, v2);
-            a = FOLD_PACKED(op, a, v3);
-        }
-        for (; k < I_CHUNK / PACK && j < nvec; k++, j += TEAM) a = FOLD_PACKED(op, a, v[j]);
-        t = I_COMBINE(op, t, (ulong)a);
+    // A variant may define SUM_PACKED before this file (x_shfl:
+    // cl/reduce/dp4a.cl), a sum's fold of one load; the branch on op sits
+    // outside the loop.
+#ifdef SUM_PACKED
+    if (op != REDUCE_MIN && op != REDUCE_MAX) {
+        PACKED_MIDDLE(SUM_PACKED)
+        return t;
     }
+#endif
+    PACKED_MIDDLE(FOLD_GENERIC)
     return t;
 }
 #endif
