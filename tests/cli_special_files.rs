@@ -269,6 +269,115 @@ fn a_stop_signal_ends_a_wait_on_idle_stdin() {
     assert!(!png.exists());
 }
 
+/// A second stop signal, 200 ms or more after the first, while the run is
+/// blocked where the first cannot end it (a read from a FIFO whose writer
+/// stays silent restarts after a signal): it exits at once with 128 + N,
+/// and the hidden temporary file of the output goes with it; the old
+/// output keeps its bytes.
+#[cfg(unix)]
+#[test]
+fn a_second_stop_signal_removes_the_temporary_files() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let (fifo, out) = (dir.path().join("in.raw"), dir.path().join("s.raw"));
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::write(&out, b"old").unwrap();
+    // Read and write: the open does not wait for a reader, and the FIFO
+    // never reaches its end while this stays open.
+    let mut writer = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    writer.write_all(&[7u8; 128]).unwrap();
+    let args = ["stream", "-f", "transpose", "--size", "8x8", "--format"];
+    let (child, _stdin) = idle_stdin(
+        &[&args[..], &["mono8", &s(&fifo), "-o", &s(&out)]].concat(),
+        &[],
+    );
+    let temp_len = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".clfilter-tmp"))
+            .filter_map(|e| e.metadata().ok().map(|m| m.len()))
+            .max()
+    };
+    // Both frames are in the temporary file: the handler is set.
+    let start = std::time::Instant::now();
+    while temp_len() != Some(128) {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the frames were not written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = |sig: &str| {
+        let sent = std::process::Command::new("kill")
+            .args([sig, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    };
+    kill("-INT");
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(
+        temp_len(),
+        Some(128),
+        "the first signal waits for the next frame"
+    );
+    kill("-TERM");
+    let (code, err) = ends_within(child, 10);
+    assert_eq!(code, Some(143), "{err}");
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["in.raw", "s.raw"]);
+    assert_eq!(std::fs::read(&out).unwrap(), b"old");
+    drop(writer);
+}
+
+/// A subcommand that does not stop cooperatively (`sort`, waiting on an
+/// idle stdin) still dies by the signal itself, as with the default
+/// action (a shell loop sees the kill), after the signal thread's clean-up.
+#[cfg(unix)]
+#[test]
+fn other_subcommands_die_by_the_stop_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("k.bin");
+    let (mut child, _stdin) = idle_stdin(
+        &["sort", "--type", "u32", "-", "-o", &s(&out)],
+        &[1, 0, 0, 0],
+    );
+    // Time to start and set the handler (a loaded machine is slow).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed().as_secs() < 10,
+            "still running after SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.signal(), Some(15), "{status:?}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
 /// `-o /dev/stdout` and its other names, with stdout a pipe (as
 /// assert_cmd captures it): written in place, as `-o -` would.
 #[cfg(target_os = "linux")]

@@ -255,6 +255,7 @@ fn try_write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
+    crate::image::temporaries::forget(&tmp);
     result
 }
 
@@ -265,7 +266,7 @@ fn create_temp(path: &Path) -> std::io::Result<(PathBuf, File)> {
     let mut last = None;
     for _ in 0..TEMP_TRIES {
         let tmp = temp_path(path, TEMP_SEQ.fetch_add(1, Ordering::Relaxed));
-        match create_new(&tmp) {
+        match crate::image::temporaries::create(&tmp, create_new) {
             Ok(file) => return Ok((tmp, file)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 log::warn!(

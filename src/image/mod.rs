@@ -40,6 +40,7 @@ mod orient;
 pub mod output;
 mod pixel;
 pub mod raw;
+pub mod temporaries;
 pub mod view;
 
 pub use decode::{load, load_with, load_with_metadata, read_from, DecodeLimits, Metadata};

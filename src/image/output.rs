@@ -5,13 +5,17 @@
 //! commit (an error, a full disk), it removes the temporary file, so a
 //! failure leaves the old file or nothing. [`FileId`] tells whether two names
 //! are the same file (device and inode, links resolved), so an output can be
-//! refused before it is opened when it is one of the inputs.
+//! refused before it is opened when it is one of the inputs. The temporary
+//! files are recorded in [`super::temporaries`], whose
+//! [`remove_all`](super::temporaries::remove_all) removes them for an exit
+//! that runs no destructors.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::temporaries;
 use crate::error::{Error, Result};
 
 /// A file being written: into a temporary file that [`OutputFile::commit`]
@@ -212,11 +216,12 @@ impl OutputFile {
         }
         self.file.sync_all().map_err(err)?;
         let tmp = self.tmp.take().expect("checked above");
-        if let Err(e) = std::fs::rename(&tmp, &self.dest) {
+        let renamed = std::fs::rename(&tmp, &self.dest);
+        if renamed.is_err() {
             let _ = std::fs::remove_file(&tmp);
-            return Err(err(e));
         }
-        Ok(())
+        temporaries::forget(&tmp);
+        renamed.map_err(err)
     }
 }
 
@@ -253,7 +258,7 @@ fn create_temp(
         }
         #[cfg(not(unix))]
         let _ = existing;
-        match opts.open(&tmp) {
+        match temporaries::create(&tmp, |p| opts.open(p)) {
             Ok(f) => return Ok((tmp, f)),
             // A stale file of an earlier process with our pid: take the next name.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 100 => tries += 1,
@@ -265,7 +270,8 @@ fn create_temp(
 impl Drop for OutputFile {
     fn drop(&mut self) {
         if let Some(tmp) = self.tmp.take() {
-            let _ = std::fs::remove_file(tmp);
+            let _ = std::fs::remove_file(&tmp);
+            temporaries::forget(&tmp);
         }
     }
 }

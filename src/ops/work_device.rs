@@ -6,7 +6,8 @@
 //! type, saturated to its range as the host path saturates, but unrounded.
 //! Only the final store rounds, so a chained pipeline is at least as exact
 //! as the same stages run one by one on the host, which round after every
-//! stage. A stage may leave a pending scale (and a pending saturation) that
+//! stage; stages that report numbers about the image read it rounded as
+//! the host has it ([`Work::host_values`]). A stage may leave a pending scale (and a pending saturation) that
 //! the next stage that needs them applies with one small pass, or that the
 //! final store folds in.
 
@@ -193,6 +194,19 @@ impl Work {
     /// integer type widens, the host path rounded at the narrower type).
     pub fn quantize(&mut self, d: &dyn Dispatch, dev: &Dev) -> Result<Duration> {
         self.fix(d, dev, true)
+    }
+
+    /// The values the host path holds here, for stages whose result is
+    /// numbers about the image (`stats`, `minmax`, `reduce`, a percentile's
+    /// histogram), which must not see the fractions a chain keeps between
+    /// stages: [`Work::quantize`] for an integer `ty` (the host rounded to
+    /// its steps, e.g. at a `convert=u8`), [`Work::materialize`] for f32.
+    pub fn host_values(&mut self, d: &dyn Dispatch, dev: &Dev) -> Result<Duration> {
+        if self.ty == SampleType::F32 {
+            self.materialize(d, dev)
+        } else {
+            self.quantize(d, dev)
+        }
     }
 
     fn fix(&mut self, d: &dyn Dispatch, dev: &Dev, round: bool) -> Result<Duration> {

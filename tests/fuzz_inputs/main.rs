@@ -11,6 +11,7 @@
 //! - [`decode`]: image files through `image::load_with`: valid PNG, TIFF,
 //!   PNM and JPEG files with bits flipped, bytes changed, cut short and
 //!   header sizes edited, under a small decode limit.
+//! - [`histogram`]: the most bins on a small image, on many CPU threads.
 //!
 //! Allocation is measured with a counting global allocator (`peak_alloc`);
 //! the tests take [`serial`] so that one test's allocations never count
@@ -27,6 +28,7 @@
 mod common;
 
 mod decode;
+mod histogram;
 mod raw;
 mod spec;
 

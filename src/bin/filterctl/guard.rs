@@ -1,7 +1,8 @@
 //! What keeps a run from destroying its inputs or leaving half-written
 //! outputs: an output that is one of the inputs is refused before anything
 //! is opened, and the first SIGINT, SIGTERM or SIGHUP stops `apply` and
-//! `stream` at the next whole output instead of killing them mid-write.
+//! `stream` at the next whole output instead of killing them mid-write;
+//! a signal that ends a run removes its temporary files first.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -69,42 +70,66 @@ impl Inputs {
 static STOP: AtomicBool = AtomicBool::new(false);
 /// The signal's number.
 static SIGNAL: AtomicUsize = AtomicUsize::new(0);
+/// Set by [`catch_stop_signals`]: a stop signal asks the run to stop
+/// instead of ending the process.
+static COOPERATIVE: AtomicBool = AtomicBool::new(false);
 
 /// A repeat of the stop signal sooner than this after the first is the same
 /// request delivered twice (`timeout(1)` signals the command and then its
 /// process group), not a second one.
 const REPEAT: std::time::Duration = std::time::Duration::from_millis(200);
 
-/// From now on the first SIGINT, SIGTERM or SIGHUP only asks the run to stop
-/// ([`stopped`]); a second one, [`REPEAT`] or more later, ends the process
-/// at once with exit code 128 + the signal's number. The signals are taken
-/// by a helper thread, so no blocked call of the run is interrupted.
-pub fn catch_stop_signals() {
+/// Takes SIGINT, SIGTERM and SIGHUP for the whole run, on a helper thread
+/// (so no blocked call of the run is interrupted, and the clean-up below
+/// runs outside the handler). Until [`catch_stop_signals`], a signal
+/// removes the temporary files of the outputs being written and then ends
+/// the process as the signal's default action would (killed by it).
+pub fn watch_stop_signals() {
     #[cfg(unix)]
     {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
         let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
             Ok(s) => s,
             Err(e) => {
-                log::debug!("stop signals stay fatal: {e}");
+                log::debug!("stop signals keep their default action: {e}");
                 return;
             }
         };
         std::thread::spawn(move || {
             let mut first: Option<std::time::Instant> = None;
             for sig in signals.forever() {
+                if !COOPERATIVE.load(Ordering::SeqCst) {
+                    clfilter::image::temporaries::remove_all();
+                    if let Err(e) = signal_hook::low_level::emulate_default_handler(sig) {
+                        log::debug!("signal {sig}: {e}");
+                    }
+                    signal_hook::low_level::exit(128 + sig);
+                }
                 match first {
                     None => {
                         SIGNAL.store(sig as usize, Ordering::SeqCst);
                         STOP.store(true, Ordering::SeqCst);
                         first = Some(std::time::Instant::now());
                     }
-                    Some(t) if t.elapsed() >= REPEAT => signal_hook::low_level::exit(128 + sig),
+                    Some(t) if t.elapsed() >= REPEAT => {
+                        // Destructors do not run: the outputs being written
+                        // are abandoned here, their temporary files removed.
+                        clfilter::image::temporaries::remove_all();
+                        signal_hook::low_level::exit(128 + sig)
+                    }
                     Some(_) => {}
                 }
             }
         });
     }
+}
+
+/// From now on the first stop signal only asks the run to stop
+/// ([`stopped`]); a second one, [`REPEAT`] or more later, removes the
+/// temporary files of the outputs being written and ends the process at
+/// once with exit code 128 + the signal's number.
+pub fn catch_stop_signals() {
+    COOPERATIVE.store(true, Ordering::SeqCst);
 }
 
 /// The stop signal that has arrived, if any.

@@ -210,6 +210,7 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     init_logging(cli.verbose, cli.quiet);
+    guard::watch_stop_signals();
     let global = Global {
         device: cli.device.unwrap_or_default(),
         variant: cli.variant,

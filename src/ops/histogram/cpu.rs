@@ -21,8 +21,15 @@ pub fn histogram<T: Sample>(img: &Image<T>, b: &Binning) -> Histogram {
     }
     let ch = img.channels();
     let len = ch * b.bins;
+    // Each band zeroes and adds a whole set of counts: with many bins and
+    // few samples (16M bins, a small image) those would cost far more than
+    // the counting, and one set per core could take gigabytes. A band
+    // holds at least as many samples as there are counts.
+    let row_samples = (img.width() * ch).max(1);
+    let min_rows = len.div_ceil(row_samples).max(1);
     let flat = (0..img.height())
         .into_par_iter()
+        .with_min_len(min_rows)
         .fold(
             || vec![0u64; len],
             |mut acc, y| {
@@ -36,7 +43,8 @@ pub fn histogram<T: Sample>(img: &Image<T>, b: &Binning) -> Histogram {
                 acc
             },
         )
-        .reduce(|| vec![0u64; len], add);
+        .reduce_with(add)
+        .unwrap_or_else(|| vec![0u64; len]);
     Histogram::from_counts(&flat, ch, b.bins, img.width() * img.height())
 }
 

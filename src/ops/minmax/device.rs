@@ -100,7 +100,10 @@ pub(crate) fn run_stage(
     record: &mut crate::ops::stage::StageRecord,
 ) -> Result<crate::ops::work::Work> {
     let mut w = input.into_work();
-    let (m, rep) = minmax_of(cx, forced, &mut w)?;
+    // The extremes the host path reports: whole steps of an integer type.
+    let kt = w.host_values(cx.d, cx.dev)?;
+    let (m, mut rep) = minmax_of(cx, forced, &mut w)?;
+    rep.kernel_time = rep.kernel_time.map(|k| k + kt);
     record.reports.push(rep);
     record.lines.push(super::stage::format_minmax(&m, w.ty));
     record.minmax = Some(m);

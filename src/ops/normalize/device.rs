@@ -137,7 +137,8 @@ pub(crate) fn run_percentile_stage(
     }
     let (lo, hi) = match percentile::histogram_params(w.ty, range)? {
         Some(hp) => {
-            let mt = w.materialize(cx.d, cx.dev)?;
+            // Integer levels are counted as the host path holds them.
+            let mt = w.host_values(cx.d, cx.dev)?;
             let b = hp.binning()?;
             let (logical, working) = (
                 w.logical_shape(OpParams::new(hp)),

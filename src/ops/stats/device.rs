@@ -128,7 +128,9 @@ pub(crate) fn run_stage(
 ) -> Result<crate::ops::work::Work> {
     use crate::ops::OpParams;
     let mut w = input.into_work();
-    let mt = w.materialize(cx.d, cx.dev)?;
+    // The numbers of the image the host path holds here (whole steps of
+    // an integer type), not of the chain's unrounded values.
+    let mt = w.host_values(cx.d, cx.dev)?;
     let (logical, working) = (
         w.logical_shape(OpParams::NONE),
         w.working_shape(OpParams::NONE),
