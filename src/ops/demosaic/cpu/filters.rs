@@ -150,9 +150,10 @@ pub(super) fn edge_green<'a>(
                     + (e - nne[i]).abs()
                     + (w - nnw[i]).abs()
                     + (e - sse[i]).abs());
-        let wh = 1.0 / ((dh + eps) * (dh + eps));
-        let wv = 1.0 / ((dv + eps) * (dv + eps));
-        o[i] = (wh * gh + wv * gv) / (wh + wv);
+        // `reference::edge_blend`.
+        let (a, b) = (dh + eps, dv + eps);
+        let (a2, b2) = (a * a, b * b);
+        o[i] = gh + (gv - gh) * (a2 / (a2 + b2));
     }
 }
 

@@ -38,6 +38,7 @@
 
 use std::borrow::Cow;
 use std::mem::MaybeUninit;
+use std::ops::Range;
 
 use super::reference::mirror;
 use super::{DemosaicParams, Levels, Method, Raw, B, G, R};
@@ -250,6 +251,11 @@ impl Band<'_> {
 
     /// One band, output rows `y0..` (`y0` even), all written and returned
     /// as such.
+    ///
+    /// The working rows are made as the quad rows need them (each CFA row
+    /// levelled, and each green row of the edge method computed, just
+    /// before the first quad row that reads it), so they are read again
+    /// while still in L1 or L2 rather than after a pass over the band.
     #[inline(always)]
     fn task<'d, U: Narrow, S: Simd>(
         &self,
@@ -260,55 +266,84 @@ impl Band<'_> {
     ) -> &'d mut [U] {
         let (w, ch) = (self.w, self.p.channels);
         let sh = self.shape(y0);
+        let (r, hs) = (sh.radius, sh.hs);
+        let edge = self.p.method == Method::Edge;
         let Scratch { cfa, green, .. } = scratch;
-        let cfa = self.level(sh, cfa);
-        // The edge method's green plane, band rows -1..=len.
-        let green = match self.p.method {
-            Method::Edge => self.green_plane(sh, cfa, green),
-            _ => cfa,
-        };
-        let from = self.sources();
-        let alpha = self.lv.alpha;
+        // Band rows -r..len + r; the edge method's green, rows -1..=len.
+        let (cfa_rows, green_rows) = (sh.len + 2 * r, if edge { sh.len + 2 } else { 0 });
+        let cfa = grown(cfa, cfa_rows * 2 * hs);
+        let green = grown(green, green_rows * 2 * hs);
+        let (mut levelled, mut greened) = (0, 0);
         let mut slots: [[Slots; 2]; 2] = [[[[0.0; CHUNK]; 2]; 2]; 2];
         let mut out = Filler::new(dst);
         for ry in (0..sh.len).step_by(2) {
-            let ry = ry as isize;
-            let (mut row0, mut row1) =
-                (Filler::new(out.next(w * ch)), Filler::new(out.next(w * ch)));
-            for k in 0..sh.chunks {
-                self.chunk_slots(sh, ry, k, (cfa, green), &mut slots);
-                let src: Src = [0, 1].map(|py| {
-                    let row = ry + py as isize;
-                    [R, G, B].map(|c| {
-                        [0, 1].map(|px| match from[py][px][c] {
-                            From::Own => cfa.at(row, px as isize, k),
-                            From::Green => green.at(row, px as isize, k),
-                            From::Slot(s) => &slots[py][px][s],
-                        })
-                    })
-                });
-                let q = (sh.half - k * CHUNK).min(CHUNK);
-                let rows = [row0.next(2 * q * ch), row1.next(2 * q * ch)];
-                let [a, b] = store_chunk::<U, S>(simd, rows, &src, q, ch, alpha);
-                row0.commit(a);
-                row1.commit(b);
-            }
-            out.commit(row0.finish());
-            out.commit(row1.finish());
+            // Quad row `ry` reads CFA rows up to `ry + 1 + r` and green rows
+            // up to `ry + 2`, which read CFA rows up to `ry + 4`; with the
+            // edge method's `r` of 3, both ends are the same.
+            let need = (ry + 2 + 2 * r).min(cfa_rows);
+            self.level(sh, cfa, levelled..need);
+            levelled = levelled.max(need);
+            let cfa = Halves { buf: cfa, hs, top: r };
+            let green = if edge {
+                let need = (ry + 4).min(green_rows);
+                self.green_rows(sh, cfa, green, greened..need);
+                greened = greened.max(need);
+                Halves { buf: green, hs, top: 1 }
+            } else {
+                cfa
+            };
+            let rows = [out.next(w * ch), out.next(w * ch)];
+            let [a, b] = self.quad_row::<U, S>(simd, sh, ry as isize, (cfa, green), rows, &mut slots);
+            out.commit(a);
+            out.commit(b);
         }
         out.finish()
     }
 
-    /// The band's CFA rows (and the method's reach above and below),
-    /// levelled and split into half-rows, in `buf`.
+    /// The two output rows of the quad row at band row `ry`, chunk by chunk.
     #[inline(always)]
-    fn level<'s>(&self, sh: Shape, buf: &'s mut Vec<f32>) -> Halves<'s> {
+    fn quad_row<'o, U: Narrow, S: Simd>(
+        &self,
+        simd: S,
+        sh: Shape,
+        ry: isize,
+        (cfa, green): (Halves<'_>, Halves<'_>),
+        [row0, row1]: [&'o mut [MaybeUninit<U>]; 2],
+        slots: &mut [[Slots; 2]; 2],
+    ) -> [&'o mut [U]; 2] {
+        let ch = self.p.channels;
+        let from = self.sources();
+        let alpha = self.lv.alpha;
+        let (mut row0, mut row1) = (Filler::new(row0), Filler::new(row1));
+        for k in 0..sh.chunks {
+            self.chunk_slots(sh, ry, k, (cfa, green), slots);
+            let src: Src = [0, 1].map(|py| {
+                let row = ry + py as isize;
+                [R, G, B].map(|c| {
+                    [0, 1].map(|px| match from[py][px][c] {
+                        From::Own => cfa.at(row, px as isize, k),
+                        From::Green => green.at(row, px as isize, k),
+                        From::Slot(s) => &slots[py][px][s],
+                    })
+                })
+            });
+            let q = (sh.half - k * CHUNK).min(CHUNK);
+            let rows = [row0.next(2 * q * ch), row1.next(2 * q * ch)];
+            let [a, b] = store_chunk::<U, S>(simd, rows, &src, q, ch, alpha);
+            row0.commit(a);
+            row1.commit(b);
+        }
+        [row0.finish(), row1.finish()]
+    }
+
+    /// Rows `rows` of the band's CFA rows (band row `j - r` for `j`, `r`
+    /// the method's reach), levelled and split into half-rows, in `buf`.
+    #[inline(always)]
+    fn level(&self, sh: Shape, buf: &mut [f32], rows: Range<usize>) {
         let (r, hs, half) = (sh.radius, sh.hs, sh.half);
-        let n = sh.len + 2 * r;
-        let cfa = grown(buf, n * 2 * hs);
-        for (j, pair) in cfa.chunks_exact_mut(2 * hs).enumerate() {
+        for j in rows {
             let y = mirror(sh.y0 as i64 + j as i64 - r as i64, self.h);
-            let (even, odd) = pair.split_at_mut(hs);
+            let (even, odd) = buf[j * 2 * hs..(j + 1) * 2 * hs].split_at_mut(hs);
             let s = self.row_scales(y);
             self.rows.level_split(
                 y,
@@ -319,27 +354,24 @@ impl Band<'_> {
             );
             fill_apron(even, odd, half, self.w);
         }
-        Halves {
-            buf: cfa,
-            hs,
-            top: r,
-        }
     }
 
-    /// The edge method's green plane, band rows -1..=len, in `buf`.
+    /// Rows `rows` of the edge method's green plane (band row `j - 1` for
+    /// `j`), in `buf`; the CFA rows they read (two either side) are in
+    /// `cfa`. A row past the image's edge is the mirrored row's green, as
+    /// the reference reads it, and is copied after the rows in the image:
+    /// the first band's row -1 is row 1 (in the same `rows`, which start
+    /// with 0..4), the last band's row `len` is row `len - 2`.
     #[inline(always)]
-    fn green_plane<'s>(&self, sh: Shape, cfa: Halves<'_>, buf: &'s mut Vec<f32>) -> Halves<'s> {
-        let (y0, len, hs, h) = (sh.y0, sh.len, sh.hs, self.h);
+    fn green_rows(&self, sh: Shape, cfa: Halves<'_>, buf: &mut [f32], rows: Range<usize>) {
+        let (y0, hs, h) = (sh.y0 as i64, sh.hs, self.h);
         let pat = self.p.pattern;
         let colour = |px: usize, row: isize| pat.colour(px, row.rem_euclid(2) as usize);
         let alpha = self.lv.alpha;
-        let gbuf = grown(buf, (len + 2) * 2 * hs);
-        for (j, pair) in gbuf.chunks_exact_mut(2 * hs).enumerate() {
+        let inside = |j: usize| (0..h as i64).contains(&(y0 + j as i64 - 1));
+        for j in rows.clone().filter(|&j| inside(j)) {
             let row = j as isize - 1;
-            if !(0..h as isize).contains(&(y0 as isize + row)) {
-                continue;
-            }
-            let (even, odd) = pair.split_at_mut(hs);
+            let (even, odd) = buf[j * 2 * hs..(j + 1) * 2 * hs].split_at_mut(hs);
             for (px, g) in [&mut *even, &mut *odd].into_iter().enumerate() {
                 if colour(px, row) == G {
                     g.copy_from_slice(cfa.half_row(row, px));
@@ -352,19 +384,9 @@ impl Band<'_> {
             }
             fill_apron(even, odd, sh.half, self.w);
         }
-        // Rows past the image's edge: the mirrored row's green, as the
-        // reference reads it.
-        for j in [0, len + 1] {
-            let y = y0 as i64 + j as i64 - 1;
-            if !(0..h as i64).contains(&y) {
-                let from = mirror(y, h) - y0 + 1;
-                gbuf.copy_within(from * 2 * hs..(from + 1) * 2 * hs, j * 2 * hs);
-            }
-        }
-        Halves {
-            buf: gbuf,
-            hs,
-            top: 1,
+        for j in rows.filter(|&j| !inside(j)) {
+            let from = mirror(y0 + j as i64 - 1, h) + 1 - sh.y0;
+            buf.copy_within(from * 2 * hs..(from + 1) * 2 * hs, j * 2 * hs);
         }
     }
 
