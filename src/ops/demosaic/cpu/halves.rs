@@ -13,6 +13,8 @@ pub(super) struct Scratch {
     pub(super) cfa: Vec<f32>,
     /// The edge method's green half-rows.
     pub(super) green: Vec<f32>,
+    /// The edge method's colour differences (CFA minus green).
+    pub(super) diff: Vec<f32>,
 }
 
 /// `v`'s first `n` elements, growing it if needed.
@@ -51,13 +53,6 @@ impl<'a> Halves<'a> {
         let r = (row + self.top as isize) as usize;
         let start = (2 * r + par) * self.hs + QPAD + k * CHUNK - 1;
         self.buf[start..start + WIDE].try_into().unwrap()
-    }
-
-    /// The whole half-row of parity `par` of band row `row`.
-    #[inline(always)]
-    pub(super) fn half_row(self, row: isize, par: usize) -> &'a [f32] {
-        let r = (row + self.top as isize) as usize;
-        &self.buf[(2 * r + par) * self.hs..][..self.hs]
     }
 }
 

@@ -10,8 +10,13 @@
 //! one pass over its input rows with the reference's arithmetic in the
 //! reference's order (so the results are the reference's), into a few KiB
 //! that stay in L1, which are then narrowed and interleaved into the two
-//! output rows. The edge method first computes the band's green plane
-//! (rows -1..=len) the same way, chunk by chunk, then red and blue from it.
+//! output rows. The edge method also computes the band's green plane
+//! (rows -1..=len) the same way, chunk by chunk, with the colour
+//! differences (sample minus green) at the red and blue sites beside it,
+//! then red and blue from those. The working rows are made as the quad
+//! rows reach them: each CFA row is levelled, and each green row computed,
+//! just before the first quad row that reads it, so they are read again
+//! from L1 or L2 rather than after a pass over the band.
 //!
 //! The band is compiled for each instruction set of [`crate::simd`] up to
 //! 256-bit vectors (on x86-64 CPUs with AVX2: 8 lanes, chosen at run
@@ -91,7 +96,16 @@ impl Rows<'_> {
 /// Levels a row into its even and odd columns.
 #[inline(always)]
 fn level_split<T: Sample>(src: &[T], even: &mut [f32], odd: &mut [f32], black: f32, s: [f32; 2]) {
-    for ((e, o), q) in even.iter_mut().zip(odd.iter_mut()).zip(src.chunks_exact(2)) {
+    let pairs = even.iter_mut().zip(odd.iter_mut()).zip(src.chunks_exact(2));
+    if black == 0.0 && s == [1.0; 2] {
+        // The default levels of a frame into its own type: `(v - 0) * 1`
+        // is `v`, so the conversion alone.
+        for ((e, o), q) in pairs {
+            (*e, *o) = (q[0].to_f32(), q[1].to_f32());
+        }
+        return;
+    }
+    for ((e, o), q) in pairs {
         *e = (q[0].to_f32() - black) * s[0];
         *o = (q[1].to_f32() - black) * s[1];
     }
@@ -183,6 +197,16 @@ fn run<'o, U: Narrow>(
     ))
 }
 
+/// A band's working rows for [`Band::quad_row`]: the levelled CFA, and for
+/// the edge method its green plane and the colour differences (CFA minus
+/// green) at the red and blue sites (for the other methods, the CFA again).
+#[derive(Clone, Copy)]
+struct Planes<'a> {
+    cfa: Halves<'a>,
+    green: Halves<'a>,
+    diff: Halves<'a>,
+}
+
 /// One band ([`Band::task`]), for [`Isa::vectorize`].
 struct BandOp<'a, 'd, U> {
     band: &'a Band<'a>,
@@ -268,11 +292,12 @@ impl Band<'_> {
         let sh = self.shape(y0);
         let (r, hs) = (sh.radius, sh.hs);
         let edge = self.p.method == Method::Edge;
-        let Scratch { cfa, green, .. } = scratch;
+        let Scratch { cfa, green, diff } = scratch;
         // Band rows -r..len + r; the edge method's green, rows -1..=len.
         let (cfa_rows, green_rows) = (sh.len + 2 * r, if edge { sh.len + 2 } else { 0 });
         let cfa = grown(cfa, cfa_rows * 2 * hs);
         let green = grown(green, green_rows * 2 * hs);
+        let diff = grown(diff, green_rows * 2 * hs);
         let (mut levelled, mut greened) = (0, 0);
         let mut slots: [[Slots; 2]; 2] = [[[[0.0; CHUNK]; 2]; 2]; 2];
         let mut out = Filler::new(dst);
@@ -284,16 +309,21 @@ impl Band<'_> {
             self.level(sh, cfa, levelled..need);
             levelled = levelled.max(need);
             let cfa = Halves { buf: cfa, hs, top: r };
-            let green = if edge {
+            let planes = if edge {
                 let need = (ry + 4).min(green_rows);
-                self.green_rows(sh, cfa, green, greened..need);
+                self.green_rows(sh, cfa, [&mut *green, &mut *diff], greened..need);
                 greened = greened.max(need);
-                Halves { buf: green, hs, top: 1 }
+                let [green, diff] = [&*green, &*diff].map(|buf| Halves { buf, hs, top: 1 });
+                Planes { cfa, green, diff }
             } else {
-                cfa
+                Planes {
+                    cfa,
+                    green: cfa,
+                    diff: cfa,
+                }
             };
             let rows = [out.next(w * ch), out.next(w * ch)];
-            let [a, b] = self.quad_row::<U, S>(simd, sh, ry as isize, (cfa, green), rows, &mut slots);
+            let [a, b] = self.quad_row::<U, S>(simd, sh, ry as isize, planes, rows, &mut slots);
             out.commit(a);
             out.commit(b);
         }
@@ -307,7 +337,7 @@ impl Band<'_> {
         simd: S,
         sh: Shape,
         ry: isize,
-        (cfa, green): (Halves<'_>, Halves<'_>),
+        planes: Planes<'_>,
         [row0, row1]: [&'o mut [MaybeUninit<U>]; 2],
         slots: &mut [[Slots; 2]; 2],
     ) -> [&'o mut [U]; 2] {
@@ -315,8 +345,9 @@ impl Band<'_> {
         let from = self.sources();
         let alpha = self.lv.alpha;
         let (mut row0, mut row1) = (Filler::new(row0), Filler::new(row1));
+        let Planes { cfa, green, .. } = planes;
         for k in 0..sh.chunks {
-            self.chunk_slots(sh, ry, k, (cfa, green), slots);
+            self.chunk_slots(sh, ry, k, planes, slots);
             let src: Src = [0, 1].map(|py| {
                 let row = ry + py as isize;
                 [R, G, B].map(|c| {
@@ -356,37 +387,41 @@ impl Band<'_> {
         }
     }
 
-    /// Rows `rows` of the edge method's green plane (band row `j - 1` for
-    /// `j`), in `buf`; the CFA rows they read (two either side) are in
-    /// `cfa`. A row past the image's edge is the mirrored row's green, as
-    /// the reference reads it, and is copied after the rows in the image:
-    /// the first band's row -1 is row 1 (in the same `rows`, which start
-    /// with 0..4), the last band's row `len` is row `len - 2`.
+    /// Rows `rows` of the edge method's green plane and colour differences
+    /// (band row `j - 1` for `j`), in `green` and `diff`, at the red and
+    /// blue sites (the green sites' half-rows are never read: their green
+    /// is the CFA's); the CFA rows they read (two either side) are in
+    /// `cfa`. A row past the image's edge is the mirrored row, as the
+    /// reference reads it, and is copied after the rows in the image: the
+    /// first band's row -1 is row 1 (in the same `rows`, which start with
+    /// 0..4), the last band's row `len` is row `len - 2`.
     #[inline(always)]
-    fn green_rows(&self, sh: Shape, cfa: Halves<'_>, buf: &mut [f32], rows: Range<usize>) {
+    fn green_rows(&self, sh: Shape, cfa: Halves<'_>, bufs: [&mut [f32]; 2], rows: Range<usize>) {
         let (y0, hs, h) = (sh.y0 as i64, sh.hs, self.h);
         let pat = self.p.pattern;
-        let colour = |px: usize, row: isize| pat.colour(px, row.rem_euclid(2) as usize);
         let alpha = self.lv.alpha;
         let inside = |j: usize| (0..h as i64).contains(&(y0 + j as i64 - 1));
+        let [green, diff] = bufs;
         for j in rows.clone().filter(|&j| inside(j)) {
             let row = j as isize - 1;
-            let (even, odd) = buf[j * 2 * hs..(j + 1) * 2 * hs].split_at_mut(hs);
-            for (px, g) in [&mut *even, &mut *odd].into_iter().enumerate() {
-                if colour(px, row) == G {
-                    g.copy_from_slice(cfa.half_row(row, px));
-                    continue;
-                }
-                for k in 0..sh.chunks {
-                    let o = (&mut g[QPAD + k * CHUNK..][..CHUNK]).try_into().unwrap();
-                    edge_green(|dy, dx| cfa.at(row + dy, px as isize + dx, k), alpha, o);
-                }
+            // The red or blue sites' column parity.
+            let px = usize::from(pat.colour(0, row.rem_euclid(2) as usize) == G);
+            let (ge, go) = green[j * 2 * hs..(j + 1) * 2 * hs].split_at_mut(hs);
+            let (de, dof) = diff[j * 2 * hs..(j + 1) * 2 * hs].split_at_mut(hs);
+            let (g, d) = if px == 0 { (&mut *ge, &mut *de) } else { (&mut *go, &mut *dof) };
+            for k in 0..sh.chunks {
+                let at = QPAD + k * CHUNK;
+                let o = (&mut g[at..][..CHUNK]).try_into().unwrap();
+                let od = (&mut d[at..][..CHUNK]).try_into().unwrap();
+                edge_green(|dy, dx| cfa.at(row + dy, px as isize + dx, k), alpha, o, od);
             }
-            fill_apron(even, odd, sh.half, self.w);
+            fill_apron(ge, go, sh.half, self.w);
+            fill_apron(de, dof, sh.half, self.w);
         }
         for j in rows.filter(|&j| !inside(j)) {
             let from = mirror(y0 + j as i64 - 1, h) + 1 - sh.y0;
-            buf.copy_within(from * 2 * hs..(from + 1) * 2 * hs, j * 2 * hs);
+            green.copy_within(from * 2 * hs..(from + 1) * 2 * hs, j * 2 * hs);
+            diff.copy_within(from * 2 * hs..(from + 1) * 2 * hs, j * 2 * hs);
         }
     }
 
@@ -416,7 +451,7 @@ impl Band<'_> {
         sh: Shape,
         ry: isize,
         k: usize,
-        (cfa, green): (Halves<'_>, Halves<'_>),
+        Planes { cfa, green, diff }: Planes<'_>,
         slots: &mut [[Slots; 2]; 2],
     ) {
         let (m, pat, r) = (self.p.method, self.p.pattern, sh.radius);
@@ -425,11 +460,11 @@ impl Band<'_> {
                 let row = ry + py as isize;
                 for (px, o) in sl.iter_mut().enumerate() {
                     let f = |dy, dx| cfa.at(row + dy, px as isize + dx, k);
-                    let g = |dy, dx| green.at(row + dy, px as isize + dx, k);
+                    let d = |dy, dx| diff.at(row + dy, px as isize + dx, k);
                     if pat.colour(px, py) == G {
-                        edge_at_green(f, g, o)
+                        edge_at_green(f, d, o)
                     } else {
-                        edge_at_rb(f, g, o)
+                        edge_at_rb(green.at(row, px as isize, k), d, o)
                     }
                 }
             }
