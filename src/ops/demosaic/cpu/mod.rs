@@ -12,8 +12,9 @@
 //! that stay in L1, which are then narrowed and interleaved into the two
 //! output rows. The edge method also computes the band's green plane
 //! (rows -1..=len) the same way, chunk by chunk, with the colour
-//! differences (sample minus green) at the red and blue sites beside it,
-//! then red and blue from those. The working rows are made as the quad
+//! differences (sample minus green) of the red and blue sites beside it
+//! (in the green sites' half-rows, which the plane does not need: their
+//! green is the CFA's), then red and blue from those. The working rows are made as the quad
 //! rows reach them: each CFA row is levelled, and each green row computed,
 //! just before the first quad row that reads it, so they are read again
 //! from L1 or L2 rather than after a pass over the band.
@@ -59,7 +60,7 @@ mod halves;
 mod tests;
 
 use filters::{edge_at_green, edge_at_rb, edge_green, linear_quads, Slots, Src, Wide};
-use halves::{fill_apron, grown, From, Halves, Scratch};
+use halves::{fill_apron, fill_apron_of, grown, From, Halves, Scratch};
 
 /// Output rows per rayon task (even, so every band starts on a pattern row).
 const BAND: usize = 32;
@@ -198,13 +199,13 @@ fn run<'o, U: Narrow>(
 }
 
 /// A band's working rows for [`Band::quad_row`]: the levelled CFA, and for
-/// the edge method its green plane and the colour differences (CFA minus
-/// green) at the red and blue sites (for the other methods, the CFA again).
+/// the edge method its green plane with the colour differences (CFA minus
+/// green) of the red and blue sites beside it ([`Halves::beside`]); for
+/// the other methods, the CFA again.
 #[derive(Clone, Copy)]
 struct Planes<'a> {
     cfa: Halves<'a>,
     green: Halves<'a>,
-    diff: Halves<'a>,
 }
 
 /// One band ([`Band::task`]), for [`Isa::vectorize`].
@@ -274,12 +275,7 @@ impl Band<'_> {
     }
 
     /// One band, output rows `y0..` (`y0` even), all written and returned
-    /// as such.
-    ///
-    /// The working rows are made as the quad rows need them (each CFA row
-    /// levelled, and each green row of the edge method computed, just
-    /// before the first quad row that reads it), so they are read again
-    /// while still in L1 or L2 rather than after a pass over the band.
+    /// as such; the working rows are made as the quad rows reach them.
     #[inline(always)]
     fn task<'d, U: Narrow, S: Simd>(
         &self,
@@ -292,12 +288,11 @@ impl Band<'_> {
         let sh = self.shape(y0);
         let (r, hs) = (sh.radius, sh.hs);
         let edge = self.p.method == Method::Edge;
-        let Scratch { cfa, green, diff } = scratch;
+        let Scratch { cfa, green } = scratch;
         // Band rows -r..len + r; the edge method's green, rows -1..=len.
         let (cfa_rows, green_rows) = (sh.len + 2 * r, if edge { sh.len + 2 } else { 0 });
         let cfa = grown(cfa, cfa_rows * 2 * hs);
         let green = grown(green, green_rows * 2 * hs);
-        let diff = grown(diff, green_rows * 2 * hs);
         let (mut levelled, mut greened) = (0, 0);
         let mut slots: [[Slots; 2]; 2] = [[[[0.0; CHUNK]; 2]; 2]; 2];
         let mut out = Filler::new(dst);
@@ -311,16 +306,16 @@ impl Band<'_> {
             let cfa = Halves { buf: cfa, hs, top: r };
             let planes = if edge {
                 let need = (ry + 4).min(green_rows);
-                self.green_rows(sh, cfa, [&mut *green, &mut *diff], greened..need);
+                self.green_rows(sh, cfa, green, greened..need);
                 greened = greened.max(need);
-                let [green, diff] = [&*green, &*diff].map(|buf| Halves { buf, hs, top: 1 });
-                Planes { cfa, green, diff }
+                let green = Halves {
+                    buf: green,
+                    hs,
+                    top: 1,
+                };
+                Planes { cfa, green }
             } else {
-                Planes {
-                    cfa,
-                    green: cfa,
-                    diff: cfa,
-                }
+                Planes { cfa, green: cfa }
             };
             let rows = [out.next(w * ch), out.next(w * ch)];
             let [a, b] = self.quad_row::<U, S>(simd, sh, ry as isize, planes, rows, &mut slots);
@@ -387,41 +382,38 @@ impl Band<'_> {
         }
     }
 
-    /// Rows `rows` of the edge method's green plane and colour differences
-    /// (band row `j - 1` for `j`), in `green` and `diff`, at the red and
-    /// blue sites (the green sites' half-rows are never read: their green
-    /// is the CFA's); the CFA rows they read (two either side) are in
-    /// `cfa`. A row past the image's edge is the mirrored row, as the
+    /// Rows `rows` of the edge method's green plane (band row `j - 1` for
+    /// `j`), in `buf`: the red and blue sites' green in their half-row, and
+    /// their colour differences in the other (the green sites', whose
+    /// green is the CFA's); the CFA rows they read (two either side) are
+    /// in `cfa`. A row past the image's edge is the mirrored row, as the
     /// reference reads it, and is copied after the rows in the image: the
     /// first band's row -1 is row 1 (in the same `rows`, which start with
     /// 0..4), the last band's row `len` is row `len - 2`.
     #[inline(always)]
-    fn green_rows(&self, sh: Shape, cfa: Halves<'_>, bufs: [&mut [f32]; 2], rows: Range<usize>) {
+    fn green_rows(&self, sh: Shape, cfa: Halves<'_>, buf: &mut [f32], rows: Range<usize>) {
         let (y0, hs, h) = (sh.y0 as i64, sh.hs, self.h);
         let pat = self.p.pattern;
         let alpha = self.lv.alpha;
         let inside = |j: usize| (0..h as i64).contains(&(y0 + j as i64 - 1));
-        let [green, diff] = bufs;
         for j in rows.clone().filter(|&j| inside(j)) {
             let row = j as isize - 1;
             // The red or blue sites' column parity.
             let px = usize::from(pat.colour(0, row.rem_euclid(2) as usize) == G);
-            let (ge, go) = green[j * 2 * hs..(j + 1) * 2 * hs].split_at_mut(hs);
-            let (de, dof) = diff[j * 2 * hs..(j + 1) * 2 * hs].split_at_mut(hs);
-            let (g, d) = if px == 0 { (&mut *ge, &mut *de) } else { (&mut *go, &mut *dof) };
+            let (even, odd) = buf[j * 2 * hs..(j + 1) * 2 * hs].split_at_mut(hs);
+            let (g, d) = if px == 0 { (even, odd) } else { (odd, even) };
             for k in 0..sh.chunks {
                 let at = QPAD + k * CHUNK;
                 let o = (&mut g[at..][..CHUNK]).try_into().unwrap();
                 let od = (&mut d[at..][..CHUNK]).try_into().unwrap();
                 edge_green(|dy, dx| cfa.at(row + dy, px as isize + dx, k), alpha, o, od);
             }
-            fill_apron(ge, go, sh.half, self.w);
-            fill_apron(de, dof, sh.half, self.w);
+            fill_apron_of(g, px, sh.half, self.w);
+            fill_apron_of(d, px, sh.half, self.w);
         }
         for j in rows.filter(|&j| !inside(j)) {
             let from = mirror(y0 + j as i64 - 1, h) + 1 - sh.y0;
-            green.copy_within(from * 2 * hs..(from + 1) * 2 * hs, j * 2 * hs);
-            diff.copy_within(from * 2 * hs..(from + 1) * 2 * hs, j * 2 * hs);
+            buf.copy_within(from * 2 * hs..(from + 1) * 2 * hs, j * 2 * hs);
         }
     }
 
@@ -451,7 +443,7 @@ impl Band<'_> {
         sh: Shape,
         ry: isize,
         k: usize,
-        Planes { cfa, green, diff }: Planes<'_>,
+        Planes { cfa, green }: Planes<'_>,
         slots: &mut [[Slots; 2]; 2],
     ) {
         let (m, pat, r) = (self.p.method, self.p.pattern, sh.radius);
@@ -460,7 +452,7 @@ impl Band<'_> {
                 let row = ry + py as isize;
                 for (px, o) in sl.iter_mut().enumerate() {
                     let f = |dy, dx| cfa.at(row + dy, px as isize + dx, k);
-                    let d = |dy, dx| diff.at(row + dy, px as isize + dx, k);
+                    let d = |dy, dx| green.beside(row + dy, px as isize + dx, k);
                     if pat.colour(px, py) == G {
                         edge_at_green(f, d, o)
                     } else {
