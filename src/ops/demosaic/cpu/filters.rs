@@ -110,14 +110,16 @@ fn site<const MHC: bool, const GD: bool, const PY: usize, const PX: usize>(
 }
 
 // The edge method, in `reference::edge_green` and `reference::edge`'s
-// arithmetic. `f(dy, dx)` reads the levelled CFA, `g(dy, dx)` the green plane.
+// arithmetic. `f(dy, dx)` reads the levelled CFA.
 
-/// Green at the chunk's red or blue sites of one parity.
+/// Green at the chunk's red or blue sites of one parity, into `o`, and
+/// the sites' colour differences (sample minus green) into `od`.
 #[inline(always)]
 pub(super) fn edge_green<'a>(
     f: impl Fn(isize, isize) -> &'a [f32; CHUNK],
     full: f32,
     o: &mut [f32; CHUNK],
+    od: &mut [f32; CHUNK],
 ) {
     let c = f(0, 0);
     let (w, e, n, s) = (f(0, -1), f(0, 1), f(-1, 0), f(1, 0));
@@ -150,44 +152,44 @@ pub(super) fn edge_green<'a>(
                     + (e - nne[i]).abs()
                     + (w - nnw[i]).abs()
                     + (e - sse[i]).abs());
-        let wh = 1.0 / ((dh + eps) * (dh + eps));
-        let wv = 1.0 / ((dv + eps) * (dv + eps));
-        o[i] = (wh * gh + wv * gv) / (wh + wv);
+        // `reference::edge_blend`.
+        let (a, b) = (dh + eps, dv + eps);
+        let (a2, b2) = (a * a, b * b);
+        let g = gh + (gv - gh) * (a2 / (a2 + b2));
+        o[i] = g;
+        od[i] = c - g;
     }
 }
 
-/// A green site: green plus the mean colour difference of its horizontal
-/// and of its vertical neighbours.
+/// A green site: green (its sample) plus the mean colour difference of its
+/// horizontal and of its vertical neighbours; `d(dy, dx)` reads the colour
+/// differences at the red and blue sites.
 #[inline(always)]
 pub(super) fn edge_at_green<'a>(
     f: impl Fn(isize, isize) -> &'a [f32; CHUNK],
-    g: impl Fn(isize, isize) -> &'a [f32; CHUNK],
+    d: impl Fn(isize, isize) -> &'a [f32; CHUNK],
     o: &mut Slots,
 ) {
-    let c = g(0, 0);
-    let (fw, fe, fn_, fs) = (f(0, -1), f(0, 1), f(-1, 0), f(1, 0));
-    let (gw, ge, gn, gs) = (g(0, -1), g(0, 1), g(-1, 0), g(1, 0));
+    let c = f(0, 0);
+    let (dw, de, dn, ds) = (d(0, -1), d(0, 1), d(-1, 0), d(1, 0));
     let [oh, ov] = o;
     for i in 0..CHUNK {
-        oh[i] = c[i] + 0.5 * ((fw[i] - gw[i]) + (fe[i] - ge[i]));
-        ov[i] = c[i] + 0.5 * ((fn_[i] - gn[i]) + (fs[i] - gs[i]));
+        oh[i] = c[i] + 0.5 * (dw[i] + de[i]);
+        ov[i] = c[i] + 0.5 * (dn[i] + ds[i]);
     }
 }
 
-/// A red or blue site: the other colour is green plus the mean colour
-/// difference of the diagonal neighbours (green comes from the plane).
+/// A red or blue site: the other colour is its green `g` plus the mean
+/// colour difference of the diagonal neighbours.
 #[inline(always)]
 pub(super) fn edge_at_rb<'a>(
-    f: impl Fn(isize, isize) -> &'a [f32; CHUNK],
-    g: impl Fn(isize, isize) -> &'a [f32; CHUNK],
+    g: &[f32; CHUNK],
+    d: impl Fn(isize, isize) -> &'a [f32; CHUNK],
     o: &mut Slots,
 ) {
-    let c = g(0, 0);
-    let (fnw, fne, fsw, fse) = (f(-1, -1), f(-1, 1), f(1, -1), f(1, 1));
-    let (gnw, gne, gsw, gse) = (g(-1, -1), g(-1, 1), g(1, -1), g(1, 1));
+    let (nw, ne, sw, se) = (d(-1, -1), d(-1, 1), d(1, -1), d(1, 1));
     let [_, oo] = o;
     for i in 0..CHUNK {
-        let d = (fnw[i] - gnw[i]) + (fne[i] - gne[i]) + (fsw[i] - gsw[i]) + (fse[i] - gse[i]);
-        oo[i] = c[i] + 0.25 * d;
+        oo[i] = g[i] + 0.25 * (((nw[i] + ne[i]) + sw[i]) + se[i]);
     }
 }

@@ -11,7 +11,7 @@ use crate::ops::demosaic::reference::mirror;
 pub(super) struct Scratch {
     /// The levelled CFA half-rows.
     pub(super) cfa: Vec<f32>,
-    /// The edge method's green half-rows.
+    /// The edge method's green half-rows (and colour differences).
     pub(super) green: Vec<f32>,
 }
 
@@ -44,6 +44,14 @@ impl<'a> Halves<'a> {
         self.buf[start..start + CHUNK].try_into().unwrap()
     }
 
+    /// What is kept beside chunk `k` of band row `row` at column offset
+    /// `col`: the same quads of the other parity's half-row (where the edge
+    /// method keeps the colour differences of its red and blue sites).
+    #[inline(always)]
+    pub(super) fn beside(self, row: isize, col: isize, k: usize) -> &'a [f32; CHUNK] {
+        self.at(row, col + 1 - 2 * col.rem_euclid(2), k)
+    }
+
     /// Chunk `k` of the half-row of parity `par` of band row `row`, with
     /// one quad more either side.
     #[inline(always)]
@@ -52,13 +60,6 @@ impl<'a> Halves<'a> {
         let start = (2 * r + par) * self.hs + QPAD + k * CHUNK - 1;
         self.buf[start..start + WIDE].try_into().unwrap()
     }
-
-    /// The whole half-row of parity `par` of band row `row`.
-    #[inline(always)]
-    pub(super) fn half_row(self, row: isize, par: usize) -> &'a [f32] {
-        let r = (row + self.top as isize) as usize;
-        &self.buf[(2 * r + par) * self.hs..][..self.hs]
-    }
 }
 
 /// Mirrors a row's ends into the apron of its half-rows (`half` quads each,
@@ -66,10 +67,16 @@ impl<'a> Halves<'a> {
 /// keeps the parity.
 #[inline(always)]
 pub(super) fn fill_apron<T: Copy>(even: &mut [T], odd: &mut [T], half: usize, w: usize) {
+    fill_apron_of(even, 0, half, w);
+    fill_apron_of(odd, 1, half, w);
+}
+
+/// [`fill_apron`] of one half-row that holds the columns of parity `par`.
+#[inline(always)]
+pub(super) fn fill_apron_of<T: Copy>(h: &mut [T], par: usize, half: usize, w: usize) {
     for i in (0..QPAD).chain(QPAD + half..2 * QPAD + half) {
-        let col = 2 * i as i64 - 2 * QPAD as i64;
-        even[i] = even[QPAD + mirror(col, w) / 2];
-        odd[i] = odd[QPAD + mirror(col + 1, w) / 2];
+        let col = 2 * i as i64 - 2 * QPAD as i64 + par as i64;
+        h[i] = h[QPAD + mirror(col, w) / 2];
     }
 }
 

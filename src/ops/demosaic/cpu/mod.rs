@@ -10,8 +10,14 @@
 //! one pass over its input rows with the reference's arithmetic in the
 //! reference's order (so the results are the reference's), into a few KiB
 //! that stay in L1, which are then narrowed and interleaved into the two
-//! output rows. The edge method first computes the band's green plane
-//! (rows -1..=len) the same way, chunk by chunk, then red and blue from it.
+//! output rows. The edge method also computes the band's green plane
+//! (rows -1..=len) the same way, chunk by chunk, with the colour
+//! differences (sample minus green) of the red and blue sites beside it
+//! (in the green sites' half-rows, which the plane does not need: their
+//! green is the CFA's), then red and blue from those. The working rows are made as the quad
+//! rows reach them: each CFA row is levelled, and each green row computed,
+//! just before the first quad row that reads it, so they are read again
+//! from L1 or L2 rather than after a pass over the band.
 //!
 //! The band is compiled for each instruction set of [`crate::simd`] up to
 //! 256-bit vectors (on x86-64 CPUs with AVX2: 8 lanes, chosen at run
@@ -38,6 +44,7 @@
 
 use std::borrow::Cow;
 use std::mem::MaybeUninit;
+use std::ops::Range;
 
 use super::reference::mirror;
 use super::{DemosaicParams, Levels, Method, Raw, B, G, R};
@@ -53,7 +60,7 @@ mod halves;
 mod tests;
 
 use filters::{edge_at_green, edge_at_rb, edge_green, linear_quads, Slots, Src, Wide};
-use halves::{fill_apron, grown, From, Halves, Scratch};
+use halves::{fill_apron, fill_apron_of, grown, From, Halves, Scratch};
 
 /// Output rows per rayon task (even, so every band starts on a pattern row).
 const BAND: usize = 32;
@@ -90,7 +97,16 @@ impl Rows<'_> {
 /// Levels a row into its even and odd columns.
 #[inline(always)]
 fn level_split<T: Sample>(src: &[T], even: &mut [f32], odd: &mut [f32], black: f32, s: [f32; 2]) {
-    for ((e, o), q) in even.iter_mut().zip(odd.iter_mut()).zip(src.chunks_exact(2)) {
+    let pairs = even.iter_mut().zip(odd.iter_mut()).zip(src.chunks_exact(2));
+    if black == 0.0 && s == [1.0; 2] {
+        // The default levels of a frame into its own type: `(v - 0) * 1`
+        // is `v`, so the conversion alone.
+        for ((e, o), q) in pairs {
+            (*e, *o) = (q[0].to_f32(), q[1].to_f32());
+        }
+        return;
+    }
+    for ((e, o), q) in pairs {
         *e = (q[0].to_f32() - black) * s[0];
         *o = (q[1].to_f32() - black) * s[1];
     }
@@ -182,6 +198,16 @@ fn run<'o, U: Narrow>(
     ))
 }
 
+/// A band's working rows for [`Band::quad_row`]: the levelled CFA, and for
+/// the edge method its green plane with the colour differences (CFA minus
+/// green) of the red and blue sites beside it ([`Halves::beside`]); for
+/// the other methods, the CFA again.
+#[derive(Clone, Copy)]
+struct Planes<'a> {
+    cfa: Halves<'a>,
+    green: Halves<'a>,
+}
+
 /// One band ([`Band::task`]), for [`Isa::vectorize`].
 struct BandOp<'a, 'd, U> {
     band: &'a Band<'a>,
@@ -249,7 +275,7 @@ impl Band<'_> {
     }
 
     /// One band, output rows `y0..` (`y0` even), all written and returned
-    /// as such.
+    /// as such; the working rows are made as the quad rows reach them.
     #[inline(always)]
     fn task<'d, U: Narrow, S: Simd>(
         &self,
@@ -260,55 +286,90 @@ impl Band<'_> {
     ) -> &'d mut [U] {
         let (w, ch) = (self.w, self.p.channels);
         let sh = self.shape(y0);
-        let Scratch { cfa, green, .. } = scratch;
-        let cfa = self.level(sh, cfa);
-        // The edge method's green plane, band rows -1..=len.
-        let green = match self.p.method {
-            Method::Edge => self.green_plane(sh, cfa, green),
-            _ => cfa,
-        };
-        let from = self.sources();
-        let alpha = self.lv.alpha;
+        let (r, hs) = (sh.radius, sh.hs);
+        let edge = self.p.method == Method::Edge;
+        let Scratch { cfa, green } = scratch;
+        // Band rows -r..len + r; the edge method's green, rows -1..=len.
+        let (cfa_rows, green_rows) = (sh.len + 2 * r, if edge { sh.len + 2 } else { 0 });
+        let cfa = grown(cfa, cfa_rows * 2 * hs);
+        let green = grown(green, green_rows * 2 * hs);
+        let (mut levelled, mut greened) = (0, 0);
         let mut slots: [[Slots; 2]; 2] = [[[[0.0; CHUNK]; 2]; 2]; 2];
         let mut out = Filler::new(dst);
         for ry in (0..sh.len).step_by(2) {
-            let ry = ry as isize;
-            let (mut row0, mut row1) =
-                (Filler::new(out.next(w * ch)), Filler::new(out.next(w * ch)));
-            for k in 0..sh.chunks {
-                self.chunk_slots(sh, ry, k, (cfa, green), &mut slots);
-                let src: Src = [0, 1].map(|py| {
-                    let row = ry + py as isize;
-                    [R, G, B].map(|c| {
-                        [0, 1].map(|px| match from[py][px][c] {
-                            From::Own => cfa.at(row, px as isize, k),
-                            From::Green => green.at(row, px as isize, k),
-                            From::Slot(s) => &slots[py][px][s],
-                        })
-                    })
-                });
-                let q = (sh.half - k * CHUNK).min(CHUNK);
-                let rows = [row0.next(2 * q * ch), row1.next(2 * q * ch)];
-                let [a, b] = store_chunk::<U, S>(simd, rows, &src, q, ch, alpha);
-                row0.commit(a);
-                row1.commit(b);
-            }
-            out.commit(row0.finish());
-            out.commit(row1.finish());
+            // Quad row `ry` reads CFA rows up to `ry + 1 + r` and green rows
+            // up to `ry + 2`, which read CFA rows up to `ry + 4`; with the
+            // edge method's `r` of 3, both ends are the same.
+            let need = (ry + 2 + 2 * r).min(cfa_rows);
+            self.level(sh, cfa, levelled..need);
+            levelled = levelled.max(need);
+            let cfa = Halves { buf: cfa, hs, top: r };
+            let planes = if edge {
+                let need = (ry + 4).min(green_rows);
+                self.green_rows(sh, cfa, green, greened..need);
+                greened = greened.max(need);
+                let green = Halves {
+                    buf: green,
+                    hs,
+                    top: 1,
+                };
+                Planes { cfa, green }
+            } else {
+                Planes { cfa, green: cfa }
+            };
+            let rows = [out.next(w * ch), out.next(w * ch)];
+            let [a, b] = self.quad_row::<U, S>(simd, sh, ry as isize, planes, rows, &mut slots);
+            out.commit(a);
+            out.commit(b);
         }
         out.finish()
     }
 
-    /// The band's CFA rows (and the method's reach above and below),
-    /// levelled and split into half-rows, in `buf`.
+    /// The two output rows of the quad row at band row `ry`, chunk by chunk.
     #[inline(always)]
-    fn level<'s>(&self, sh: Shape, buf: &'s mut Vec<f32>) -> Halves<'s> {
+    fn quad_row<'o, U: Narrow, S: Simd>(
+        &self,
+        simd: S,
+        sh: Shape,
+        ry: isize,
+        planes: Planes<'_>,
+        [row0, row1]: [&'o mut [MaybeUninit<U>]; 2],
+        slots: &mut [[Slots; 2]; 2],
+    ) -> [&'o mut [U]; 2] {
+        let ch = self.p.channels;
+        let from = self.sources();
+        let alpha = self.lv.alpha;
+        let (mut row0, mut row1) = (Filler::new(row0), Filler::new(row1));
+        let Planes { cfa, green, .. } = planes;
+        for k in 0..sh.chunks {
+            self.chunk_slots(sh, ry, k, planes, slots);
+            let src: Src = [0, 1].map(|py| {
+                let row = ry + py as isize;
+                [R, G, B].map(|c| {
+                    [0, 1].map(|px| match from[py][px][c] {
+                        From::Own => cfa.at(row, px as isize, k),
+                        From::Green => green.at(row, px as isize, k),
+                        From::Slot(s) => &slots[py][px][s],
+                    })
+                })
+            });
+            let q = (sh.half - k * CHUNK).min(CHUNK);
+            let rows = [row0.next(2 * q * ch), row1.next(2 * q * ch)];
+            let [a, b] = store_chunk::<U, S>(simd, rows, &src, q, ch, alpha);
+            row0.commit(a);
+            row1.commit(b);
+        }
+        [row0.finish(), row1.finish()]
+    }
+
+    /// Rows `rows` of the band's CFA rows (band row `j - r` for `j`, `r`
+    /// the method's reach), levelled and split into half-rows, in `buf`.
+    #[inline(always)]
+    fn level(&self, sh: Shape, buf: &mut [f32], rows: Range<usize>) {
         let (r, hs, half) = (sh.radius, sh.hs, sh.half);
-        let n = sh.len + 2 * r;
-        let cfa = grown(buf, n * 2 * hs);
-        for (j, pair) in cfa.chunks_exact_mut(2 * hs).enumerate() {
+        for j in rows {
             let y = mirror(sh.y0 as i64 + j as i64 - r as i64, self.h);
-            let (even, odd) = pair.split_at_mut(hs);
+            let (even, odd) = buf[j * 2 * hs..(j + 1) * 2 * hs].split_at_mut(hs);
             let s = self.row_scales(y);
             self.rows.level_split(
                 y,
@@ -319,52 +380,40 @@ impl Band<'_> {
             );
             fill_apron(even, odd, half, self.w);
         }
-        Halves {
-            buf: cfa,
-            hs,
-            top: r,
-        }
     }
 
-    /// The edge method's green plane, band rows -1..=len, in `buf`.
+    /// Rows `rows` of the edge method's green plane (band row `j - 1` for
+    /// `j`), in `buf`: the red and blue sites' green in their half-row, and
+    /// their colour differences in the other (the green sites', whose
+    /// green is the CFA's); the CFA rows they read (two either side) are
+    /// in `cfa`. A row past the image's edge is the mirrored row, as the
+    /// reference reads it, and is copied after the rows in the image: the
+    /// first band's row -1 is row 1 (in the same `rows`, which start with
+    /// 0..4), the last band's row `len` is row `len - 2`.
     #[inline(always)]
-    fn green_plane<'s>(&self, sh: Shape, cfa: Halves<'_>, buf: &'s mut Vec<f32>) -> Halves<'s> {
-        let (y0, len, hs, h) = (sh.y0, sh.len, sh.hs, self.h);
+    fn green_rows(&self, sh: Shape, cfa: Halves<'_>, buf: &mut [f32], rows: Range<usize>) {
+        let (y0, hs, h) = (sh.y0 as i64, sh.hs, self.h);
         let pat = self.p.pattern;
-        let colour = |px: usize, row: isize| pat.colour(px, row.rem_euclid(2) as usize);
         let alpha = self.lv.alpha;
-        let gbuf = grown(buf, (len + 2) * 2 * hs);
-        for (j, pair) in gbuf.chunks_exact_mut(2 * hs).enumerate() {
+        let inside = |j: usize| (0..h as i64).contains(&(y0 + j as i64 - 1));
+        for j in rows.clone().filter(|&j| inside(j)) {
             let row = j as isize - 1;
-            if !(0..h as isize).contains(&(y0 as isize + row)) {
-                continue;
+            // The red or blue sites' column parity.
+            let px = usize::from(pat.colour(0, row.rem_euclid(2) as usize) == G);
+            let (even, odd) = buf[j * 2 * hs..(j + 1) * 2 * hs].split_at_mut(hs);
+            let (g, d) = if px == 0 { (even, odd) } else { (odd, even) };
+            for k in 0..sh.chunks {
+                let at = QPAD + k * CHUNK;
+                let o = (&mut g[at..][..CHUNK]).try_into().unwrap();
+                let od = (&mut d[at..][..CHUNK]).try_into().unwrap();
+                edge_green(|dy, dx| cfa.at(row + dy, px as isize + dx, k), alpha, o, od);
             }
-            let (even, odd) = pair.split_at_mut(hs);
-            for (px, g) in [&mut *even, &mut *odd].into_iter().enumerate() {
-                if colour(px, row) == G {
-                    g.copy_from_slice(cfa.half_row(row, px));
-                    continue;
-                }
-                for k in 0..sh.chunks {
-                    let o = (&mut g[QPAD + k * CHUNK..][..CHUNK]).try_into().unwrap();
-                    edge_green(|dy, dx| cfa.at(row + dy, px as isize + dx, k), alpha, o);
-                }
-            }
-            fill_apron(even, odd, sh.half, self.w);
+            fill_apron_of(g, px, sh.half, self.w);
+            fill_apron_of(d, px, sh.half, self.w);
         }
-        // Rows past the image's edge: the mirrored row's green, as the
-        // reference reads it.
-        for j in [0, len + 1] {
-            let y = y0 as i64 + j as i64 - 1;
-            if !(0..h as i64).contains(&y) {
-                let from = mirror(y, h) - y0 + 1;
-                gbuf.copy_within(from * 2 * hs..(from + 1) * 2 * hs, j * 2 * hs);
-            }
-        }
-        Halves {
-            buf: gbuf,
-            hs,
-            top: 1,
+        for j in rows.filter(|&j| !inside(j)) {
+            let from = mirror(y0 + j as i64 - 1, h) + 1 - sh.y0;
+            buf.copy_within(from * 2 * hs..(from + 1) * 2 * hs, j * 2 * hs);
         }
     }
 
@@ -394,7 +443,7 @@ impl Band<'_> {
         sh: Shape,
         ry: isize,
         k: usize,
-        (cfa, green): (Halves<'_>, Halves<'_>),
+        Planes { cfa, green }: Planes<'_>,
         slots: &mut [[Slots; 2]; 2],
     ) {
         let (m, pat, r) = (self.p.method, self.p.pattern, sh.radius);
@@ -403,11 +452,11 @@ impl Band<'_> {
                 let row = ry + py as isize;
                 for (px, o) in sl.iter_mut().enumerate() {
                     let f = |dy, dx| cfa.at(row + dy, px as isize + dx, k);
-                    let g = |dy, dx| green.at(row + dy, px as isize + dx, k);
+                    let d = |dy, dx| green.beside(row + dy, px as isize + dx, k);
                     if pat.colour(px, py) == G {
-                        edge_at_green(f, g, o)
+                        edge_at_green(f, d, o)
                     } else {
-                        edge_at_rb(f, g, o)
+                        edge_at_rb(green.at(row, px as isize, k), d, o)
                     }
                 }
             }

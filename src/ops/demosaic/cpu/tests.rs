@@ -149,3 +149,44 @@ fn the_integer_path_only_where_exact() {
     assert!(!bytes::vectorised(Isa::Portable));
     assert!(Isa::available().into_iter().skip(1).all(bytes::vectorised));
 }
+
+/// The edge method's band makes its working rows as the quad rows reach
+/// them (with the mirrored rows past the image's top and bottom), so it is
+/// checked on frames of 2 rows or columns, bands whose last one is 2 rows
+/// (h = 32 k + 2), widths that leave a partial chunk, random and 0/full
+/// frames, at the default levels and with black and gains, 8-bit and full
+/// 16-bit frames, every pattern and instruction set: exactly the
+/// reference's samples.
+#[test]
+fn the_edge_method_equals_the_reference_exactly_at_odd_sizes() {
+    let isas: Vec<Isa> = Isa::available()
+        .into_iter()
+        .filter(|i| i.vector_bits() <= VECTOR_BITS)
+        .collect();
+    let mut rng = crate::test_rng::Rng::new(0x6a09_e667_f3bc_c908);
+    let mut next = move || rng.next_u64();
+    let sizes = [(2, 2), (2, 62), (34, 2), (62, 2), (2, 34), (14, 66), (CHUNK * 2 + 6, 34), (98, 98)];
+    for (w, h) in sizes {
+        let noise = Image::from_fn(w, h, 1, |_, _, _| next() as u8).unwrap();
+        let extremes = Image::from_fn(w, h, 1, |_, _, _| [0, 255][(next() & 1) as usize]).unwrap();
+        let wide = Image::from_fn(w, h, 1, |_, _, _| next() as u16).unwrap();
+        for raw in [Raw::U8(&noise), Raw::U8(&extremes), Raw::U16(&wide)] {
+            for pattern in Pattern::ALL {
+                let plain = DemosaicParams::new(pattern, Method::Edge);
+                let levelled = DemosaicParams {
+                    black: 5.0,
+                    gains: [2.1, 0.9, 1.3],
+                    ..plain
+                };
+                for p in [plain, levelled] {
+                    for &isa in &isas {
+                        let ctx = format!("{w}x{h} {pattern} black {} {isa:?}", p.black);
+                        same::<u8>(&raw, &p, isa, &ctx);
+                        same::<u16>(&raw, &p, isa, &ctx);
+                        same::<f32>(&raw, &p, isa, &ctx);
+                    }
+                }
+            }
+        }
+    }
+}
