@@ -193,6 +193,23 @@ fn every_argument_is_checked_before_an_output_is_touched() {
             .code(1)
             .stderr(predicates::str::contains("output folder does not exist"));
     }
+    // `sort` too, before it reads and sorts: the 5-byte input would fail
+    // with its own error were the keys read first.
+    std::fs::write(d.join("keys5.raw"), [1u8, 2, 3, 4, 5]).unwrap();
+    filterctl()
+        .current_dir(d)
+        .args([
+            "sort",
+            "--type",
+            "u32",
+            "keys5.raw",
+            "-o",
+            "nodir/sorted.raw",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("output folder does not exist"));
+    std::fs::remove_file(d.join("keys5.raw")).unwrap();
     assert_eq!(snapshot(d), before, "a refused run touched its output");
 }
 

@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::batch::{input_name, is_stdio};
 use crate::error::CliError;
 use crate::guard::Inputs;
+use crate::util::check_output_folder;
 use crate::util::report_line;
 use crate::Global;
 
@@ -75,6 +76,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         inputs.check_stdout()?;
     } else {
         inputs.check_output(&args.output)?;
+        check_output_folder(&args.output)?;
     }
     let bytes = read_input(&args.input)?;
     if bytes.len() % 4 != 0 {
