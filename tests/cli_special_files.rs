@@ -11,18 +11,21 @@ use clfilter::{DynImage, Image};
 
 mod common;
 
+/// The arguments of `filterctl stream` transposing 8x8 mono8 frames.
+const MONO8: [&str; 7] = [
+    "stream",
+    "-f",
+    "transpose",
+    "--size",
+    "8x8",
+    "--format",
+    "mono8",
+];
+
 /// `filterctl stream` transposing 8x8 mono8 frames.
 fn stream_mono8() -> Command {
     let mut c = filterctl();
-    c.args([
-        "stream",
-        "-f",
-        "transpose",
-        "--size",
-        "8x8",
-        "--format",
-        "mono8",
-    ]);
+    c.args(MONO8);
     c
 }
 
@@ -226,16 +229,7 @@ fn a_stop_signal_ends_a_wait_on_idle_stdin() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("s.raw");
     let frames: Vec<u8> = (0..128).map(|i| i as u8).collect();
-    let args = [
-        "stream",
-        "-f",
-        "transpose",
-        "--size",
-        "8x8",
-        "--format",
-        "mono8",
-    ];
-    let (child, _stdin) = idle_stdin(&[&args[..], &["-", "-o", &s(&out)]].concat(), &frames);
+    let (child, _stdin) = idle_stdin(&[&MONO8[..], &["-", "-o", &s(&out)]].concat(), &frames);
     // Both frames are in the temporary file: the handler is set.
     let start = std::time::Instant::now();
     while !std::fs::read_dir(dir.path())
