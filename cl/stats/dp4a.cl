@@ -12,8 +12,19 @@
 // partial blocks and the partial last quad. The bounds of stats.cl hold:
 // a work-item adds at most 4 * per samples, per <= 2^13, whose squares
 // stay below 4 * 2^13 * 255^2 + 3 * 255^2 < 2^32.
+//
+// One kernel, no final pass: each warp combines its lanes by shfl.sync,
+// the group's first warp combines the warps, and the group adds its
+// result to `acc` with global atomics (sums as u64, exact in any order;
+// min and max as u32). Then it counts itself done on acc's counter; the
+// group that counts last (membar.gl orders every group's atomics before
+// its count) reads acc and writes `result` in stats_final's layout. The
+// host fills acc before the launch: sums 0, min ~0, max 0, count 0. A
+// launch split into chunks counts the same `groups` groups.
 
 #if defined(INT_STATS) && CH == 1 && CAT(IS_BYTE_, T)
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+
 
 inline uint dp4a(uint a, uint b, uint c)
 {
@@ -21,6 +32,42 @@ inline uint dp4a(uint a, uint b, uint c)
     asm("dp4a.u32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
     return d;
 }
+
+// Lane (own lane ^ m)'s word v; every lane of the warp must execute it.
+inline uint shfl_xor(uint v, int m)
+{
+    uint r;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(m));
+    return r;
+}
+
+inline ulong shfl_xor_ul(ulong v, int m)
+{
+    return ((ulong)shfl_xor((uint)(v >> 32), m) << 32) | shfl_xor((uint)v, m);
+}
+
+// Makes this work-item's earlier global writes and atomics visible to the
+// whole device before its later ones.
+inline void fence_device(void)
+{
+    asm volatile("membar.gl;" ::: "memory");
+}
+
+#define WARP 32
+#define WARPS (LWS / WARP)
+#if WARPS > WARP || (WARPS & (WARPS - 1)) != 0
+#error "LWS / 32 must be a power of two of at most 32"
+#endif
+
+// Combines (s, q, mn, mx) across the lanes of each warp: every lane ends
+// with its warp's values.
+#define WARP_COMBINE(s, q, mn, mx)                                      \
+    for (int m_ = WARP / 2; m_ > 0; m_ >>= 1) {                         \
+        s += shfl_xor_ul(s, m_);                                        \
+        q += shfl_xor_ul(q, m_);                                        \
+        mn = min(mn, shfl_xor(mn, m_));                                 \
+        mx = max(mx, shfl_xor(mx, m_));                                 \
+    }
 
 // Adds the 16 bytes of a uint4 to the dp4a sums and the byte extremes.
 #define ADD_WORD16(wd)                                                  \
@@ -41,10 +88,11 @@ inline uint dp4a(uint a, uint b, uint c)
         mxb = max(mxb, (uint)max(max(M4.x, M4.y), max(M4.z, M4.w)));    \
     }
 
-__kernel void stats_vec4_dp4a(__global const T* in, int n, int per, __global ulong4* partial)
+__kernel void stats_vec4_dp4a(__global const T* in, int n, int per, __global ulong* acc,
+                              int groups, __global ulong4* result)
 {
-    __local ulong ls[LWS], lq[LWS];
-    __local uint lmn[LWS], lmx[LWS];
+    __local ulong ls[WARPS], lq[WARPS];
+    __local uint lmn[WARPS], lmx[WARPS];
     int lid = get_local_id(0);
     size_t g = get_global_id(0) / LWS;
     size_t first = g * (size_t)LWS * per;
@@ -72,13 +120,43 @@ __kernel void stats_vec4_dp4a(__global const T* in, int n, int per, __global ulo
         mn = min(mn, select((uint4)(UINT_MAX), v, ok));
         mx = max(mx, v);
     }
-    ls[lid] = (((ulong)s.x + s.y) + ((ulong)s.z + s.w)) + sd;
-    lq[lid] = (((ulong)q.x + q.y) + ((ulong)q.z + q.w)) + qd;
-    lmn[lid] = min(min(min(mn.x, mn.y), min(mn.z, mn.w)), mnb);
-    lmx[lid] = max(max(max(mx.x, mx.y), max(mx.z, mx.w)), mxb);
-    TREE4(ls, lq, lmn, lmx, lid, min, max)
-    if (lid == 0)
-        WRITE_PARTIAL(partial, g, N_TO_L4(ls[0]), N_TO_L4(lq[0]), N_TO_L4((ulong)lmn[0]),
-                      N_TO_L4((ulong)lmx[0]))
+    ulong ws = (((ulong)s.x + s.y) + ((ulong)s.z + s.w)) + sd;
+    ulong wq = (((ulong)q.x + q.y) + ((ulong)q.z + q.w)) + qd;
+    uint wmn = min(min(min(mn.x, mn.y), min(mn.z, mn.w)), mnb);
+    uint wmx = max(max(max(mx.x, mx.y), max(mx.z, mx.w)), mxb);
+    WARP_COMBINE(ws, wq, wmn, wmx)
+    if (lid % WARP == 0) {
+        ls[lid / WARP] = ws;
+        lq[lid / WARP] = wq;
+        lmn[lid / WARP] = wmn;
+        lmx[lid / WARP] = wmx;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid >= WARP)
+        return;
+    bool has = lid < WARPS;
+    ws = has ? ls[lid] : 0;
+    wq = has ? lq[lid] : 0;
+    wmn = has ? lmn[lid] : UINT_MAX;
+    wmx = has ? lmx[lid] : 0u;
+    WARP_COMBINE(ws, wq, wmn, wmx)
+    if (lid != 0)
+        return;
+    __global uint* words = (__global uint*)(acc + 2);
+    atom_add(acc, ws);
+    atom_add(acc + 1, wq);
+    atomic_min(words, wmn);
+    atomic_max(words + 1, wmx);
+    fence_device();
+    if (atomic_inc(words + 2) != (uint)(groups - 1))
+        return;
+    fence_device();
+    // Every group's atomics are in; volatile loads bypass the L1.
+    __global volatile ulong* v = acc;
+    __global volatile uint* vw = words;
+    result[0] = (ulong4)(v[0], 0, 0, 0);
+    result[1] = (ulong4)(v[1], 0, 0, 0);
+    result[2] = (ulong4)((ulong)vw[0], 0, 0, 0);
+    result[3] = (ulong4)((ulong)vw[1], 0, 0, 0);
 }
 #endif

@@ -60,9 +60,9 @@ pub(crate) fn launch<T: Sample>(
     let groups = items.div_ceil(LWS * per);
     let extra = int_options(T::TYPE, c);
     let k1 = progs.kernel(dev, SPEC.name, spec, &shape, extra, &spec.kernel_name(SPEC.name))?;
-    let k2 = progs.kernel(dev, SPEC.name, spec, &shape, extra, "stats_final")?;
     let first = [n_arg, Arg::int(per)?];
     if extra.is_empty() {
+        let k2 = progs.kernel(dev, SPEC.name, spec, &shape, extra, "stats_final")?;
         let partial = DeviceBuffer::<[f32; 4]>::new(dev, 4 * groups)?;
         let result = DeviceBuffer::<[f32; 4]>::new(dev, 5)?;
         let bufs = [Arg::buf(&partial), Arg::buf(&result)];
@@ -79,10 +79,21 @@ pub(crate) fn launch<T: Sample>(
             .collect();
         Ok((Sums::finish(&sums, n as u64), kt))
     } else {
-        let partial = DeviceBuffer::<[u64; 4]>::new(dev, 4 * groups)?;
         let result = DeviceBuffer::<[u64; 4]>::new(dev, 4)?;
-        let bufs = [Arg::buf(&partial), Arg::buf(&result)];
-        let kt = two_passes(dev, (&k1, &k2), input, first, bufs, groups)?;
+        let kt = if spec.name == "vec4_dp4a" {
+            // One pass: sums, min = u32::MAX, max and the groups' count in
+            // the words cl/stats/dp4a.cl reads.
+            let acc = DeviceBuffer::<[u64; 4]>::from_slice(dev, &[[0, 0, u64::from(u32::MAX), 0]])?;
+            let (per, groups_arg) = (Arg::int(per)?, Arg::int(groups)?);
+            let args = [Arg::img(input), n_arg, per, Arg::buf(&acc), groups_arg, Arg::buf(&result)];
+            let e = dev.launch(&k1, &[groups * LWS], &[LWS], &args)?;
+            e.duration()?.unwrap_or_default()
+        } else {
+            let partial = DeviceBuffer::<[u64; 4]>::new(dev, 4 * groups)?;
+            let bufs = [Arg::buf(&partial), Arg::buf(&result)];
+            let k2 = progs.kernel(dev, SPEC.name, spec, &shape, extra, "stats_final")?;
+            two_passes(dev, (&k1, &k2), input, first, bufs, groups)?
+        };
         let r = result.to_vec(dev)?;
         let sums: Vec<Moments> = (0..channels.min(c))
             .map(|ch| Moments {

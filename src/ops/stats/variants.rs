@@ -1,5 +1,6 @@
-//! OpenCL variants of `stats`. Each writes one partial per work-group, and
-//! all share the final pass `stats_final`.
+//! OpenCL variants of `stats`. `tree` and `tree_vec4` write one partial
+//! per work-group and share the final pass `stats_final`; `vec4_dp4a`
+//! finishes in its one kernel, with global atomics.
 //!
 //! `tolerance` is, for this operation, the sum's bound in units of
 //! `u * sum(|x|)`, u = 2^-24 (the case's `check` derives the mean's and
@@ -98,7 +99,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     },
     VariantSpec {
         name: "vec4_dp4a",
-        summary: "as tree_vec4 on gray u8, each 4-byte word summed and squared by one inline-PTX dp4a each, min and max of packed bytes (NVIDIA)",
+        summary: "as tree_vec4 on gray u8, each 4-byte word summed and squared by one inline-PTX dp4a each, warps combined by shfl.sync, groups by global atomics in one kernel (NVIDIA)",
         files: &["stats/stats.cl", "stats/dp4a.cl"],
         options: "-DLWS=256",
         local: [LWS, 1],
