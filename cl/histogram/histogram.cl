@@ -30,13 +30,6 @@ inline int bin_of(float v, float lo, float hi, float scale, int bins)
     return min((int)floor((v - lo) * scale), bins - 1);
 }
 
-// Zeroes `n` counts.
-__kernel void histogram_zero(__global uint* counts, int n)
-{
-    int i = get_global_id(0);
-    if (i < n) counts[i] = 0;
-}
-
 // One pixel per work-item, one global atomic per sample.
 __kernel void histogram_global_atomics(__global const T* in, int n, float lo, float hi,
                                        float scale, int bins, __global uint* counts)
