@@ -209,7 +209,7 @@ fn the_stage_runs_on_host_and_device_and_refuses_bad_options() {
 
 /// Variants whose integer sums are rounded once (f64 or the OpenCL integer
 /// path); the others are held to their float bound elsewhere.
-const ROUNDED_ONCE: &[&str] = &["cpu", "x_tree", "x_shfl", "y_split"];
+const ROUNDED_ONCE: &[&str] = &["cpu", "x_tree", "x_shfl", "y_split", "y_fused"];
 
 /// Sums, min and max of `img` along both axes against u64 arithmetic,
 /// for the variants of [`ROUNDED_ONCE`].

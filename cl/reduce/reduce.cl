@@ -282,6 +282,48 @@ __kernel void reduce_y_column(__global const T* in, int width, int height, int o
     STOREP(FINISH(op, SETTLE(op, a, c), height), out, x);
 }
 
+// y_fused (Y_FUSED): y_split's two passes in one kernel. Each group writes
+// its block's partials as y_split does, then counts itself done on its
+// strip of columns (done[GROUP_ID(0)], zeroed by the host); the group
+// that counts last for a strip merges that strip's partials as
+// reduce_y_merge would, in block order, so the outputs are y_split's bit
+// for bit. A device fence orders each writer's partials before the count
+// (PTX_FENCE: NVIDIA's membar.gl, else OpenCL's global mem_fence), and
+// the tuner's check stands between a device that breaks this and the
+// variant. Chunked launches pass the same `blocks` and count alike.
+#ifdef Y_FUSED
+#define Y_KERNEL reduce_y_fused
+#define Y_EXTRA_ARGS , int blocks, __global uint* done, __global float* out
+#ifdef PTX_FENCE
+#define FENCE_DEVICE() asm volatile("membar.gl;" ::: "memory")
+#else
+#define FENCE_DEVICE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+void merge_column(__global const float* partial, int width, int blocks, int height, int op,
+                  __global float* out, int x);
+
+// At kernel scope, for every work-item of the group, after its partial
+// writes and their FENCE_DEVICE: the last group of a strip merges its
+// COLS * cols columns from x0.
+#define FUSED_TAIL(x0, cols)                                            \
+    __local int last_;                                                  \
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);                \
+    if (lx == 0 && part == 0) {                                         \
+        last_ = atomic_inc(&done[GROUP_ID(0)]) == (uint)(blocks - 1);   \
+        FENCE_DEVICE();                                                 \
+    }                                                                   \
+    barrier(CLK_LOCAL_MEM_FENCE);                                       \
+    if (last_)                                                          \
+        for (int j_ = part * COLS + lx; j_ < COLS * (cols); j_ += COLS * SPLIT) \
+            if ((x0) + j_ < width)                                      \
+                merge_column(partial, width, blocks, height, op, out, (x0) + j_);
+#else
+#define Y_KERNEL reduce_y_split
+#define Y_EXTRA_ARGS
+#define FENCE_DEVICE()
+#define FUSED_TAIL(x0, cols)
+#endif
+
 #if defined(INT_SUM) && CH == 1 && defined(YPACK)
 // y_split's pass 1 on gray integer images whose width is a multiple of
 // YPACK (the host defines YPACK only then, so every row starts aligned to
@@ -317,8 +359,8 @@ inline YL walk_cols(__global const YV* v, size_t base, size_t stride, long count
     return t;
 }
 
-__kernel void reduce_y_split(__global const T* in, int width, int height, int op, int rows,
-                             __global float* partial)
+__kernel void Y_KERNEL(__global const T* in, int width, int height, int op, int rows,
+                       __global float* partial Y_EXTRA_ARGS)
 {
     __local YL buf[SPLIT][COLS];
     int x = get_global_id(0) * YPACK;
@@ -340,7 +382,9 @@ __kernel void reduce_y_split(__global const T* in, int width, int height, int op
                            partial + (size_t)(2 * block) * width + x);
         CAT(vstore, YPACK)(CAT(as_float, YPACK)(TO_YU(t >> 32)), 0,
                            partial + (size_t)(2 * block + 1) * width + x);
+        FENCE_DEVICE();
     }
+    FUSED_TAIL((int)(get_global_id(0) - lx) * YPACK, YPACK)
 }
 #else
 // Axis y in two passes. Pass 1: a group is COLS columns by SPLIT parts of
@@ -349,8 +393,8 @@ __kernel void reduce_y_split(__global const T* in, int width, int height, int op
 // the block's result goes to row `block` of `partial` (width x blocks
 // pixels of CH floats). Blocks put enough work-items in flight to fill a
 // large GPU even for short images; pass 2 (reduce_y_merge) combines them.
-__kernel void reduce_y_split(__global const T* in, int width, int height, int op, int rows,
-                             __global float* partial)
+__kernel void Y_KERNEL(__global const T* in, int width, int height, int op, int rows,
+                       __global float* partial Y_EXTRA_ARGS)
 {
     __local ACC_T buf[SPLIT][COLS];
     int x = get_global_id(0);
@@ -373,6 +417,7 @@ __kernel void reduce_y_split(__global const T* in, int width, int height, int op
         ULONGN t = buf[0][lx];
         STOREP(AS_FLOATN(TO_UINTN(t)), partial, (size_t)(2 * block) * width + x);
         STOREP(AS_FLOATN(TO_UINTN(t >> 32)), partial, (size_t)(2 * block + 1) * width + x);
+        FENCE_DEVICE();
     }
 #else
     FLOATN a = IDENTITY(op), c = (FLOATN)(0.0f);
@@ -399,19 +444,21 @@ __kernel void reduce_y_split(__global const T* in, int width, int height, int op
         if (part < s) buf[part][lx] = COMBINE(op, buf[part][lx], buf[part + s][lx]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (part == 0 && x < width) STOREP(buf[0][lx], partial, (size_t)block * width + x);
+    if (part == 0 && x < width) {
+        STOREP(buf[0][lx], partial, (size_t)block * width + x);
+        FENCE_DEVICE();
+    }
 #endif
+    FUSED_TAIL((int)(get_global_id(0) - lx), 1)
 }
 #endif
 
-// Pass 2 of y_split: each column's block results, combined in block order
-// (compensated for sums; exact in integers under INT_SUM), finished over
-// all `height` rows.
-__kernel void reduce_y_merge(__global const float* partial, int width, int blocks, int height,
-                             int op, __global float* out)
+// Column x's block results (y_split's pass 2, y_fused's last group),
+// combined in block order (compensated for sums; exact in integers under
+// INT_SUM), finished over all `height` rows.
+void merge_column(__global const float* partial, int width, int blocks, int height, int op,
+                  __global float* out, int x)
 {
-    int x = get_global_id(0);
-    if (x >= width) return;
 #ifdef INT_SUM
     ULONGN t = TO_ULONGN(I_IDENTITY(op));
     for (int b = 0; b < blocks; b++) {
@@ -428,4 +475,11 @@ __kernel void reduce_y_merge(__global const float* partial, int width, int block
     }
     STOREP(FINISH(op, SETTLE(op, a, c), height), out, x);
 #endif
+}
+
+__kernel void reduce_y_merge(__global const float* partial, int width, int blocks, int height,
+                             int op, __global float* out)
+{
+    int x = get_global_id(0);
+    if (x < width) merge_column(partial, width, blocks, height, op, out, x);
 }

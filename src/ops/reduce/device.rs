@@ -78,9 +78,36 @@ pub(crate) fn launch<T: Sample>(
     }
     let shape = Shape::new(w, h, c, T::TYPE).with_params(crate::ops::OpParams::new(*p));
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
-    let (extra, ypack) = options_for(spec, T::TYPE, c, w);
+    let (mut extra, ypack) = options_for(spec, T::TYPE, c, w);
+    let fused = spec.name == "y_fused";
+    if fused && dev.info().vendor.to_ascii_lowercase().contains("nvidia") {
+        extra.push_str(" -DPTX_FENCE");
+    }
     let extra = extra.as_str();
     let k = progs.kernel(dev, SPEC.name, spec, &shape, extra, &spec.kernel_name(SPEC.name))?;
+    if fused {
+        let blocks = y_blocks(w / ypack, h);
+        let words = if int_options(T::TYPE, c).is_empty() { 1 } else { 2 };
+        let partial = crate::backend::opencl::DeviceImage::<f32>::new(dev, w, words * blocks, c)?;
+        let strips = (w / ypack).div_ceil(COLS);
+        let count = crate::backend::opencl::DeviceBuffer::<u32>::from_slice(dev, &vec![0; strips])?;
+        return dev.launch(
+            &k,
+            &[w / ypack, SPLIT * blocks],
+            &[COLS, SPLIT],
+            &[
+                Arg::img(input),
+                Arg::int(w)?,
+                Arg::int(h)?,
+                Arg::I32(p.op as i32),
+                Arg::int(h.div_ceil(blocks))?,
+                Arg::img(&partial),
+                Arg::int(blocks)?,
+                Arg::buf(&count),
+                Arg::img(out),
+            ],
+        );
+    }
     if spec.name == "y_split" {
         let blocks = y_blocks(w / ypack, h);
         let rows = h.div_ceil(blocks);
@@ -137,7 +164,7 @@ pub(crate) fn launch<T: Sample>(
 }
 
 /// `spec`'s build options for `ty` samples, `c` channels and width `w`,
-/// and `y_split`'s columns per work-item ([`super::variants::ypack`]; 1
+/// and `y_split`'s and `y_fused`'s columns per work-item ([`super::variants::ypack`]; 1
 /// for the other variants).
 #[cfg(feature = "opencl")]
 fn options_for(
@@ -148,9 +175,13 @@ fn options_for(
 ) -> (String, usize) {
     use super::variants::{ypack, LWS};
     let team = team(spec, ty, c, w);
-    let cols = if spec.name == "y_split" { ypack(ty, c, w) } else { 1 };
+    let split = matches!(spec.name, "y_split" | "y_fused");
+    let cols = if split { ypack(ty, c, w) } else { 1 };
+    let fused = if spec.name == "y_fused" { " -DY_FUSED" } else { "" };
     if cols > 1 {
-        (format!("{} -DYPACK={cols}", int_options(ty, c)), cols)
+        (format!("{} -DYPACK={cols}{fused}", int_options(ty, c)), cols)
+    } else if split {
+        (format!("{}{fused}", int_options(ty, c)), 1)
     } else if team != LWS {
         (format!("{} -DTEAM={team}", int_options(ty, c)), 1)
     } else {

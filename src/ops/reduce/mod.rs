@@ -47,8 +47,10 @@ pub static SPEC: OpSpec = OpSpec {
     // Each axis's variants decline the other axis, so one order serves both.
     // x_shfl (NVIDIA only) matched or beat x_tree on every type measured on
     // the H100 and the H200 once short rows took teams of 32 (2026-11-27).
-    gpu_order: &["x_shfl", "x_subgroup", "x_tree", "y_split", "x_row", "y_column"],
-    cpu_device_order: &["x_row", "y_column", "x_tree", "y_split"],
+    // y_fused beat y_split on every type on the H200 (8192x8192: 1-10%;
+    // 64x64: 7.5-9.7 against 13.5-15.4 us; 2026-11-28).
+    gpu_order: &["x_shfl", "x_subgroup", "x_tree", "y_fused", "y_split", "x_row", "y_column"],
+    cpu_device_order: &["x_row", "y_column", "x_tree", "y_split", "y_fused"],
     prefer: None,
     // A NaN reaches only the sums of its own row or column: that is what
     // the statistic means, not a smear, and min/max ignore it.

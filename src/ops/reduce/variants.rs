@@ -1,6 +1,6 @@
-//! OpenCL variants of `reduce`: two per axis, and two warp-level variants
-//! of the x axis: sub-groups where the device lists them, and NVIDIA's
-//! shuffles through inline PTX.
+//! OpenCL variants of `reduce`: two per axis, two warp-level variants of
+//! the x axis (sub-groups where the device lists them, and NVIDIA's
+//! shuffles through inline PTX), and `y_split` fused into one kernel.
 //!
 //! `tolerance` is, for this operation, the sum's bound in units of
 //! `u * sum(|x|)`, u = 2^-24 (the case's `check` reads it so, and holds min
@@ -10,13 +10,14 @@
 //! - a walk per work-item, then a tree of depth d (`x_tree`: 8,
 //!   `y_split`: 3): 3 + d + 1; `y_split` then adds its blocks' results
 //!   (at most 64) with a second compensated walk: 2 more, 9 in all; 16
-//!   covers both;
+//!   covers both; `y_fused` adds in `y_split`'s order, so its results
+//!   are `y_split`'s bit for bit;
 //! - `x_shfl`: warps of 32 combine with butterfly shuffles (depth 5), then
 //!   the 8 warps' results (depth 3): x_tree's 8, so 16;
 //! - `x_subgroup`: the sub-group combine has no specified order, so a
 //!   sub-group of s <= 64 lanes adds up to s - 1, then the tree 8: 80.
 //!
-//! On u8 and u16 input, `x_tree`, `x_shfl` and `y_split` sum in integers (exact) and
+//! On u8 and u16 input, `x_tree`, `x_shfl`, `y_split` and `y_fused` sum in integers (exact) and
 //! round once to f32, well inside their bound; the float bounds above are
 //! those of f32 input.
 
@@ -150,6 +151,17 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "y_split",
         summary: "axis y in two passes: blocks of rows, 8 work-items per column in each, combined in local memory; then the blocks per column",
+        files: &["reduce/reduce.cl"],
+        options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
+        local: [COLS, SPLIT],
+        local_bytes: split_floats,
+        supports: along_y,
+        requires: &[],
+        tolerance: 16.0,
+    },
+    VariantSpec {
+        name: "y_fused",
+        summary: "axis y: y_split's passes in one kernel, the last block of each strip of columns (a global counter) merging the strip",
         files: &["reduce/reduce.cl"],
         options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
         local: [COLS, SPLIT],
