@@ -64,7 +64,7 @@ pub(crate) fn launch<T: Sample>(
     out: &crate::backend::opencl::DeviceImage<f32>,
     p: &ReduceParams,
 ) -> Result<crate::backend::opencl::ClEvent> {
-    use super::variants::{COLS, LWS, SPLIT};
+    use super::variants::LWS;
     use crate::backend::opencl::Arg;
     let (w, h, c) = (input.width(), input.height(), input.channels());
     let (ow, oh) = p.output_size(w, h);
@@ -85,63 +85,12 @@ pub(crate) fn launch<T: Sample>(
     }
     let extra = extra.as_str();
     let k = progs.kernel(dev, SPEC.name, spec, &shape, extra, &spec.kernel_name(SPEC.name))?;
-    if fused {
-        let blocks = y_blocks(w / ypack, h);
-        let words = if int_options(T::TYPE, c).is_empty() { 1 } else { 2 };
-        let partial = crate::backend::opencl::DeviceImage::<f32>::new(dev, w, words * blocks, c)?;
-        let strips = (w / ypack).div_ceil(COLS);
-        let count = crate::backend::opencl::DeviceBuffer::<u32>::from_slice(dev, &vec![0; strips])?;
-        return dev.launch(
-            &k,
-            &[w / ypack, SPLIT * blocks],
-            &[COLS, SPLIT],
-            &[
-                Arg::img(input),
-                Arg::int(w)?,
-                Arg::int(h)?,
-                Arg::I32(p.op as i32),
-                Arg::int(h.div_ceil(blocks))?,
-                Arg::img(&partial),
-                Arg::int(blocks)?,
-                Arg::buf(&count),
-                Arg::img(out),
-            ],
-        );
-    }
-    if spec.name == "y_split" {
-        let blocks = y_blocks(w / ypack, h);
-        let rows = h.div_ceil(blocks);
-        // Integer samples keep a block's result as a ulong: two rows of words.
-        let words = if extra.is_empty() { 1 } else { 2 };
-        let partial = crate::backend::opencl::DeviceImage::<f32>::new(dev, w, words * blocks, c)?;
-        let first = dev.launch(
-            &k,
-            &[w / ypack, SPLIT * blocks],
-            &[COLS, SPLIT],
-            &[
-                Arg::img(input),
-                Arg::int(w)?,
-                Arg::int(h)?,
-                Arg::I32(p.op as i32),
-                Arg::int(rows)?,
-                Arg::img(&partial),
-            ],
-        )?;
-        let merge = progs.kernel(dev, SPEC.name, spec, &shape, extra, "reduce_y_merge")?;
-        let second = dev.launch(
-            &merge,
-            &[w],
-            &[COLS],
-            &[
-                Arg::img(&partial),
-                Arg::int(w)?,
-                Arg::int(blocks)?,
-                Arg::int(h)?,
-                Arg::I32(p.op as i32),
-                Arg::img(out),
-            ],
-        )?;
-        return Ok(first.then(second));
+    if matches!(spec.name, "y_split" | "y_fused") {
+        let merge = match fused {
+            true => None,
+            false => Some(progs.kernel(dev, SPEC.name, spec, &shape, extra, "reduce_y_merge")?),
+        };
+        return launch_y(dev, (&k, merge.as_ref()), input, out, p, ypack);
     }
     let rows = LWS / team(spec, T::TYPE, c, w);
     let (global, local): (Vec<usize>, Vec<usize>) = match spec.name {
@@ -161,6 +110,39 @@ pub(crate) fn launch<T: Sample>(
             Arg::img(out),
         ],
     )
+}
+
+/// `y_split` (pass 1 `k`, then `merge`) or `y_fused` (`k` alone, no
+/// `merge`) over `ypack` columns per work-item.
+#[cfg(feature = "opencl")]
+fn launch_y<T: Sample>(
+    dev: &Dev,
+    (k, merge): (&crate::backend::opencl::Kernel, Option<&crate::backend::opencl::Kernel>),
+    input: &crate::backend::opencl::DeviceImage<T>,
+    out: &crate::backend::opencl::DeviceImage<f32>,
+    p: &ReduceParams,
+    ypack: usize,
+) -> Result<crate::backend::opencl::ClEvent> {
+    use super::variants::{COLS, SPLIT};
+    use crate::backend::opencl::{Arg, DeviceBuffer, DeviceImage};
+    let (w, h, c) = (input.width(), input.height(), input.channels());
+    let blocks = y_blocks(w / ypack, h);
+    // Integer samples keep a block's result as a ulong: two rows of words.
+    let words = if int_options(T::TYPE, c).is_empty() { 1 } else { 2 };
+    let partial = DeviceImage::<f32>::new(dev, w, words * blocks, c)?;
+    let (w_, h_, op, blocks_) = (Arg::int(w)?, Arg::int(h)?, Arg::I32(p.op as i32), Arg::int(blocks)?);
+    let first = [Arg::img(input), w_, h_, op, Arg::int(h.div_ceil(blocks))?, Arg::img(&partial)];
+    let (global, local) = ([w / ypack, SPLIT * blocks], [COLS, SPLIT]);
+    let Some(merge) = merge else {
+        // y_fused: a zeroed count of finished blocks per strip of columns.
+        let done = DeviceBuffer::<u32>::from_slice(dev, &vec![0; (w / ypack).div_ceil(COLS)])?;
+        let rest = [blocks_, Arg::buf(&done), Arg::img(out)];
+        return dev.launch(k, &global, &local, &[&first[..], &rest[..]].concat());
+    };
+    let first = dev.launch(k, &global, &local, &first)?;
+    let args = [Arg::img(&partial), w_, blocks_, h_, op, Arg::img(out)];
+    let second = dev.launch(merge, &[w], &[COLS], &args)?;
+    Ok(first.then(second))
 }
 
 /// `spec`'s build options for `ty` samples, `c` channels and width `w`,
