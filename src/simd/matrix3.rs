@@ -276,7 +276,13 @@ mod tests {
             Ok(got) => got,
             Err(_) => return assert!(!vectors, "{isa:?} {} declined RGBA {}", X::TYPE, src.len()),
         };
-        assert!(vectors, "{isa:?} {} took RGBA {}", X::TYPE, src.len());
+        // An empty row comes back written whatever the instruction set.
+        assert!(
+            vectors || src.is_empty(),
+            "{isa:?} {} took RGBA {}",
+            X::TYPE,
+            src.len()
+        );
         for (i, (g, s)) in got.chunks_exact(4).zip(src.chunks_exact(4)).enumerate() {
             let v = [s[0].to_f32(), s[1].to_f32(), s[2].to_f32()];
             for k in 0..4 {
