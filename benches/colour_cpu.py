@@ -26,7 +26,8 @@ same shape, WxH default 3840x2160; every row costs the same on any data):
   lookup; ours maps 10%..90% of the range and interpolates between
   entries, `filterctl bench`'s case).
 - ccm (3x3 matrix, the bench's camera-like one) on RGB u8 and f32:
-  `cv2.transform` with the same matrix.
+  `cv2.transform` with the same matrix; on RGBA u8 and f32 (alpha
+  copied): `cv2.transform` with the 4x4 matrix that copies alpha.
 - gamma sRGB on RGB u8: `cv2.LUT` with the same 256-entry table; on RGB
   f32: `cv2.pow(x, 1/2.4)` alone (OpenCV has no sRGB curve; the power is
   the costly part, without the linear toe and the scale and offset), and
@@ -55,6 +56,9 @@ import numpy as np
 # The bench's ccm case (src/ops/ccm/tune.rs) and the sRGB curve (IEC 61966-2-1).
 CCM = np.array([[1.72, -0.52, -0.2], [-0.26, 1.58, -0.32], [0.04, -0.62, 1.58]], dtype=np.float32)
 CCM_SPEC = "ccm=m=" + "/".join(f"{v:g}" for v in CCM.flatten())
+# The same on RGBA, alpha copied.
+CCM4 = np.eye(4, dtype=np.float32)
+CCM4[:3, :3] = CCM
 
 
 def srgb(x):
@@ -88,7 +92,8 @@ def ours(binary, size, row):
     if words[0] == "colormap":
         return filterctl(binary, size, "u8", 3, "colormap")["colormap"]
     t = words[1] if words[0] == "ccm" else words[2]
-    return filterctl(binary, size, t, 3, words[0])[words[0]]
+    channels = 4 if words[-1] == "RGBA" else 3
+    return filterctl(binary, size, t, channels, words[0])[words[0]]
 
 
 def write_pnm(path, a):
@@ -192,6 +197,8 @@ def main():
     gray = rng.integers(0, 256, (h, w), dtype=np.uint8)
     rgb = {"u8": rng.integers(0, 256, (h, w, 3), dtype=np.uint8),
            "f32": rng.random((h, w, 3), dtype=np.float32)}
+    rgba = {"u8": rng.integers(0, 256, (h, w, 4), dtype=np.uint8),
+            "f32": rng.random((h, w, 4), dtype=np.float32)}
     table = np.round(srgb(np.arange(256) / 255.0) * 255).astype(np.uint8)
     cvt = cv2.cvtColor
     peers = {}
@@ -207,6 +214,7 @@ def main():
     peers["colormap turbo u8"] = [("applyColorMap TURBO", lambda: cv2.applyColorMap(gray, cv2.COLORMAP_TURBO))]
     for t in ("u8", "f32"):
         peers[f"ccm {t} RGB"] = [("transform", lambda i=rgb[t]: cv2.transform(i, CCM))]
+        peers[f"ccm {t} RGBA"] = [("transform 4x4", lambda i=rgba[t]: cv2.transform(i, CCM4))]
     peers["gamma srgb u8 RGB"] = [("LUT", lambda: cv2.LUT(rgb["u8"], table))]
     f = rgb["f32"]
     peers["gamma srgb f32 RGB"] = [("pow(x, 1/2.4) only", lambda: cv2.pow(f, 1 / 2.4)),

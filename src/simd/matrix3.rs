@@ -12,14 +12,17 @@ use super::{mem, Isa, Narrow};
 /// (`m[0] r + m[1] g + m[2] b` for the first) and narrowed by
 /// [`Narrow::narrow`]: returns `dst` written. With `isa` at [`Isa::Avx2`]
 /// or above on a CPU with AVX2, for u8, u16 and f32 samples, groups of 8
-/// pixels (16 first at [`Isa::Avx512`]) go through vectors and the last few pixels one by one; anywhere
-/// else nothing is written and `dst` comes back as `Err`. The samples are
-/// the same either way.
+/// pixels (16 first at [`Isa::Avx512`]) go through vectors and the last
+/// few pixels one by one; anywhere else nothing is written and `dst` comes
+/// back as `Err`. The samples are the same either way. `stream` asks for
+/// stores that bypass the caches, for outputs far larger than them (f32
+/// with AVX2 below [`Isa::Avx512`]; elsewhere it changes nothing).
 pub fn rgb<'d, X: Narrow>(
     isa: Isa,
     m: &[f32; 9],
     src: &[X],
     dst: &'d mut [MaybeUninit<X>],
+    stream: bool,
 ) -> Result<&'d mut [X], &'d mut [MaybeUninit<X>]> {
     assert!(
         src.len() == dst.len() && src.len().is_multiple_of(3),
@@ -27,13 +30,13 @@ pub fn rgb<'d, X: Narrow>(
     );
     #[cfg(target_arch = "x86_64")]
     let done = if isa >= Isa::Avx2 {
-        super::x86::matrix3_groups(m, src, dst, isa >= Isa::Avx512)
+        super::x86::matrix3_groups(m, src, dst, isa >= Isa::Avx512, stream)
     } else {
         0
     };
     #[cfg(not(target_arch = "x86_64"))]
     let done = {
-        let _ = isa;
+        let _ = (isa, stream);
         0
     };
     if done == 0 && !src.is_empty() {
@@ -46,6 +49,43 @@ pub fn rgb<'d, X: Narrow>(
         })
     });
     // SAFETY: `matrix3_groups` wrote `dst[..done]` (it returns how many
+    // samples it wrote, from the start), and `write_pixels` the rest.
+    Ok(unsafe { mem::assume_init_mut(dst) })
+}
+
+/// [`rgb`] on RGBA pixels (`src` whole pixels of 4 samples), alpha
+/// copied: with `isa` at [`Isa::Avx2`] or above on a CPU with AVX2, groups
+/// of 6 pixels through vectors and the last few one by one; anywhere else
+/// nothing is written and `dst` comes back as `Err`.
+pub fn rgba<'d, X: Narrow>(
+    isa: Isa,
+    m: &[f32; 9],
+    src: &[X],
+    dst: &'d mut [MaybeUninit<X>],
+) -> Result<&'d mut [X], &'d mut [MaybeUninit<X>]> {
+    assert!(
+        src.len() == dst.len() && src.len().is_multiple_of(4),
+        "matrix3::rgba: lengths differ or are not whole pixels"
+    );
+    #[cfg(target_arch = "x86_64")]
+    let done = match isa >= Isa::Avx2 {
+        true => super::x86::matrix3_groups4(m, src, dst),
+        false => 0,
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = {
+        let _ = isa;
+        0
+    };
+    if done == 0 && !src.is_empty() {
+        return Err(dst);
+    }
+    mem::write_pixels(&mut dst[done..], &src[done..], |[r, g, b, a]: [X; 4]| {
+        let v = [r.to_f32(), g.to_f32(), b.to_f32()];
+        let o = |i: usize| X::narrow(m[3 * i] * v[0] + m[3 * i + 1] * v[1] + m[3 * i + 2] * v[2]);
+        [o(0), o(1), o(2), a]
+    });
+    // SAFETY: `matrix3_groups4` wrote `dst[..done]` (it returns how many
     // samples it wrote, from the start), and `write_pixels` the rest.
     Ok(unsafe { mem::assume_init_mut(dst) })
 }
@@ -107,10 +147,11 @@ impl Fixed {
 }
 
 /// Whether [`rgb_fixed`] has vector code for `isa` on this CPU: at
-/// [`Isa::Avx512`] with AVX-512BW and VBMI.
+/// [`Isa::Avx2`] or above with AVX2 (32 pixels a step; 16 at
+/// [`Isa::Avx512`] with AVX-512BW and VBMI).
 pub fn has_fixed(isa: Isa) -> bool {
     #[cfg(target_arch = "x86_64")]
-    return isa >= Isa::Avx512 && super::x86::matrix3_has_fixed();
+    return isa >= Isa::Avx2 && super::x86::Avx2::try_new().is_some();
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = isa;
@@ -120,8 +161,9 @@ pub fn has_fixed(isa: Isa) -> bool {
 
 /// [`Fixed::apply`] on every RGB pixel of `src` (whole pixels) into `dst`
 /// (as long): returns `dst` written. Where [`has_fixed`] says so, groups of
-/// 16 pixels go through vectors and the rest one by one; anywhere else
-/// every pixel one by one. The samples are the same either way.
+/// 32 pixels (16 with AVX-512 VBMI) go through vectors and the rest one by
+/// one; anywhere else every pixel one by one. The samples are the same
+/// either way.
 pub fn rgb_fixed<'d>(
     isa: Isa,
     f: &Fixed,
@@ -134,7 +176,10 @@ pub fn rgb_fixed<'d>(
     );
     #[cfg(target_arch = "x86_64")]
     let done = match has_fixed(isa) {
-        true => super::x86::matrix3_fixed_groups(&f.tables, f.shift, src, dst),
+        true => {
+            let wide = isa >= Isa::Avx512;
+            super::x86::matrix3_fixed_groups(&f.tables, f.shift, src, dst, wide)
+        }
         false => 0,
     };
     #[cfg(not(target_arch = "x86_64"))]
@@ -189,9 +234,20 @@ mod tests {
     }
 
     fn same<X: Narrow>(isa: Isa, m: &[f32; 9], src: &[X]) {
-        let mut dst = vec![MaybeUninit::new(X::default()); src.len()];
+        same_rgba(isa, m, &src[..src.len() / 12 * 12]);
+        for stream in [false, true] {
+            // Every alignment of the output, for the streaming stores.
+            for at in 0..8 {
+                same_at(isa, m, src, stream, at);
+            }
+        }
+    }
+
+    fn same_at<X: Narrow>(isa: Isa, m: &[f32; 9], src: &[X], stream: bool, at: usize) {
+        let mut buf = vec![MaybeUninit::new(X::default()); src.len() + at];
+        let dst = &mut buf[at..];
         let vectors = cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && src.len() >= 24;
-        let got = match rgb(isa, m, src, &mut dst) {
+        let got = match rgb(isa, m, src, dst, stream) {
             Ok(got) => got,
             Err(_) => return assert!(!vectors, "{isa:?} {} declined {}", X::TYPE, src.len()),
         };
@@ -211,8 +267,42 @@ mod tests {
         }
     }
 
+    /// [`rgba`]: the scalar arithmetic on colours, alpha bit for bit; vectors
+    /// from 6 pixels.
+    fn same_rgba<X: Narrow>(isa: Isa, m: &[f32; 9], src: &[X]) {
+        let mut dst = vec![MaybeUninit::new(X::default()); src.len()];
+        let vectors = cfg!(target_arch = "x86_64") && isa >= Isa::Avx2 && src.len() >= 24;
+        let got = match rgba(isa, m, src, &mut dst) {
+            Ok(got) => got,
+            Err(_) => return assert!(!vectors, "{isa:?} {} declined RGBA {}", X::TYPE, src.len()),
+        };
+        // An empty row comes back written whatever the instruction set.
+        assert!(
+            vectors || src.is_empty(),
+            "{isa:?} {} took RGBA {}",
+            X::TYPE,
+            src.len()
+        );
+        for (i, (g, s)) in got.chunks_exact(4).zip(src.chunks_exact(4)).enumerate() {
+            let v = [s[0].to_f32(), s[1].to_f32(), s[2].to_f32()];
+            for k in 0..4 {
+                let want = match k {
+                    3 => s[3],
+                    _ => X::from_f32(m[3 * k] * v[0] + m[3 * k + 1] * v[1] + m[3 * k + 2] * v[2]),
+                };
+                assert!(
+                    g[k].to_f32().to_bits() == want.to_f32().to_bits(),
+                    "{isa:?} {} RGBA pixel {i} channel {k}: {:?} vs {want:?}",
+                    X::TYPE,
+                    g[k]
+                );
+            }
+        }
+    }
+
     /// The fixed-point matrix: vectors give [`Fixed::apply`] exactly (every
-    /// instruction set, pixel counts around whole steps of 16, primes),
+    /// instruction set, pixel counts around whole steps of 16 and 32,
+    /// primes),
     /// which is within 1 of the f32 arithmetic rounded and within
     /// `0.5 + (r + g + b) 2^-(shift + 1)` of the exact value, on random
     /// pixels and the extremes (0 and 255 in every combination), for
@@ -240,7 +330,9 @@ mod tests {
         let corners: Vec<u8> = (0..8)
             .flat_map(|c: u8| [0, 1, 2].map(|b| 255 * ((c >> b) & 1)))
             .collect();
-        for px in [0, 1, 2, 8, 15, 16, 17, 31, 32, 33, 47, 48, 131, 1009] {
+        for px in [
+            0, 1, 2, 8, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 95, 96, 97, 131, 1009,
+        ] {
             let mut src: Vec<u8> = (0..3 * px).map(|_| next() as u8).collect();
             let k = corners.len().min(src.len());
             src[..k].copy_from_slice(&corners[..k]);

@@ -4,13 +4,16 @@
 //! vectorises the products; the narrowing is [`Narrow`]'s, which is
 //! [`Sample::from_f32`] without its library call. RGB rows go through
 //! [`crate::simd::matrix3::rgb`] first, whose AVX2 code splits pixels into
-//! colours with lane permutes (the planes above are built through the
-//! stack, which costs more than the products). The arithmetic is
+//! colours with lane permutes (storing f32 images of 16 MiB and more past
+//! the caches), and RGBA rows through [`crate::simd::matrix3::rgba`]
+//! (in-lane broadcasts); the planes above are built through the stack,
+//! which costs more than the products (on AVX2, RGBA took 5-7x as long as
+//! RGB through them). The arithmetic is
 //! [`super::apply`]'s (no fused products), so every instruction set gives
-//! the same samples, but for u8 RGB on CPUs with AVX-512BW and VBMI: there
-//! a matrix whose coefficients fit [`matrix3::Fixed`] goes through its
-//! 16-bit fixed point ([`matrix3::rgb_fixed`], 16 pixels per step), within
-//! 1 of the f32 arithmetic's samples (docs/QUALITY.md).
+//! the same samples, but for u8 RGB on CPUs with AVX2: there a matrix
+//! whose coefficients fit [`matrix3::Fixed`] goes through its 16-bit fixed
+//! point ([`matrix3::rgb_fixed`], 32 pixels per step, 16 with AVX-512
+//! VBMI), within 1 of the f32 arithmetic's samples (docs/QUALITY.md).
 
 use std::mem::MaybeUninit;
 
@@ -64,19 +67,25 @@ fn fixed<T: Sample>(img: &Image<T>, f: &matrix3::Fixed, p: &CcmParams, isa: Isa)
     })
 }
 
+/// Output size from which RGB rows are stored past the caches
+/// ([`matrix3::rgb`]'s `stream`): the input and output outgrow an L3.
+const STREAM_BYTES: usize = 16 << 20;
+
 /// The rows of `img`, whose samples are `X`, of `C` channels.
 fn typed<T: Sample, X: Narrow, const C: usize>(img: &Image<T>, p: &CcmParams, isa: Isa) -> Result<Image<T>> {
+    let stream = img.width() * img.height() * C * std::mem::size_of::<X>() >= STREAM_BYTES;
     fill_rows::<T, _>(img.width(), img.height(), C, |y, dst| {
         let src = mem::cast_slice::<T, X>(img.row(y)).expect("T is X");
         let dst = mem::cast_uninit_mut::<T, X>(dst).expect("T is X");
-        // RGB through the instruction set's colour-splitting code where it
-        // has one; the rest (and RGBA) through planes of `PIXELS`.
-        let dst = match C {
-            3 => match matrix3::rgb(isa, &p.m, src, dst) {
-                Ok(done) => return mem::cast_slice_mut::<X, T>(done).expect("T is X"),
-                Err(dst) => dst,
-            },
-            _ => dst,
+        // Through the instruction set's vector code where it has one; the
+        // rest through planes of `PIXELS`.
+        let vectors = match C {
+            3 => matrix3::rgb(isa, &p.m, src, dst, stream),
+            _ => matrix3::rgba(isa, &p.m, src, dst),
+        };
+        let dst = match vectors {
+            Ok(done) => return mem::cast_slice_mut::<X, T>(done).expect("T is X"),
+            Err(dst) => dst,
         };
         let done = isa.vectorize(Row::<X, C> { m: &p.m, src, dst });
         mem::cast_slice_mut::<X, T>(done).expect("T is X")

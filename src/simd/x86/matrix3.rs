@@ -118,12 +118,14 @@ impl Io for u16 {
 /// the start of `src` into `dst` and returns how many samples that was (0
 /// without AVX2, or for samples other than u8, u16 and f32). With `wide`
 /// on a CPU with AVX-512F, groups of 16 pixels go through
-/// [`super::matrix3_512`] first.
+/// [`super::matrix3_512`] first; otherwise, with `stream`, f32 outputs go
+/// through [`stream_f32`].
 pub(crate) fn groups<X: 'static>(
     m: &[f32; 9],
     src: &[X],
     dst: &mut [MaybeUninit<X>],
     wide: bool,
+    stream: bool,
 ) -> usize {
     if Avx2::try_new().is_none() {
         return 0;
@@ -141,6 +143,9 @@ pub(crate) fn groups<X: 'static>(
     } else if mem::cast_slice::<X, u16>(src).is_some() {
         // SAFETY: as above, `X` being u16.
         unsafe { both::<u16>(m, s.cast(), d.cast(), w, n) };
+    } else if mem::cast_slice::<X, f32>(src).is_some() && stream && w == 0 {
+        // SAFETY: the CPU has AVX2; `n` is at most both lengths; `X` is f32.
+        return unsafe { stream_f32(m, s.cast(), d.cast(), n) };
     } else if mem::cast_slice::<X, f32>(src).is_some() {
         // SAFETY: as above, `X` being f32.
         unsafe { both::<f32>(m, s.cast(), d.cast(), w, n) };
@@ -148,6 +153,109 @@ pub(crate) fn groups<X: 'static>(
         return 0;
     }
     n
+}
+
+/// [`run`] on f32 samples with streaming stores (`vmovntps`, which write
+/// whole lines without reading them first and leave the caches to the
+/// input), then `sfence`: the first group with plain stores, then groups
+/// from the first pixel whose output address is a multiple of 32 bytes
+/// (its 96-byte groups stay so), over the first again where they overlap.
+/// Returns how many samples from the start were written: all `n` but up
+/// to 7 pixels.
+///
+/// # Safety
+/// As [`run`]'s for `n` samples; `dst` 4-byte aligned (an f32's).
+#[target_feature(enable = "avx2")]
+unsafe fn stream_f32(m: &[f32; 9], src: *const f32, dst: *mut f32, n: usize) -> usize {
+    if n < 2 * 3 * PIXELS {
+        // SAFETY: the caller's contract.
+        unsafe { run::<f32>(m, src, dst, n) };
+        return n;
+    }
+    // 12 bytes a pixel: some pixel among the first 8 starts on a 32-byte
+    // boundary, as `dst` is a multiple of 4.
+    // (`dst + 12 p` is aligned where 12 p is the `4 a` bytes to the next
+    // boundary modulo 32, so 3 p = a modulo 8, p = 3 a modulo 8.)
+    let head = 3 * ((dst as usize).wrapping_neg() % 32 / 4) % 8;
+    let start = 3 * head;
+    let end = start + (n - start) / (3 * PIXELS) * (3 * PIXELS);
+    let mc = m.map(|v| _mm256_set1_ps(v));
+    if head > 0 {
+        // SAFETY: 24 <= n samples, inside both buffers.
+        unsafe { run::<f32>(m, src, dst, 3 * PIXELS) };
+    }
+    let mut i = start;
+    while i < end {
+        // SAFETY: i + 24 <= end <= n, inside both buffers (the caller's
+        // contract); `dst + i` is 32-byte aligned, as are `+ 8` and `+ 16`.
+        unsafe {
+            let out = product(&mc, <f32 as Io>::load(src.add(i)));
+            for (o, v) in [0, 8, 16].into_iter().zip(out) {
+                _mm256_stream_ps(dst.add(i + o), v);
+            }
+        }
+        i += 3 * PIXELS;
+    }
+    _mm_sfence();
+    end
+}
+
+/// Writes `M * (r, g, b)` of the whole groups of 6 RGBA pixels (24
+/// samples) at the start of `src` into `dst`, alpha copied, and returns how
+/// many samples that was (0 without AVX2, or for samples other than u8,
+/// u16 and f32). Each vector holds two pixels: in-lane broadcasts put a
+/// pixel's red, green and blue in all four of its lanes, which are
+/// multiplied by the matrix's columns and added as the scalar code does,
+/// and alpha is blended back from the input (bit for bit).
+pub(crate) fn groups4<X: 'static>(m: &[f32; 9], src: &[X], dst: &mut [MaybeUninit<X>]) -> usize {
+    if Avx2::try_new().is_none() {
+        return 0;
+    }
+    let n = src.len().min(dst.len()) / (3 * PIXELS) * (3 * PIXELS);
+    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+    if mem::cast_slice::<X, u8>(src).is_some() {
+        // SAFETY: the CPU has AVX2 (checked above); `n` is at most both
+        // lengths; `X` is u8.
+        unsafe { run4::<u8>(m, s.cast(), d.cast(), n) };
+    } else if mem::cast_slice::<X, u16>(src).is_some() {
+        // SAFETY: as above, `X` being u16.
+        unsafe { run4::<u16>(m, s.cast(), d.cast(), n) };
+    } else if mem::cast_slice::<X, f32>(src).is_some() {
+        // SAFETY: as above, `X` being f32.
+        unsafe { run4::<f32>(m, s.cast(), d.cast(), n) };
+    } else {
+        return 0;
+    }
+    n
+}
+
+/// The matrix on the `n / 4` RGBA pixels at `src` into `dst`, `n` a
+/// multiple of 24.
+///
+/// # Safety
+/// The CPU must have AVX2; `src` must be readable and `dst` writable for
+/// `n` samples.
+#[target_feature(enable = "avx2")]
+unsafe fn run4<X: Io>(m: &[f32; 9], src: *const X, dst: *mut X, n: usize) {
+    let col = |c: usize| {
+        let (r, g, b) = (m[c], m[3 + c], m[6 + c]);
+        _mm256_setr_ps(r, g, b, 0.0, r, g, b, 0.0)
+    };
+    let (c0, c1, c2) = (col(0), col(1), col(2));
+    let mut i = 0;
+    while i < n {
+        // SAFETY: i + 24 <= n, inside both buffers (the caller's contract).
+        let v = unsafe { X::load(src.add(i)) };
+        let out = v.map(|x| {
+            let r = _mm256_mul_ps(c0, _mm256_permute_ps::<0x00>(x));
+            let s = _mm256_add_ps(r, _mm256_mul_ps(c1, _mm256_permute_ps::<0x55>(x)));
+            let s = _mm256_add_ps(s, _mm256_mul_ps(c2, _mm256_permute_ps::<0xaa>(x)));
+            _mm256_blend_ps::<0b1000_1000>(s, x)
+        });
+        // SAFETY: as the load.
+        unsafe { X::store(out, dst.add(i)) };
+        i += 3 * PIXELS;
+    }
 }
 
 /// Samples `0..w` with AVX-512F, `w..n` with AVX2.
@@ -177,17 +285,24 @@ unsafe fn run<X: Io>(m: &[f32; 9], src: *const X, dst: *mut X, n: usize) {
     let mut i = 0;
     while i < n {
         // SAFETY: i + 24 <= n, inside both buffers (the caller's contract).
-        let [a, b, c] = unsafe { X::load(src.add(i)) };
-        let [r, g, bl] = split(a, b, c);
-        let row = |k: usize| {
-            let s = _mm256_add_ps(_mm256_mul_ps(m[3 * k], r), _mm256_mul_ps(m[3 * k + 1], g));
-            _mm256_add_ps(s, _mm256_mul_ps(m[3 * k + 2], bl))
-        };
-        let out = join(row(0), row(1), row(2));
+        let out = product(&m, unsafe { X::load(src.add(i)) });
         // SAFETY: as the load.
         unsafe { X::store(out, dst.add(i)) };
         i += 3 * PIXELS;
     }
+}
+
+/// The matrix `m` (each coefficient in every lane) on 8 interleaved RGB
+/// pixels as f32, interleaved again.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn product(m: &[__m256; 9], [a, b, c]: [__m256; 3]) -> [__m256; 3] {
+    let [r, g, bl] = split(a, b, c);
+    let row = |k: usize| {
+        let s = _mm256_add_ps(_mm256_mul_ps(m[3 * k], r), _mm256_mul_ps(m[3 * k + 1], g));
+        _mm256_add_ps(s, _mm256_mul_ps(m[3 * k + 2], bl))
+    };
+    join(row(0), row(1), row(2))
 }
 
 /// 8 interleaved RGB pixels (`a`: r0 g0 b0 r1 g1 b1 r2 g2, `b` and `c`

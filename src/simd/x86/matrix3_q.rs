@@ -12,27 +12,34 @@
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
+use super::matrix3_q256 as q256;
+
 /// Bytes per step: 16 RGB pixels.
 const STEP: usize = 48;
 
 /// Whether the CPU has what [`run`] uses.
-pub(crate) fn has_vbmi() -> bool {
+fn has_vbmi() -> bool {
     is_x86_feature_detected!("avx512f")
         && is_x86_feature_detected!("avx512bw")
         && is_x86_feature_detected!("avx512vbmi")
 }
 
 /// Writes the fixed-point matrix (its [`Tables`] and `shift`: see
-/// [`crate::simd::matrix3::Fixed`]) of the whole steps of 16 pixels at the
-/// start of `src` into `dst`; returns how many bytes that was (0 without
-/// AVX-512BW and VBMI).
+/// [`crate::simd::matrix3::Fixed`]) of the whole steps at the start of
+/// `src` into `dst`; returns how many bytes that was. With `wide` on a CPU
+/// with AVX-512BW and VBMI, steps of 16 pixels here; otherwise steps of 32
+/// pixels through [`super::matrix3_q256`] (0 without AVX2).
 pub(crate) fn fixed_groups(
     t: &Tables,
     shift: u32,
     src: &[u8],
     dst: &mut [MaybeUninit<u8>],
+    wide: bool,
 ) -> usize {
-    if !has_vbmi() || !(1..=15).contains(&shift) {
+    if !(wide && has_vbmi()) {
+        return q256::groups(&t.avx2, shift, src, dst);
+    }
+    if !(1..=15).contains(&shift) {
         return 0;
     }
     let n = src.len().min(dst.len()) / STEP * STEP;
@@ -42,16 +49,23 @@ pub(crate) fn fixed_groups(
     n
 }
 
-/// The kernel's constants for one matrix, made once per image rather than
-/// per row: a [`Block`] per 16 outputs of a step.
+/// The kernels' constants for one matrix, made once per image rather than
+/// per row: a [`Block`] per 16 outputs of a step here, and the AVX2
+/// kernel's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Tables([Block; 3]);
+pub(crate) struct Tables {
+    blocks: [Block; 3],
+    avx2: q256::Tables,
+}
 
 impl Tables {
     /// The tables of coefficients `q` at scale `2^-shift` (`shift` in
     /// 1..=15).
     pub(crate) fn new(q: &[i16; 9], shift: u32) -> Tables {
-        Tables([0, 1, 2].map(|t| Block::new(q, shift, t)))
+        Tables {
+            blocks: [0, 1, 2].map(|t| Block::new(q, shift, t)),
+            avx2: q256::Tables::new(q, shift),
+        }
     }
 }
 
@@ -116,7 +130,7 @@ unsafe fn run(tables: &Tables, src: *const u8, dst: *mut u8, n: usize, shift: u3
         // SAFETY: every `p` below is a 64-byte array (`Block`'s and `ORDER`).
         unsafe { _mm512_loadu_si512(p.cast()) }
     };
-    let blocks = &tables.0;
+    let blocks = &tables.blocks;
     let rg = blocks.each_ref().map(|b| ld(b.rg.as_ptr()));
     let bl = blocks.each_ref().map(|b| ld(b.b.as_ptr()));
     let qrg = blocks.each_ref().map(|b| ld(b.qrg.as_ptr().cast()));

@@ -20,16 +20,15 @@ mod lut;
 mod matrix3;
 mod matrix3_512;
 mod matrix3_q;
+mod matrix3_q256;
 pub(crate) mod moments;
 pub(crate) mod symfir;
 pub(crate) mod widen;
 
 pub use f32s::{F16, F8};
 pub(crate) use lut::map_bytes_vbmi;
-pub(crate) use matrix3::groups as matrix3_groups;
-pub(crate) use matrix3_q::{
-    fixed_groups as matrix3_fixed_groups, has_vbmi as matrix3_has_fixed, Tables as Matrix3Tables,
-};
+pub(crate) use matrix3::{groups as matrix3_groups, groups4 as matrix3_groups4};
+pub(crate) use matrix3_q::{fixed_groups as matrix3_fixed_groups, Tables as Matrix3Tables};
 
 /// Proof that the CPU has AVX2 and FMA.
 #[derive(Debug, Clone, Copy)]
