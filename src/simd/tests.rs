@@ -1,6 +1,7 @@
 //! Tests of the narrowing, the interleaving stores, the strip walks and the
 //! output-buffer helpers, on every instruction set the host runs.
 
+use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
 use super::mem::{self, Filler};
@@ -38,11 +39,18 @@ fn on_every_isa<T: WithSimd + Clone>(op: T) {
     }
 }
 
-/// The byte stores (AVX2) narrow exactly as `narrow` (round half to even,
-/// saturate, NaN to 0) and put every sample where the scalar stores do; so
-/// do the other instruction sets' stores.
+/// The byte and u16 stores (AVX2) narrow exactly as `narrow` (round half
+/// to even, saturate, NaN to 0) and put every sample where the scalar
+/// stores do; so do the other instruction sets' stores.
 #[test]
-fn u8_stores_equal_narrow() {
+fn u8_and_u16_stores_equal_narrow() {
+    stores_equal_narrow::<u8>(255, 200.0);
+    stores_equal_narrow::<u16>(65535, 51234.0);
+}
+
+/// [`u8_and_u16_stores_equal_narrow`] of `U` (full scale `hi`), with the
+/// RGBA stores' alpha `alpha`.
+fn stores_equal_narrow<U: Narrow + PartialEq + std::fmt::Debug>(hi: i32, alpha: f32) {
     let mut vals = vec![
         f32::NAN,
         f32::INFINITY,
@@ -51,7 +59,8 @@ fn u8_stores_equal_narrow() {
         1e30,
         -1e30,
     ];
-    for i in -4..=2 * 260 {
+    // Half steps at the bottom and the top of the range, and beside them.
+    for i in (-4..=520).chain(2 * hi - 520..=2 * hi + 10) {
         let x = i as f32 * 0.5;
         vals.extend([x, x.next_up(), x.next_down()]);
     }
@@ -62,8 +71,8 @@ fn u8_stores_equal_narrow() {
     }
     // Several passes, so every value meets every position.
     for shift in 0..3 {
-        on_every_isa(StoresEqualNarrow::<3>(data.clone()));
-        on_every_isa(StoresEqualNarrow::<4>(data.clone()));
+        on_every_isa(StoresEqualNarrow::<U, 3>(data.clone(), alpha, PhantomData));
+        on_every_isa(StoresEqualNarrow::<U, 4>(data.clone(), alpha, PhantomData));
         for v in data.iter_mut().flatten().flatten().flatten() {
             *v = *it.nth(shift).unwrap();
         }
@@ -73,9 +82,9 @@ fn u8_stores_equal_narrow() {
 type Planes = Box<[[[[f32; CHUNK]; 2]; 3]; 2]>;
 
 #[derive(Clone)]
-struct StoresEqualNarrow<const C: usize>(Planes);
+struct StoresEqualNarrow<U, const C: usize>(Planes, f32, PhantomData<U>);
 
-impl<const C: usize> WithSimd for StoresEqualNarrow<C> {
+impl<U: Narrow + PartialEq + std::fmt::Debug, const C: usize> WithSimd for StoresEqualNarrow<U, C> {
     type Output = ();
     fn with_simd<S: Simd>(self, s: S) {
         let data = &self.0;
@@ -85,15 +94,15 @@ impl<const C: usize> WithSimd for StoresEqualNarrow<C> {
         // Whole chunks, and a part with a tail of quads (not a multiple of 8).
         for q in [CHUNK, 29] {
             let n = 2 * q * C;
-            let mut rows = [0, 1].map(|_| vec![MaybeUninit::new(7u8); n]);
+            let mut rows = [0, 1].map(|_| vec![MaybeUninit::new(U::narrow(7.0)); n]);
             let [r0, r1] = &mut rows;
-            let out = s.interleave_quads::<u8, C, CHUNK>([r0, r1], &src, q, 200.0);
+            let out = s.interleave_quads::<U, C, CHUNK>([r0, r1], &src, q, self.1);
             for (py, row) in out.iter().enumerate() {
                 for (k, got) in row.iter().enumerate() {
                     let (quad, px, c) = (k / (2 * C), k / C % 2, k % C);
                     let want = match c {
-                        3 => 200,
-                        _ => <u8 as Narrow>::narrow(data[py][c][px][quad]),
+                        3 => U::narrow(self.1),
+                        _ => U::narrow(data[py][c][px][quad]),
                     };
                     assert_eq!(
                         *got,

@@ -11,7 +11,7 @@ use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
 use super::f32s::F8;
-use super::Avx2;
+use super::{words, Avx2};
 use crate::simd::pairs::BytePairs;
 use crate::simd::{mem, portable, Narrow, Quads, Vf32, MAGIC};
 
@@ -37,7 +37,7 @@ const fn rgb_shuffles() -> [[[i8; 32]; 3]; 3] {
 
 /// [`crate::simd::Simd::interleave_quads`] on AVX2: 8-bit outputs eight
 /// quads at a time with byte shuffles (the rest one sample at a time),
-/// other types as the portable code does.
+/// 16-bit ones likewise ([`words`]), f32 as the portable code does.
 #[inline(always)]
 pub(super) fn interleave_quads<'a, U: Narrow, const C: usize, const N: usize>(
     t: Avx2,
@@ -51,7 +51,7 @@ pub(super) fn interleave_quads<'a, U: Narrow, const C: usize, const N: usize>(
         mem::cast_uninit_mut::<U, u8>(&mut *r0),
         mem::cast_uninit_mut::<U, u8>(&mut *r1),
     ) else {
-        return portable::store_narrowed::<U, C, N>([r0, r1], src, q, alpha);
+        return interleave_words::<U, C, N>(t, [r0, r1], src, q, alpha);
     };
     assert!(C == 3 || C == 4);
     assert!(q <= N && b0.len() == 2 * q * C && b1.len() == 2 * q * C);
@@ -64,6 +64,37 @@ pub(super) fn interleave_quads<'a, U: Narrow, const C: usize, const N: usize>(
     // SAFETY: `store_u8` wrote quads 0..v of both rows (`2 C` bytes each),
     // `store_quads` quads v..q, and each row is `2 q C` samples of `U`,
     // which is u8 here (the casts above succeeded).
+    unsafe { [mem::assume_init_mut(r0), mem::assume_init_mut(r1)] }
+}
+
+/// [`interleave_quads`] of 16-bit outputs ([`words`]), other types as the
+/// portable code does.
+#[inline(always)]
+fn interleave_words<'a, U: Narrow, const C: usize, const N: usize>(
+    t: Avx2,
+    rows: [&'a mut [MaybeUninit<U>]; 2],
+    src: &Quads<'_, N>,
+    q: usize,
+    alpha: f32,
+) -> [&'a mut [U]; 2] {
+    let [r0, r1] = rows;
+    let (Some(w0), Some(w1)) = (
+        mem::cast_uninit_mut::<U, u16>(&mut *r0),
+        mem::cast_uninit_mut::<U, u16>(&mut *r1),
+    ) else {
+        return portable::store_narrowed::<U, C, N>([r0, r1], src, q, alpha);
+    };
+    assert!(C == 3 || C == 4);
+    assert!(q <= N && w0.len() == 2 * q * C && w1.len() == 2 * q * C);
+    let v = q / 8 * 8;
+    let a = <u16 as Narrow>::narrow(alpha);
+    let (h0, t0) = w0.split_at_mut(2 * v * C);
+    let (h1, t1) = w1.split_at_mut(2 * v * C);
+    words::store_u16::<C, N>(t, [h0, h1], src, v, a);
+    portable::store_quads::<u16, C, N>([t0, t1], src, v..q, a);
+    // SAFETY: `store_u16` wrote quads 0..v of both rows (`2 C` samples
+    // each), `store_quads` quads v..q, and each row is `2 q C` samples of
+    // `U`, which is u16 here (the casts above succeeded).
     unsafe { [mem::assume_init_mut(r0), mem::assume_init_mut(r1)] }
 }
 

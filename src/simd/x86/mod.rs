@@ -24,6 +24,7 @@ mod matrix3_q256;
 pub(crate) mod moments;
 pub(crate) mod symfir;
 pub(crate) mod widen;
+mod words;
 
 pub use f32s::{F16, F8};
 pub(crate) use lut::map_bytes_vbmi;

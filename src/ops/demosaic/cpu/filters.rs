@@ -161,6 +161,65 @@ pub(super) fn edge_green<'a>(
     }
 }
 
+/// [`edge_green`] where the levelled samples are integers below 256
+/// (`f(dy, dx)` reads them as i16; `c` is the sites' own, levelled): every
+/// estimate and gradient of `reference::edge_green` is then a
+/// quarter-integer below 2^11, exact in f32 whatever the order of its
+/// sums, so each is computed times 4 in i16 lanes (16 to a vector on
+/// AVX2), and only the blend in f32, as `reference::edge_blend` does it.
+#[inline(always)]
+pub(super) fn edge_green_ints<'a>(
+    f: impl Fn(isize, isize) -> &'a [i16; CHUNK],
+    c: &[f32; CHUNK],
+    full: f32,
+    o: &mut [f32; CHUNK],
+    od: &mut [f32; CHUNK],
+) {
+    let (mut gh4, mut dg4, mut dh4, mut dv4) = ([0; CHUNK], [0; CHUNK], [0; CHUNK], [0; CHUNK]);
+    quarters(f, [&mut gh4, &mut dg4, &mut dh4, &mut dv4]);
+    let eps = 4e-6 * full;
+    for i in 0..CHUNK {
+        let gh = f32::from(gh4[i]) * 0.25;
+        let (a, b) = (f32::from(dh4[i]) * 0.25 + eps, f32::from(dv4[i]) * 0.25 + eps);
+        let (a2, b2) = (a * a, b * b);
+        let g = gh + f32::from(dg4[i]) * 0.25 * (a2 / (a2 + b2));
+        o[i] = g;
+        od[i] = c[i] - g;
+    }
+}
+
+/// Four times `gh`, `gv - gh`, `dh` and `dv` of `reference::edge_green`
+/// at the chunk's sites from integer samples below 256 (at most 5100 in
+/// magnitude, so i16 holds them).
+#[inline(always)]
+fn quarters<'a>(f: impl Fn(isize, isize) -> &'a [i16; CHUNK], out: [&mut [i16; CHUNK]; 4]) {
+    let c = f(0, 0);
+    let (w, e, n, s) = (f(0, -1), f(0, 1), f(-1, 0), f(1, 0));
+    let (w2, e2, n2, s2) = (f(0, -2), f(0, 2), f(-2, 0), f(2, 0));
+    let (nw, ne, sw, se) = (f(-1, -1), f(-1, 1), f(1, -1), f(1, 1));
+    let (ene, wsw, wnw, ese) = (f(-1, 2), f(1, -2), f(-1, -2), f(1, 2));
+    let (ssw, nne, nnw, sse) = (f(2, -1), f(-2, 1), f(-2, -1), f(2, 1));
+    let [gh4, dg4, dh4, dv4] = out;
+    for i in 0..CHUNK {
+        let (c, w, e, n, s) = (c[i], w[i], e[i], n[i], s[i]);
+        let lh = 2 * c - w2[i] - e2[i];
+        let lv = 2 * c - n2[i] - s2[i];
+        let gh = 2 * (w + e) + lh;
+        let gv = 2 * (n + s) + lv;
+        let (nw, ne, sw, se) = (nw[i], ne[i], sw[i], se[i]);
+        gh4[i] = gh;
+        dg4[i] = gv - gh;
+        dh4[i] = 4 * ((w - e).abs() + lh.abs())
+            + 2 * ((nw - ne).abs() + (sw - se).abs())
+            + ((n - ene[i]).abs() + (s - wsw[i]).abs())
+            + ((n - wnw[i]).abs() + (s - ese[i]).abs());
+        dv4[i] = 4 * ((n - s).abs() + lv.abs())
+            + 2 * ((nw - sw).abs() + (ne - se).abs())
+            + ((w - ssw[i]).abs() + (e - nne[i]).abs())
+            + ((w - nnw[i]).abs() + (e - sse[i]).abs());
+    }
+}
+
 /// A green site: green (its sample) plus the mean colour difference of its
 /// horizontal and of its vertical neighbours; `d(dy, dx)` reads the colour
 /// differences at the red and blue sites.

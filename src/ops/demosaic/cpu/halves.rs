@@ -13,6 +13,9 @@ pub(super) struct Scratch {
     pub(super) cfa: Vec<f32>,
     /// The edge method's green half-rows (and colour differences).
     pub(super) green: Vec<f32>,
+    /// The edge method's CFA half-rows as integers, where the levelled
+    /// samples are the raw bytes ([`super::Band::ints`]).
+    pub(super) ints: Vec<i16>,
 }
 
 /// `v`'s first `n` elements, growing it if needed.
@@ -27,17 +30,17 @@ pub(super) fn grown<T: Copy + Default>(v: &mut Vec<T>, n: usize) -> &mut [T] {
 /// holds column `2 i + parity` of band row `row - top`, each half-row `hs`
 /// long (the apron mirrored, then whole chunks).
 #[derive(Clone, Copy)]
-pub(super) struct Halves<'a> {
-    pub(super) buf: &'a [f32],
+pub(super) struct Halves<'a, T = f32> {
+    pub(super) buf: &'a [T],
     pub(super) hs: usize,
     pub(super) top: usize,
 }
 
-impl<'a> Halves<'a> {
+impl<'a, T> Halves<'a, T> {
     /// Chunk `k` of band row `row` at column offset `col` (any integer: the
     /// parity and quad offset of a neighbour of a site of column parity 0).
     #[inline(always)]
-    pub(super) fn at(self, row: isize, col: isize, k: usize) -> &'a [f32; CHUNK] {
+    pub(super) fn at(self, row: isize, col: isize, k: usize) -> &'a [T; CHUNK] {
         let r = (row + self.top as isize) as usize;
         let start = (2 * r + col.rem_euclid(2) as usize) * self.hs
             + (QPAD + k * CHUNK).wrapping_add_signed(col.div_euclid(2));
@@ -48,14 +51,14 @@ impl<'a> Halves<'a> {
     /// `col`: the same quads of the other parity's half-row (where the edge
     /// method keeps the colour differences of its red and blue sites).
     #[inline(always)]
-    pub(super) fn beside(self, row: isize, col: isize, k: usize) -> &'a [f32; CHUNK] {
+    pub(super) fn beside(self, row: isize, col: isize, k: usize) -> &'a [T; CHUNK] {
         self.at(row, col + 1 - 2 * col.rem_euclid(2), k)
     }
 
     /// Chunk `k` of the half-row of parity `par` of band row `row`, with
     /// one quad more either side.
     #[inline(always)]
-    pub(super) fn wide(self, row: isize, par: usize, k: usize) -> &'a [f32; WIDE] {
+    pub(super) fn wide(self, row: isize, par: usize, k: usize) -> &'a [T; WIDE] {
         let r = (row + self.top as isize) as usize;
         let start = (2 * r + par) * self.hs + QPAD + k * CHUNK - 1;
         self.buf[start..start + WIDE].try_into().unwrap()

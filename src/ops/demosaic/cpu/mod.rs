@@ -38,6 +38,11 @@
 //! interleaving stores (measured: 15-24 ms against 39-61 ms for 4K
 //! bilinear, 2 threads).
 //!
+//! The edge method on 8-bit frames at the identity levelling keeps i16
+//! copies of its CFA half-rows beside the f32 ones, and computes its
+//! estimates and gradients there, four times over, exactly
+//! ([`filters::edge_green_ints`]); only the blend is in f32.
+//!
 //! Files: this one (entry points, a band's steps), `filters` (the sites'
 //! filters), `halves` (the working rows), `bytes` (the integer path),
 //! `tests`.
@@ -59,7 +64,9 @@ mod halves;
 #[cfg(test)]
 mod tests;
 
-use filters::{edge_at_green, edge_at_rb, edge_green, linear_quads, Slots, Src, Wide};
+use filters::{
+    edge_at_green, edge_at_rb, edge_green, edge_green_ints, linear_quads, Slots, Src, Wide,
+};
 use halves::{fill_apron, fill_apron_of, grown, From, Halves, Scratch};
 
 /// Output rows per rayon task (even, so every band starts on a pattern row).
@@ -91,6 +98,14 @@ impl Rows<'_> {
             Rows::U8(i) => level_split(i.row(y), even, odd, black, s),
             Rows::U16(i) => level_split(i.row(y), even, odd, black, s),
         }
+    }
+}
+
+/// Splits a row of bytes into its even and odd columns as integers.
+#[inline(always)]
+fn split_ints(src: &[u8], even: &mut [i16], odd: &mut [i16]) {
+    for ((e, o), q) in even.iter_mut().zip(odd.iter_mut()).zip(src.chunks_exact(2)) {
+        (*e, *o) = (i16::from(q[0]), i16::from(q[1]));
     }
 }
 
@@ -247,6 +262,17 @@ struct Shape {
 }
 
 impl Band<'_> {
+    /// Whether the edge method's gradients are computed in integers: an
+    /// 8-bit frame at the identity levelling (black 0, every scale 1),
+    /// whose levelled samples are its bytes.
+    #[inline(always)]
+    fn ints(&self) -> bool {
+        matches!(self.rows, Rows::U8(_))
+            && self.p.method == Method::Edge
+            && self.lv.black == 0.0
+            && self.lv.scale == [1.0; 3]
+    }
+
     /// The levelling scales of row `y`'s even and odd columns.
     #[inline(always)]
     fn row_scales(&self, y: usize) -> [f32; 2] {
@@ -288,11 +314,12 @@ impl Band<'_> {
         let sh = self.shape(y0);
         let (r, hs) = (sh.radius, sh.hs);
         let edge = self.p.method == Method::Edge;
-        let Scratch { cfa, green } = scratch;
+        let Scratch { cfa, green, ints } = scratch;
         // Band rows -r..len + r; the edge method's green, rows -1..=len.
         let (cfa_rows, green_rows) = (sh.len + 2 * r, if edge { sh.len + 2 } else { 0 });
         let cfa = grown(cfa, cfa_rows * 2 * hs);
         let green = grown(green, green_rows * 2 * hs);
+        let ints = grown(ints, if self.ints() { cfa_rows * 2 * hs } else { 0 });
         let (mut levelled, mut greened) = (0, 0);
         let mut slots: [[Slots; 2]; 2] = [[[[0.0; CHUNK]; 2]; 2]; 2];
         let mut out = Filler::new(dst);
@@ -301,12 +328,13 @@ impl Band<'_> {
             // up to `ry + 2`, which read CFA rows up to `ry + 4`; with the
             // edge method's `r` of 3, both ends are the same.
             let need = (ry + 2 + 2 * r).min(cfa_rows);
-            self.level(sh, cfa, levelled..need);
+            self.level(sh, cfa, ints, levelled..need);
             levelled = levelled.max(need);
             let cfa = Halves { buf: cfa, hs, top: r };
             let planes = if edge {
                 let need = (ry + 4).min(green_rows);
-                self.green_rows(sh, cfa, green, greened..need);
+                let ints = Halves { buf: &*ints, hs, top: r };
+                self.green_rows(sh, (cfa, ints), green, greened..need);
                 greened = greened.max(need);
                 let green = Halves {
                     buf: green,
@@ -363,12 +391,18 @@ impl Band<'_> {
     }
 
     /// Rows `rows` of the band's CFA rows (band row `j - r` for `j`, `r`
-    /// the method's reach), levelled and split into half-rows, in `buf`.
+    /// the method's reach), levelled and split into half-rows, in `buf`,
+    /// and as integers in `ints` where that is not empty ([`Band::ints`]).
     #[inline(always)]
-    fn level(&self, sh: Shape, buf: &mut [f32], rows: Range<usize>) {
+    fn level(&self, sh: Shape, buf: &mut [f32], ints: &mut [i16], rows: Range<usize>) {
         let (r, hs, half) = (sh.radius, sh.hs, sh.half);
         for j in rows {
             let y = mirror(sh.y0 as i64 + j as i64 - r as i64, self.h);
+            if let (false, Rows::U8(img)) = (ints.is_empty(), self.rows) {
+                let (even, odd) = ints[j * 2 * hs..(j + 1) * 2 * hs].split_at_mut(hs);
+                split_ints(img.row(y), &mut even[QPAD..QPAD + half], &mut odd[QPAD..QPAD + half]);
+                fill_apron(even, odd, half, self.w);
+            }
             let (even, odd) = buf[j * 2 * hs..(j + 1) * 2 * hs].split_at_mut(hs);
             let s = self.row_scales(y);
             self.rows.level_split(
@@ -386,12 +420,19 @@ impl Band<'_> {
     /// `j`), in `buf`: the red and blue sites' green in their half-row, and
     /// their colour differences in the other (the green sites', whose
     /// green is the CFA's); the CFA rows they read (two either side) are
-    /// in `cfa`. A row past the image's edge is the mirrored row, as the
+    /// in `cfa` (and as integers in `ints`, if not empty: [`Band::ints`]).
+    /// A row past the image's edge is the mirrored row, as the
     /// reference reads it, and is copied after the rows in the image: the
     /// first band's row -1 is row 1 (in the same `rows`, which start with
     /// 0..4), the last band's row `len` is row `len - 2`.
     #[inline(always)]
-    fn green_rows(&self, sh: Shape, cfa: Halves<'_>, buf: &mut [f32], rows: Range<usize>) {
+    fn green_rows(
+        &self,
+        sh: Shape,
+        (cfa, ints): (Halves<'_>, Halves<'_, i16>),
+        buf: &mut [f32],
+        rows: Range<usize>,
+    ) {
         let (y0, hs, h) = (sh.y0 as i64, sh.hs, self.h);
         let pat = self.p.pattern;
         let alpha = self.lv.alpha;
@@ -406,7 +447,13 @@ impl Band<'_> {
                 let at = QPAD + k * CHUNK;
                 let o = (&mut g[at..][..CHUNK]).try_into().unwrap();
                 let od = (&mut d[at..][..CHUNK]).try_into().unwrap();
-                edge_green(|dy, dx| cfa.at(row + dy, px as isize + dx, k), alpha, o, od);
+                let col = px as isize;
+                if ints.buf.is_empty() {
+                    edge_green(|dy, dx| cfa.at(row + dy, col + dx, k), alpha, o, od);
+                } else {
+                    let c = cfa.at(row, col, k);
+                    edge_green_ints(|dy, dx| ints.at(row + dy, col + dx, k), c, alpha, o, od);
+                }
             }
             fill_apron_of(g, px, sh.half, self.w);
             fill_apron_of(d, px, sh.half, self.w);
