@@ -41,7 +41,7 @@
 //! The edge method on 8-bit frames at the identity levelling keeps i16
 //! copies of its CFA half-rows beside the f32 ones, and computes its
 //! estimates and gradients there, four times over, exactly
-//! ([`filters::edge_green_ints`]); only the blend is in f32.
+//! (`filters::edge_green_ints`); only the blend is in f32.
 //!
 //! Files: this one (entry points, a band's steps), `filters` (the sites'
 //! filters), `halves` (the working rows), `bytes` (the integer path),
