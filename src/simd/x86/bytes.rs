@@ -150,9 +150,9 @@ fn rgb(t: Avx2, r: __m256i, g: __m256i, b: __m256i, k: usize) -> __m256i {
     unsafe { _mm256_or_si256(_mm256_or_si256(r, g), b) }
 }
 
-/// `pshufb` of `v` by `control`.
+/// `pshufb` of `v` by `control` (also used by the 16-bit stores).
 #[inline(always)]
-fn shuffle(_: Avx2, v: __m256i, control: &[i8; 32]) -> __m256i {
+pub(super) fn shuffle(_: Avx2, v: __m256i, control: &[i8; 32]) -> __m256i {
     // SAFETY: the token proves AVX2; `control` holds 32 bytes.
     unsafe { _mm256_shuffle_epi8(v, _mm256_loadu_si256(control.as_ptr().cast())) }
 }

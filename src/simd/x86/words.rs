@@ -9,6 +9,7 @@
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
+use super::bytes::shuffle;
 use super::f32s::F8;
 use super::Avx2;
 use crate::simd::{Quads, Vf32, MAGIC};
@@ -60,13 +61,6 @@ fn colour<const N: usize>(t: Avx2, src: &Quads<N>, py: usize, c: usize, j: usize
     let o = narrow(t, &src[py][c][1][j..]);
     // SAFETY: the token proves AVX2.
     unsafe { _mm256_blend_epi16::<0b1010_1010>(e, _mm256_slli_epi32::<16>(o)) }
-}
-
-/// `pshufb` of `v` by `control`.
-#[inline(always)]
-fn shuffle(_: Avx2, v: __m256i, control: &[i8; 32]) -> __m256i {
-    // SAFETY: the token proves AVX2; `control` holds 32 bytes.
-    unsafe { _mm256_shuffle_epi8(v, _mm256_loadu_si256(control.as_ptr().cast())) }
 }
 
 /// `v` into the first 16 samples of `d`.
