@@ -31,9 +31,12 @@ const UNSPLIT: &[&str] = &["minmax/tree", "minmax/tree_vec4", "normalize/x4"];
 const ONE_GROUP: &[&str] = &["stats/tree_vec4"];
 
 /// Engines on the OpenCL device without a limit and with a 1 ns one
-/// (after the probe chunk, one group per dispatch).
+/// (after the probe chunk, one group per dispatch). No binary cache: PoCL
+/// compiles a program for every work-group size when asked for its binary
+/// (about twice the CPU of a build), and its own kernel cache already
+/// serves the second engine's builds.
 fn engines() -> Option<(Engine, Engine)> {
-    let mut opts = common::opencl_options(CacheDir::Dir(common::process_cache_dir()));
+    let mut opts = common::opencl_options(CacheDir::Disabled);
     opts.dispatch_limit = DispatchLimit::Off;
     let plain = common::opencl_engine_with(opts.clone())?;
     opts.dispatch_limit = DispatchLimit::Max(Duration::from_nanos(1));

@@ -217,7 +217,10 @@ pub(super) mod tests {
         let mut rng = Rng::from_parts(&[D as u64, levels]);
         let mut ranks = Vec::new();
         for c in [1, 3, 4] {
-            for w in 1..3 * 64 / c {
+            // Three vectors and a few pixels past them (at least 10, past
+            // a 7x7 window): every tail length, both edges in a full vector
+            // and in a partial one.
+            for w in 1..=((3 * V::LANES).div_ceil(c) + 2).max(10) {
                 let rows: [Vec<V::Sample>; D] =
                     std::array::from_fn(|_| (0..w * c).map(|_| from(rng.below(levels))).collect());
                 let mut out = vec![V::Sample::default(); w * c];

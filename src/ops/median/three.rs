@@ -175,7 +175,10 @@ mod tests {
     {
         let mut rng = Rng::from_parts(&[K as u64, R as u64, levels]);
         for c in [1, 3, 4] {
-            for w in 1..3 * 64 / c {
+            // Three vectors and a few pixels past them (at least 10, past
+            // a 7x7 window): every tail length, both edges in a full vector
+            // and in a partial one.
+            for w in 1..=((3 * V::LANES).div_ceil(c) + 2).max(10) {
                 let src: Vec<Vec<V::Sample>> =
                     (0..R).map(|_| (0..w * c).map(|_| from(rng.below(levels))).collect()).collect();
                 let mut out = vec![vec![V::Sample::default(); w * c]; K];
