@@ -27,11 +27,13 @@ macro_rules! cl_source {
 }
 
 /// The sources that belong to no operation: `common.cl` (prepended to every
-/// program), the bandwidth yardstick and the pipelines' plumbing.
+/// program), the bandwidth yardstick, the pipelines' plumbing and the
+/// inline-PTX helpers of the NVIDIA-only variants.
 pub const SHARED: &[Source] = &[
     cl_source!("common.cl"),
     cl_source!("copy.cl"),
     cl_source!("pipeline.cl"),
+    cl_source!("ptx.cl"),
 ];
 
 /// The text of one source file (without `common.cl`): read from `dir`, or

@@ -1,4 +1,4 @@
-// dp4a.cl: put before reduce.cl for x_shfl only (NVIDIA: inline PTX). On
+// dp4a.cl: put before reduce.cl for x_shfl only, after ptx.cl's dp4a. On
 // gray u8 rows (16 bytes a load), a sum or mean folds each load's four
 // words with dp4a against 0x01010101 (exact: unsigned bytes into the
 // work-item's uint, whose I_CHUNK bound stands); min and max keep
@@ -9,13 +9,6 @@
 // chosen per load in one conditional expression, the sum gained nothing.
 
 #if defined(INT_SUM) && defined(PACK) && PACK == 16
-inline uint dp4a(uint a, uint b, uint c)
-{
-    uint d;
-    asm("dp4a.u32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-    return d;
-}
-
 inline uint sum_bytes(uint a, uint4 w)
 {
     a = dp4a(w.x, 0x01010101u, a);

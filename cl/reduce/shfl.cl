@@ -1,7 +1,8 @@
-// shfl.cl: reduce_x_shfl, appended to reduce.cl for that variant only. Its
-// table entry requires an NVIDIA device: the inline PTX below is NVIDIA's
-// dialect, and NVIDIA's OpenCL lists no sub-group extension, so this is how
-// x_subgroup's warp-level combine is reached there.
+// shfl.cl: reduce_x_shfl, appended to reduce.cl for that variant only
+// (after ptx.cl). Its table entry requires an NVIDIA device: ptx.cl's
+// inline PTX (shfl.sync) is NVIDIA's dialect, and NVIDIA's OpenCL lists no
+// sub-group extension, so this is how x_subgroup's warp-level combine is
+// reached there.
 //
 // As x_tree, each work-item computes row_part of its team's row. Each warp
 // of 32 then combines its lanes in registers with five butterfly steps of
@@ -17,24 +18,6 @@
 #if WARPS > WARP || (WARPS & (WARPS - 1)) != 0 || TEAM < WARP
 #error "LWS / 32 must be a power of two of at most 32, and TEAM at least 32"
 #endif
-
-// Lane (own lane ^ m)'s word v; every lane of the warp must execute it.
-inline uint shfl_xor(uint v, int m)
-{
-    uint r;
-    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(m));
-    return r;
-}
-
-inline float shfl_xor_f(float v, int m)
-{
-    return as_float(shfl_xor(as_uint(v), m));
-}
-
-inline ulong shfl_xor_ul(ulong v, int m)
-{
-    return ((ulong)shfl_xor((uint)(v >> 32), m) << 32) | shfl_xor((uint)v, m);
-}
 
 // shfl_xor of every channel of a pixel-sized value of type `t`.
 #if CH == 1

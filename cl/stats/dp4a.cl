@@ -1,6 +1,7 @@
 // dp4a.cl: stats_vec4_dp4a, appended to stats.cl for that variant only
-// (gray u8, INT_STATS). Its table entry requires an NVIDIA device: the
-// inline PTX below is NVIDIA's dialect.
+// (gray u8, INT_STATS), after ptx.cl. Its table entry requires an NVIDIA
+// device: ptx.cl's inline PTX (dp4a, shfl.sync, membar.gl) is NVIDIA's
+// dialect.
 //
 // As tree_vec4, a whole block is read in 16-byte loads, but each 4-byte
 // word is summed in one dp4a against 0x01010101 and its squares in one
@@ -24,34 +25,6 @@
 
 #if defined(INT_STATS) && CH == 1 && CAT(IS_BYTE_, T)
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
-
-
-inline uint dp4a(uint a, uint b, uint c)
-{
-    uint d;
-    asm("dp4a.u32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-    return d;
-}
-
-// Lane (own lane ^ m)'s word v; every lane of the warp must execute it.
-inline uint shfl_xor(uint v, int m)
-{
-    uint r;
-    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(m));
-    return r;
-}
-
-inline ulong shfl_xor_ul(ulong v, int m)
-{
-    return ((ulong)shfl_xor((uint)(v >> 32), m) << 32) | shfl_xor((uint)v, m);
-}
-
-// Makes this work-item's earlier global writes and atomics visible to the
-// whole device before its later ones.
-inline void fence_device(void)
-{
-    asm volatile("membar.gl;" ::: "memory");
-}
 
 #define WARP 32
 #define WARPS (LWS / WARP)

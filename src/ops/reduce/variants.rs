@@ -129,7 +129,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "x_shfl",
         summary: "axis x: as x_tree, combining each warp with inline-PTX shfl.sync, gray u8 sums in dp4a (NVIDIA)",
-        files: &["reduce/dp4a.cl", "reduce/reduce.cl", "reduce/shfl.cl"],
+        files: &["ptx.cl", "reduce/dp4a.cl", "reduce/reduce.cl", "reduce/shfl.cl"],
         options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
         local: [LWS, 1],
         local_bytes: group_floats,

@@ -100,7 +100,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "vec4_dp4a",
         summary: "as tree_vec4 on gray u8, each 4-byte word summed and squared by one inline-PTX dp4a each, warps combined by shfl.sync, groups by global atomics in one kernel (NVIDIA)",
-        files: &["stats/stats.cl", "stats/dp4a.cl"],
+        files: &["ptx.cl", "stats/stats.cl", "stats/dp4a.cl"],
         options: "-DLWS=256",
         local: [LWS, 1],
         local_bytes: four_arrays,
