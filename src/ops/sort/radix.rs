@@ -5,7 +5,7 @@
 //! Most significant digit first while a range is large, least significant
 //! first once it fits in a core's cache: the first pass moves every key by
 //! its top digit into one of 256 buckets, and each bucket is then sorted by
-//! the digits below, one rayon task each. A bucket of at most [`SMALL`]
+//! the digits below, one rayon task each. A bucket of at most 2^15 (`SMALL`)
 //! keys takes LSD passes over its remaining digits between its own range
 //! of the two buffers, which stay in the core's L2 cache; a larger one
 //! (keys crowded in a few top digits, as f32 keys in [0, 1) are) takes
@@ -26,7 +26,7 @@
 //! The passes move the keys themselves, not their words: the word is
 //! computed where a digit is needed, so the first pass reads the caller's
 //! slices into the result. Spare memory is only as large as the buckets
-//! need: each task reuses one buffer of at most [`SMALL`] keys for the
+//! need: each task reuses one buffer of at most `SMALL` keys for the
 //! small buckets, and the large ones share one fresh buffer of the
 //! largest's size. On a VM a fresh page costs a fault, which at 2^24 keys
 //! weighs as much as a pass; fresh buffers ask for huge pages
