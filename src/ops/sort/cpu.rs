@@ -2,7 +2,7 @@
 //! keys' u32 words (for pairs on `word << 32 | index`, which makes equal
 //! keys keep their input order; the words are made sequentially, and
 //! rayon sorts short slices on one thread, so small sorts pay no rayon
-//! set-up), from it the parallel radix sort of [`super::radix`], which
+//! set-up), from it the parallel radix sort of `radix.rs`, which
 //! is stable too. Both give the same result bit for bit: keys by their
 //! words, equal keys' values in input order.
 

@@ -15,7 +15,9 @@ pub mod api;
 pub mod cpu;
 pub(crate) mod device;
 pub mod keys;
-pub mod radix;
+// Private: its `sort_pairs` trusts one value per key, which `cpu::sort_pairs`
+// checks (a typed error) before calling it.
+mod radix;
 pub mod reference;
 mod tune;
 pub mod variants;

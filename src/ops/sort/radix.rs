@@ -147,8 +147,8 @@ impl<K: Copy> Arrays<'_, K> {
 /// size rather than the array's: small buckets in parallel, each task with
 /// a buffer of at most [`SMALL`] keys it reuses, then large ones one after
 /// another (each in parallel inside) through one buffer of the largest's
-/// size. A fresh page costs a fault, and an array-sized spare was most of
-/// the faults of a sort.
+/// size. A fresh page costs a fault, and an array-sized spare was half of
+/// the fresh pages a sort wrote.
 fn first_buckets<K: SortKey>(data: Arrays<'_, K>, bounds: &[usize; BUCKETS + 1], d: u32) {
     if d == 0 {
         return;
