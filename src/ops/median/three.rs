@@ -105,13 +105,22 @@ fn window_row<V: OrdLanes>(
     edge: bool,
 ) -> Sorted<V> {
     let (a, b, d) = if edge {
+        // The loads cover samples `j - c .. j + V::LANES + c`, which reach
+        // at most one pixel past either end of the row (a full block ends
+        // at or before the row's end): the first pixel stands in for the
+        // one before it, the last for the one after. Three copies, no
+        // per-sample arithmetic: these blocks start and end every row.
         let mut buf = [row[0]; EDGE];
-        let (w, ci) = ((row.len() / c) as isize, c as isize);
-        for (i, s) in buf[..V::LANES + 2 * c].iter_mut().enumerate() {
-            let k = (j + i) as isize - ci;
-            let px = k.div_euclid(ci).clamp(0, w - 1);
-            *s = row[(px * ci + k.rem_euclid(ci)) as usize];
+        let (n, hi) = (row.len(), j + V::LANES + c);
+        let left = if j < c { &row[j..c] } else { &[] };
+        let mid = &row[j.saturating_sub(c)..hi.min(n)];
+        let right = if hi > n { &row[n - c..hi - c] } else { &[] };
+        let mut at = 0;
+        for part in [left, mid, right] {
+            buf[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
         }
+        debug_assert_eq!(at, V::LANES + 2 * c);
         (
             V::load_samples(t, &buf),
             V::load_samples(t, &buf[c..]),
