@@ -69,6 +69,12 @@ fn run<T: Sample, U: Sample, const C: usize>(
 }
 
 /// Through the table of `pixel` of every value of `I` (which `T` is).
+///
+/// Each entry holds four samples (RGB padded with one), so a pixel is
+/// one load and one store of a whole entry into the step's buffer, at
+/// `C` samples apart: an RGB pixel's fourth sample is overwritten by the
+/// next pixel's first, and the buffer has room for the last one's. A
+/// 3-sample entry took three narrow copies per pixel.
 fn with_lut<T: Sample, U: Sample, I, const C: usize>(
     img: &Image<T>,
     pixel: impl Fn(f32) -> [U; C],
@@ -76,30 +82,36 @@ fn with_lut<T: Sample, U: Sample, I, const C: usize>(
 where
     I: Copy + Into<usize> + Into<f32> + TryFrom<usize> + 'static,
 {
-    let lut: Vec<[U; C]> = (0..=usize::from(u16::MAX))
+    const { assert!(C == 3 || C == 4) };
+    let lut: Vec<[U; 4]> = (0..=usize::from(u16::MAX))
         .map_while(|v| I::try_from(v).ok())
-        .map(|v| pixel(v.into()))
+        .map(|v| {
+            let mut e = [U::default(); 4];
+            e[..C].copy_from_slice(&pixel(v.into()));
+            e
+        })
         .collect();
     fill_rows::<U, _>(img.width(), img.height(), C, |y, dst| {
         let src = mem::cast_slice::<T, I>(img.row(y)).expect("T is I");
         let mut out = Filler::new(dst);
-        let mut buf = [[U::default(); C]; PIXELS];
+        let mut buf = [U::default(); PIXELS * 4];
         // The last step may be short.
         for s in src.chunks(PIXELS) {
-            for (d, s) in buf.iter_mut().zip(s) {
+            for (k, s) in s.iter().enumerate() {
                 let i: usize = (*s).into();
-                *d = lut[i];
+                buf[k * C..k * C + 4].copy_from_slice(&lut[i]);
             }
             let n = s.len() * C;
             let piece = out.next(n);
-            out.commit(mem::write_copy(piece, &buf.as_flattened()[..n]));
+            out.commit(mem::write_copy(piece, &buf[..n]));
         }
         out.finish()
     })
 }
 
-/// Pixels per step of a row through the table.
-const PIXELS: usize = 16;
+/// Pixels per step of a row through the table: enough that the copy of
+/// each step's buffer into the row costs little per pixel.
+const PIXELS: usize = 64;
 
 /// A new image of `C` channels whose row `y` `f(row, img.row(y))` writes,
 /// rows in parallel.
@@ -146,7 +158,7 @@ mod tests {
         }
         let mut rng = crate::test_rng::Rng::new(0x2545_f491_4f6c_dd1d);
         let mut next = move || rng.next_u64();
-        for (w, h) in [(1, 1), (1, 7), (7, 1), (61, 3)] {
+        for (w, h) in [(1, 1), (1, 7), (7, 1), (61, 3), (131, 2)] {
             let img = Image::<u8>::from_fn(w, h, 1, |_, _, _| next() as u8).unwrap();
             check::<u8, u8>(&img, (3.0, 250.5));
             check::<u8, u16>(&img, (0.0, 255.0));
