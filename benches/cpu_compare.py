@@ -9,13 +9,17 @@
   with our window (the u8 fixed point's radius, about 3.5 sigma, see
   docs/KERNELS.md: ksize 7, 15, 21, 29) and once with OpenCV's default for
   u8 (ksize (0, 0): round(6 sigma + 1) | 1);
+- the rayon Gaussian on 3840x2160 f32 gray and RGBA at sigma 2, 8, 32
+  (replicate border) against cv2.GaussianBlur with its default window for
+  float images (ksize (0, 0): round(8 sigma + 1) | 1);
 - the rayon sort against numpy.sort and Rust's par_sort_unstable at 2^20
   and 2^24 f32 keys.
 
 Run from the project root after `cargo build --release --example cpu_compare`:
     python3 benches/cpu_compare.py [target/release/examples/cpu_compare [BEFORE [ONLY]]]
 BEFORE: a second build of the example (e.g. of main) timed in the same run,
-as an extra column. ONLY: `median`, `gaussian` or `sort` for one group.
+as an extra column. ONLY: `median`, `gaussian`, `gaussian_f32` or `sort` for
+one group.
 """
 import math, subprocess, sys, time
 import numpy as np
@@ -81,6 +85,17 @@ if only in (None, "gaussian") and cv2 is not None:
                 ksize = f"ksize {k} (our window)" if k else f"ksize (0,0) = {round(6 * sigma + 1) | 1}"
                 row(f"Gaussian {name} sigma {sigma:g}", "3840x2160", f"clfilter_gaussian{key}_s{sigma:g}",
                     r, b, f"cv2.GaussianBlur {cv2.__version__} {ksize}", ms)
+if only in (None, "gaussian_f32") and cv2 is not None:
+    # f32: ours is the recursive filter (every sigma costs the same);
+    # OpenCV's default window for float images is round(8 sigma + 1) | 1.
+    r, b = both("gaussian_f32")
+    rng = np.random.default_rng(4)
+    for name, img, key in (("f32 gray", rng.random((2160, 3840), dtype=np.float32), "_gray"),
+                           ("f32 RGBA", rng.random((2160, 3840, 4), dtype=np.float32), "_rgba")):
+        for sigma in (2.0, 8.0, 32.0):
+            ms = best(lambda: cv2.GaussianBlur(img, (0, 0), sigma, borderType=cv2.BORDER_REPLICATE))
+            row(f"Gaussian {name} sigma {sigma:g}", "3840x2160", f"clfilter_gaussian_f32{key}_s{sigma:g}",
+                r, b, f"cv2.GaussianBlur {cv2.__version__} ksize (0,0) = {round(8 * sigma + 1) | 1}", ms)
 if only in (None, "sort"):
     for n in (1 << 20, 1 << 24):
         r, b = both("sort", str(n))

@@ -5,13 +5,15 @@
 //!   radius 1, 2;
 //! - `gaussian`: the rayon Gaussian (`ops::gaussian::cpu`) on 3840x2160 u8
 //!   RGB and gray (pseudo-random), sigma 1, 2, 3 and 4, replicate border;
+//! - `gaussian_f32`: the same on 3840x2160 f32 gray and RGBA
+//!   (pseudo-random in 0..1), sigma 2, 8 and 32;
 //! - `sort N`: N pseudo-random f32 keys through the rayon sort
 //!   (`ops::sort::cpu`, total order, the key mapping included) and through
 //!   Rust's `par_sort_unstable_by(f32::total_cmp)` and `par_sort_unstable`
 //!   on the u32 words alone.
 //!
-//! `cargo run --release --example cpu_compare -- median`, `-- gaussian` or
-//! `-- sort 1048576`.
+//! `cargo run --release --example cpu_compare -- median`, `-- gaussian`,
+//! `-- gaussian_f32` or `-- sort 1048576`.
 
 use std::time::{Duration, Instant};
 
@@ -91,6 +93,29 @@ fn main() {
                     let t = best(|| drop(gaussian_cpu::gaussian(&img, &p).expect("gaussian")));
                     println!(
                         "clfilter_gaussian{key}_s{sigma} {:.3}",
+                        t.as_secs_f64() * 1e3
+                    );
+                }
+            }
+        }
+        Some("gaussian_f32") => {
+            // f32 gray and RGBA at sigma 2, 8 and 32 (the recursive filter).
+            let (w, h) = (3840, 2160);
+            for (c, key) in [(1, "_gray"), (4, "_rgba")] {
+                let data: Vec<f32> = xorshift(w * h * c)
+                    .into_iter()
+                    .map(|v| (v >> 8) as f32 / (1u32 << 24) as f32)
+                    .collect();
+                let img = Image::from_vec(w, h, c, data).expect("image");
+                for sigma in [2.0f32, 8.0, 32.0] {
+                    let p = GaussianParams {
+                        sigma_x: sigma,
+                        sigma_y: sigma,
+                        border: Border::Replicate,
+                    };
+                    let t = best(|| drop(gaussian_cpu::gaussian(&img, &p).expect("gaussian")));
+                    println!(
+                        "clfilter_gaussian_f32{key}_s{sigma} {:.3}",
                         t.as_secs_f64() * 1e3
                     );
                 }
