@@ -36,6 +36,20 @@ fn best(mut f: impl FnMut()) -> Duration {
         .unwrap_or_default()
 }
 
+/// One `NAME_sSIGMA ms` line per sigma: the rayon Gaussian of `img`,
+/// replicate border, best of 3.
+fn gaussians<T: clfilter::Sample>(img: &Image<T>, sigmas: &[f32], name: &str) {
+    for &sigma in sigmas {
+        let p = GaussianParams {
+            sigma_x: sigma,
+            sigma_y: sigma,
+            border: Border::Replicate,
+        };
+        let t = best(|| drop(gaussian_cpu::gaussian(img, &p).expect("gaussian")));
+        println!("{name}_s{sigma} {:.3}", t.as_secs_f64() * 1e3);
+    }
+}
+
 /// xorshift64, as the script's generator.
 fn xorshift(n: usize) -> Vec<u32> {
     let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -84,18 +98,11 @@ fn main() {
             for (c, key) in [(3, ""), (1, "_gray")] {
                 let data: Vec<u8> = xorshift(w * h * c).into_iter().map(|v| v as u8).collect();
                 let img = Image::from_vec(w, h, c, data).expect("image");
-                for sigma in [1.0f32, 2.0, 3.0, 4.0] {
-                    let p = GaussianParams {
-                        sigma_x: sigma,
-                        sigma_y: sigma,
-                        border: Border::Replicate,
-                    };
-                    let t = best(|| drop(gaussian_cpu::gaussian(&img, &p).expect("gaussian")));
-                    println!(
-                        "clfilter_gaussian{key}_s{sigma} {:.3}",
-                        t.as_secs_f64() * 1e3
-                    );
-                }
+                gaussians(
+                    &img,
+                    &[1.0, 2.0, 3.0, 4.0],
+                    &format!("clfilter_gaussian{key}"),
+                );
             }
         }
         Some("gaussian_f32") => {
@@ -107,18 +114,11 @@ fn main() {
                     .map(|v| (v >> 8) as f32 / (1u32 << 24) as f32)
                     .collect();
                 let img = Image::from_vec(w, h, c, data).expect("image");
-                for sigma in [2.0f32, 8.0, 32.0] {
-                    let p = GaussianParams {
-                        sigma_x: sigma,
-                        sigma_y: sigma,
-                        border: Border::Replicate,
-                    };
-                    let t = best(|| drop(gaussian_cpu::gaussian(&img, &p).expect("gaussian")));
-                    println!(
-                        "clfilter_gaussian_f32{key}_s{sigma} {:.3}",
-                        t.as_secs_f64() * 1e3
-                    );
-                }
+                gaussians(
+                    &img,
+                    &[2.0, 8.0, 32.0],
+                    &format!("clfilter_gaussian_f32{key}"),
+                );
             }
         }
         Some("sort") => {
