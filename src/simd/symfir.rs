@@ -1,30 +1,39 @@
-//! Symmetric FIR filters on samples in 16-bit fixed point, many columns at
-//! a time: the kernel of the u8 separable filters that work in integers.
+//! Symmetric FIR filters, many columns at a time: the kernels of the
+//! separable Gaussians that filter rows and columns directly (u8 in 16-bit
+//! fixed point, u16 and f32 in f32).
 //!
 //! A filter of radius `r` reads `2 r + 1` lines of samples ([`Lines`]: runs
-//! of `n` samples at offsets into one buffer) and weights `w[0..=r]` in
-//! units of 2^-16, and gives, at each column `j`,
+//! of `n` samples at offsets into one buffer) and weights `w[0..=r]`, and
+//! gives, at each column `j`,
 //!
-//! `init + mulhi(l[r][j], w[0]) + sum over k in 1..=r of mulhi(l[r - k][j] + l[r + k][j], w[k])`
+//! `init + w[0] l[r][j] + sum over k in 1..=r of w[k] (l[r - k][j] + l[r + k][j])`:
 //!
-//! with `mulhi(a, w) = floor(a w / 2^16)` and every sum wrapping in 16
-//! bits: the two samples a weight multiplies are added first, so each pair
-//! of taps costs one multiply. The lines are the same row shifted by `k`
+//! the two samples a weight multiplies are added first, so each pair of
+//! taps costs one multiply. The lines are the same row shifted by `k`
 //! pixels for a pass along rows, or `2 r + 1` rows for a pass down columns.
-//! Callers keep the sums in range: with samples of at most `255 << FRAC`
-//! (so a pair fits in 16 bits) and weights summing to 2^16, every partial
-//! sum stays below the weighted mean, at most `255 << FRAC`.
 //!
-//! [`filter_u16`] stores the sums; [`filter_u8`] drops their [`FRAC`]
-//! fractional bits and stores bytes. Both run 16 columns to a 256-bit
-//! vector with AVX2 (`x86::symfir`, 64 columns per block of registers) and
-//! 8 to a `wide` `u16x8` elsewhere (32 per block: SSE2 on x86-64, NEON on
-//! aarch64), columns left over after the blocks in one vector moved back
-//! to end at `n`, and lines shorter than a vector one column at a time.
+//! In 16-bit fixed point ([`filter_u16`], [`filter_u8`]) the weights are in
+//! units of 2^-16, each product is `mulhi(a, w) = floor(a w / 2^16)`, and
+//! every sum wraps in 16 bits. Callers keep the sums in range: with
+//! samples of at most `255 << FRAC` (so a pair fits in 16 bits) and weights
+//! summing to 2^16, every partial sum stays below the weighted mean, at
+//! most `255 << FRAC`. [`filter_u16`] stores the sums; [`filter_u8`] drops
+//! their [`FRAC`] fractional bits and stores bytes. Both run 16 columns to
+//! a 256-bit vector with AVX2 (`x86::symfir`, 64 columns per block of
+//! registers) and 8 to a `wide` `u16x8` elsewhere (32 per block: SSE2 on
+//! x86-64, NEON on aarch64).
+//!
+//! In f32 ([`filter_f32`], [`filter_f32_into`]) each pair is added and
+//! multiply-added into its column's sum (fused with AVX2 and FMA, 8 vectors
+//! of 8 columns per block of registers; `wide` `f32x8` elsewhere, 4 per
+//! block), from `init = 0`.
+//!
+//! Columns left over after the blocks go in one vector moved back to end
+//! at `n`, and lines shorter than a vector one column at a time.
 
 use std::mem::MaybeUninit;
 
-use wide::u16x8;
+use wide::{f32x8, u16x8};
 
 use super::{mem, Isa};
 
@@ -32,22 +41,23 @@ use super::{mem, Isa};
 pub const FRAC: u32 = 7;
 
 /// The `2 r + 1` lines of a filter of radius `r`: `n` samples from each
-/// offset of `base`, the centre line at offset index `r`, with the weights.
-/// Made only by [`Lines::new`], which checks that every line is inside
-/// `base`, so the kernels may read them without further checks.
+/// offset of `base`, the centre line at offset index `r`, with the weights
+/// (samples and weights both `T`: u16 or f32). Made only by
+/// [`Lines::new`], which checks that every line is inside `base`, so the
+/// kernels may read them without further checks.
 #[derive(Debug, Clone, Copy)]
-pub struct Lines<'a> {
-    pub(super) w: &'a [u16],
-    pub(super) base: &'a [u16],
+pub struct Lines<'a, T = u16> {
+    pub(super) w: &'a [T],
+    pub(super) base: &'a [T],
     pub(super) offsets: &'a [usize],
     pub(super) n: usize,
 }
 
-impl<'a> Lines<'a> {
+impl<'a, T: Copy> Lines<'a, T> {
     /// The lines of `n` samples at `offsets` into `base`, for the weights
     /// `w` (offsets `0..=r`). Panics unless `w` is not empty, there are
     /// `2 r + 1` offsets, and each line lies inside `base`.
-    pub fn new(w: &'a [u16], base: &'a [u16], offsets: &'a [usize], n: usize) -> Self {
+    pub fn new(w: &'a [T], base: &'a [T], offsets: &'a [usize], n: usize) -> Self {
         assert!(
             !w.is_empty() && offsets.len() == 2 * w.len() - 1,
             "symfir: {} weights need {} lines, got {}",
@@ -72,7 +82,23 @@ impl<'a> Lines<'a> {
     pub(super) fn radius(&self) -> usize {
         self.w.len() - 1
     }
+}
 
+impl Lines<'_, f32> {
+    /// The sum at column `j < n`, one column at a time.
+    #[inline(always)]
+    pub(super) fn column_f32(&self, j: usize) -> f32 {
+        let r = self.radius();
+        let at = |i: usize| self.base[self.offsets[i] + j];
+        let mut acc = at(r) * self.w[0];
+        for k in 1..=r {
+            acc += (at(r - k) + at(r + k)) * self.w[k];
+        }
+        acc
+    }
+}
+
+impl Lines<'_> {
     /// The sum at column `j < n`, starting from `init`, one column at a time.
     #[inline(always)]
     pub(super) fn column(&self, j: usize, init: u16) -> u16 {
@@ -153,6 +179,63 @@ pub fn filter_u8<'o>(
     unsafe { mem::assume_init_mut(out) }
 }
 
+/// The filter's sums at columns `0..n` into `out` (exactly `n` long).
+pub fn filter_f32(isa: Isa, lines: &Lines<'_, f32>, out: &mut [f32]) {
+    assert_eq!(out.len(), lines.n, "symfir: output length");
+    #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx2 {
+        if let Some(t) = super::x86::Avx2::try_new() {
+            return super::x86::symfir::filter_f32_avx2(t, lines, out);
+        }
+    }
+    let _ = isa;
+    walk::<32>(lines.n, |j, vectors| match vectors {
+        0 => out[j] = lines.column_f32(j),
+        1 => out[j..j + 8].copy_from_slice(&block_f32::<1>(lines, j)[0].to_array()),
+        _ => {
+            for (v, s) in block_f32::<4>(lines, j).iter().enumerate() {
+                out[j + 8 * v..j + 8 * v + 8].copy_from_slice(&s.to_array());
+            }
+        }
+    });
+}
+
+/// [`filter_f32`] into samples not yet written (`out`, exactly `n` long),
+/// which come back written.
+pub fn filter_f32_into<'o>(
+    isa: Isa,
+    lines: &Lines<'_, f32>,
+    out: &'o mut [MaybeUninit<f32>],
+) -> &'o mut [f32] {
+    assert_eq!(out.len(), lines.n, "symfir: output length");
+    #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx2 {
+        if let Some(t) = super::x86::Avx2::try_new() {
+            return super::x86::symfir::filter_f32_into_avx2(t, lines, out);
+        }
+    }
+    let _ = isa;
+    let store = |out: &mut [MaybeUninit<f32>], v: f32x8| {
+        for (d, s) in out[..8].iter_mut().zip(v.to_array()) {
+            d.write(s);
+        }
+    };
+    walk::<32>(lines.n, |j, vectors| match vectors {
+        0 => {
+            out[j].write(lines.column_f32(j));
+        }
+        1 => store(&mut out[j..], block_f32::<1>(lines, j)[0]),
+        _ => {
+            for (v, s) in block_f32::<4>(lines, j).into_iter().enumerate() {
+                store(&mut out[j + 8 * v..], s);
+            }
+        }
+    });
+    // SAFETY: `walk` visits every column below `n = out.len()`, and each
+    // visit writes its columns (one, 8 or `B`).
+    unsafe { mem::assume_init_mut(out) }
+}
+
 /// Visits columns `0..n` in blocks of `B` (`f(j, B / 8)`), then vectors of
 /// 8 (`f(j, 1)`, the last moved back to end at `n`), or, when `n < 8`, one
 /// column at a time (`f(j, 0)`). Every column is visited, some twice.
@@ -195,6 +278,25 @@ fn block<const V: usize>(lines: &Lines<'_>, j: usize, init: u16) -> [u16x8; V] {
         let wk = u16x8::splat(lines.w[k]);
         for (v, a) in acc.iter_mut().enumerate() {
             *a += (load(r - k, v) + load(r + k, v)).mul_keep_high(wk);
+        }
+    }
+    acc
+}
+
+/// The f32 sums at columns `j..j + 8 V`, in `V` vectors.
+#[inline(always)]
+fn block_f32<const V: usize>(lines: &Lines<'_, f32>, j: usize) -> [f32x8; V] {
+    let r = lines.radius();
+    let load = |i: usize, v: usize| {
+        let at = lines.offsets[i] + j + 8 * v;
+        f32x8::new(lines.base[at..at + 8].try_into().expect("8 samples"))
+    };
+    let w0 = f32x8::splat(lines.w[0]);
+    let mut acc: [f32x8; V] = std::array::from_fn(|v| load(r, v) * w0);
+    for k in 1..=r {
+        let wk = f32x8::splat(lines.w[k]);
+        for (v, a) in acc.iter_mut().enumerate() {
+            *a += (load(r - k, v) + load(r + k, v)) * wk;
         }
     }
     acc
@@ -262,6 +364,43 @@ mod tests {
                         assert_eq!(u32::from(got8[j]), b, "{isa:?} n {n} r {r} col {j} u8");
                     }
                     assert_eq!(got[n..], [0xFFFF; 3], "{isa:?}: wrote past n");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn f32_every_isa_matches_the_definition_on_odd_lengths() {
+        let mut next = rng(11);
+        let mut unit = move || (next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+        for n in [1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 97, 131, 257] {
+            for r in [0, 1, 2, 5, 10, 14] {
+                let w: Vec<f32> = (0..=r).map(|_| unit() + 0.5).collect();
+                let offsets: Vec<usize> = (0..2 * r + 1).map(|i| 3 * i + (i % 2) * n).collect();
+                let len = offsets.iter().max().unwrap() + n + 5;
+                let base: Vec<f32> = (0..len).map(|_| 1000.0 * unit()).collect();
+                let lines = Lines::new(&w, &base, &offsets, n);
+                for isa in Isa::available() {
+                    let mut got = vec![f32::NAN; n];
+                    filter_f32(isa, &lines, &mut got);
+                    let mut fresh = vec![MaybeUninit::uninit(); n];
+                    let into = filter_f32_into(isa, &lines, &mut fresh).to_vec();
+                    for j in 0..n {
+                        // In f64, with each pair's sum's f32 rounding bounded.
+                        let at = |i: usize| f64::from(base[offsets[i] + j]);
+                        let mut want = at(r) * f64::from(w[0]);
+                        let mut mag = want.abs();
+                        for (k, wk) in w.iter().enumerate().skip(1) {
+                            let (a, b, wk) = (at(r - k), at(r + k), f64::from(*wk));
+                            want += (a + b) * wk;
+                            mag += (a.abs() + b.abs()) * wk;
+                        }
+                        let bound = 4.0 * (r as f64 + 2.0) * f64::from(f32::EPSILON) * mag;
+                        for v in [got[j], into[j]] {
+                            let e = (f64::from(v) - want).abs();
+                            assert!(e <= bound, "{isa:?} n {n} r {r} col {j}: {v} vs {want}");
+                        }
+                    }
                 }
             }
         }

@@ -1,6 +1,9 @@
 //! [`crate::simd::symfir`] on AVX2: 16 columns of 16-bit samples to a
 //! vector, `vpmulhuw` for each pair of taps, four vectors (64 columns) per
-//! block of registers across the taps.
+//! block of registers across the taps; or 8 columns of f32 to a vector, an
+//! add and an FMA for each pair, eight vectors (64 columns) per block, so
+//! that eight sums are in flight (one FMA's latency covers about as many
+//! issued on two pipes).
 //!
 //! Each kernel is a `#[target_feature]` function entered from a safe
 //! wrapper that takes the [`Avx2`] token: holding one proves that the CPU
@@ -15,7 +18,7 @@ use super::Avx2;
 use crate::simd::mem;
 use crate::simd::symfir::{walk_by, Lines, FRAC};
 
-/// Columns per block of registers: four vectors.
+/// Columns per block of registers: four vectors of u16, eight of f32.
 const BLOCK: usize = 64;
 
 /// [`crate::simd::symfir::filter_u16`] with AVX2 (`out` is `n` long).
@@ -38,6 +41,55 @@ pub(crate) fn filter_u8_avx2<'o>(
     // SAFETY: `u8_avx2` wrote every byte of `out` (`walk_by` visits every
     // column below `n`, and each visit stores its columns).
     unsafe { mem::assume_init_mut(out) }
+}
+
+/// [`crate::simd::symfir::filter_f32`] with AVX2 and FMA (`out` is `n`
+/// long).
+pub(crate) fn filter_f32_avx2(_: Avx2, lines: &Lines<'_, f32>, out: &mut [f32]) {
+    assert_eq!(out.len(), lines.n, "symfir: output length");
+    // SAFETY: the token proves AVX2 and FMA; `out` holds `n` samples.
+    unsafe { f32_avx2(lines, out.as_mut_ptr()) }
+}
+
+/// [`crate::simd::symfir::filter_f32_into`] with AVX2 and FMA (`out` is
+/// `n` long).
+pub(crate) fn filter_f32_into_avx2<'o>(
+    _: Avx2,
+    lines: &Lines<'_, f32>,
+    out: &'o mut [MaybeUninit<f32>],
+) -> &'o mut [f32] {
+    assert_eq!(out.len(), lines.n, "symfir: output length");
+    // SAFETY: the token proves AVX2 and FMA; `out` holds `n` samples
+    // (`MaybeUninit<f32>` has `f32`'s layout).
+    unsafe { f32_avx2(lines, out.as_mut_ptr().cast()) };
+    // SAFETY: `f32_avx2` wrote every sample of `out` (`walk_by` visits
+    // every column below `n`, and each visit stores its columns).
+    unsafe { mem::assume_init_mut(out) }
+}
+
+/// # Safety
+/// The CPU must have AVX2 and FMA; `out` must be valid for writes of
+/// `lines.n` samples.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn f32_avx2(lines: &Lines<'_, f32>, out: *mut f32) {
+    walk_by::<BLOCK, 8>(lines.n, &mut |j, vectors| match vectors {
+        // SAFETY: j < n (`walk_by`), inside `out` (the caller).
+        0 => unsafe { out.add(j).write(lines.column_f32(j)) },
+        1 => {
+            // SAFETY: j + 8 <= n (`walk_by`), inside `out` (the caller);
+            // AVX2 (the caller).
+            unsafe { _mm256_storeu_ps(out.add(j), block_f32::<1>(lines, j)[0]) }
+        }
+        _ => {
+            // SAFETY: j + 64 <= n (`walk_by`); AVX2 and FMA (the caller).
+            let a = unsafe { block_f32::<8>(lines, j) };
+            for (v, x) in a.into_iter().enumerate() {
+                // SAFETY: j + 8 v + 8 <= n, inside `out` (the caller);
+                // AVX2 (the caller).
+                unsafe { _mm256_storeu_ps(out.add(j + 8 * v), x) }
+            }
+        }
+    });
 }
 
 /// # Safety
@@ -147,6 +199,45 @@ unsafe fn block<const V: usize>(lines: &Lines<'_>, j: usize, init: u16) -> [__m2
                 )
             };
             *s = _mm256_add_epi16(*s, _mm256_mulhi_epu16(_mm256_add_epi16(x, y), wk));
+        }
+    }
+    acc
+}
+
+/// The f32 sums at columns `j..j + 8 V`, in `V` vectors (as [`block`]:
+/// the features on the function itself, no closures).
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA; `j + 8 V <= lines.n`.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn block_f32<const V: usize>(lines: &Lines<'_, f32>, j: usize) -> [__m256; V] {
+    let r = lines.radius();
+    let base = lines.base.as_ptr();
+    let w0 = _mm256_set1_ps(lines.w[0]);
+    let mut acc = [_mm256_setzero_ps(); V];
+    // Every pointer and load below: `Lines::new` checked
+    // offset + n <= base.len() for each line, and j + 8 V <= n (the
+    // caller), so each vector of 8 samples lies inside `base`.
+    // SAFETY: as just said.
+    let c = unsafe { base.add(lines.offsets[r] + j) };
+    for (v, s) in acc.iter_mut().enumerate() {
+        // SAFETY: as above.
+        *s = _mm256_mul_ps(unsafe { _mm256_loadu_ps(c.add(8 * v)) }, w0);
+    }
+    for k in 1..=r {
+        // SAFETY: as above.
+        let (a, b) = unsafe {
+            (
+                base.add(lines.offsets[r - k] + j),
+                base.add(lines.offsets[r + k] + j),
+            )
+        };
+        let wk = _mm256_set1_ps(lines.w[k]);
+        for (v, s) in acc.iter_mut().enumerate() {
+            // SAFETY: as above.
+            let (x, y) = unsafe { (_mm256_loadu_ps(a.add(8 * v)), _mm256_loadu_ps(b.add(8 * v))) };
+            *s = _mm256_fmadd_ps(_mm256_add_ps(x, y), wk, *s);
         }
     }
     acc

@@ -62,12 +62,14 @@ use crate::simd::mem::{self, Filler};
 use crate::simd::{Isa, Simd, WithSimd};
 
 mod band;
+mod fir;
 mod fixed;
 mod iir;
 mod kernels;
 #[cfg(test)]
 mod tests;
 
+use fir::Fir;
 use fixed::Fixed;
 use iir::Iir;
 
@@ -205,6 +207,9 @@ fn fill_c<'o, T: Sample, const C: usize>(
             let out = fixed::fill::<C>(src, (w, h), &f, isa, out);
             return mem::cast_slice_mut::<u8, T>(out).expect("u8 samples");
         }
+    }
+    if let Some(f) = Fir::new::<T>(p, w, h) {
+        return fir::fill::<T, C>(Rows::of(img), (w, h), &f, isa, out);
     }
     // Each band writes all of its rows, each piece just before it is used:
     // clearing the whole buffer up front would cost a pass over memory.

@@ -1,6 +1,7 @@
 //! The rayon Gaussian against the reference, on every instruction set the
 //! host runs.
 
+use super::fir::{self, FirTaps, FIR_MAX_ERROR, FIR_MAX_SIGMA};
 use super::fixed::{weight_error, weights, FixedTaps, FIXED_MAX_SIGMA, MAX_WEIGHT_ERROR};
 use super::iir::Iir;
 use super::*;
@@ -65,11 +66,14 @@ fn max_abs_error<T: Sample>(img: &Image<T>, p: &GaussianParams) -> f64 {
     worst
 }
 
-fn tolerance(p: &GaussianParams) -> f64 {
-    if p.sigma_x.max(p.sigma_y) >= IIR_MIN_SIGMA {
-        1e-3
-    } else {
+/// The documented limits: 1e-5 of the largest |input| for the FIRs (below
+/// [`IIR_MIN_SIGMA`], and u16 and f32 up to [`FIR_MAX_SIGMA`]), 1e-3 for
+/// Deriche's recursion.
+fn tolerance<T: Sample>(p: &GaussianParams, w: usize, h: usize) -> f64 {
+    if p.sigma_x.max(p.sigma_y) < IIR_MIN_SIGMA || Fir::new::<T>(p, w, h).is_some() {
         1e-5
+    } else {
+        1e-3
     }
 }
 
@@ -82,7 +86,7 @@ fn check<T: Sample>(w: usize, h: usize, c: usize, p: &GaussianParams, seed: u64)
     }
     let e = max_error(&img, p);
     assert!(
-        e <= tolerance(p),
+        e <= tolerance::<T>(p, w, h),
         "{w}x{h}x{c} {}: {p:?}: error {e:.2e}",
         T::TYPE
     );
@@ -404,4 +408,53 @@ fn u8_fixed_point_error_budget_is_below_half_a_level() {
     // The documented radii, against OpenCV's default window's 3, 6, 9, 12.
     let radii = [1.0, 2.0, 3.0, 4.0].map(|s| FixedTaps::new(s).map(|f| f.radius()));
     assert_eq!(radii, [Some(3), Some(7), Some(10), Some(14)]);
+}
+
+#[test]
+fn fir_matches_the_reference_at_every_strip_width() {
+    // Widths around one and two vectors of every instruction set (the
+    // strips' tails), primes, single rows and columns; sigmas up to the
+    // switch, one axis copied or both filtered; u16 and f32.
+    let sizes = [(1, 1), (1, 23), (23, 1), (7, 3), (15, 9), (16, 5), (17, 6), (33, 4)];
+    let sizes = sizes.into_iter().chain([(37, 11), (131, 5), (5, 131), (64, 3)]);
+    let mut i = 0u64;
+    for (w, h) in sizes {
+        for s in [0.3, 1.0, 2.0, 2.7, FIR_MAX_SIGMA] {
+            for border in [Border::Replicate, Border::Mirror] {
+                let c = [1, 3, 4][i as usize % 3];
+                let sy = [s, 0.0, 1.3][i as usize % 3];
+                for p in [params(s, sy, border), params(0.0, s, border)] {
+                    assert!(Fir::new::<f32>(&p, w, h).is_some());
+                    check::<f32>(w, h, c, &p, i);
+                    check::<u16>(w, h, c, &p, i + 1);
+                    i += 2;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fir_weights_are_within_their_budget() {
+    // Each axis's f32 weights against the reference's full kernel: at
+    // most FIR_MAX_ERROR (L1), at the smallest such radius; two axes and
+    // the f32 sums stay inside the 1e-5 that `tolerance` allows.
+    for s in [0.2f32, 0.3, 0.5, 0.8, 1.0, 1.3, 2.0, 2.5, 2.9, FIR_MAX_SIGMA] {
+        let t = reference::taps(s as f64);
+        let f = FirTaps::new(s);
+        let moved = fir::weight_error(&t, &f.w);
+        assert!(moved <= FIR_MAX_ERROR, "sigma {s}: {moved:.2e}");
+        if f.radius() > 0 {
+            let shorter = fir::weights(&t, f.radius() - 1);
+            assert!(fir::weight_error(&t, &shorter) > FIR_MAX_ERROR, "sigma {s}");
+        }
+    }
+    const { assert!(2.0 * FIR_MAX_ERROR < 1e-5) };
+    // The documented radii, against OpenCV's default float window's 4, 8, 12.
+    let radii = [1.0, 2.0, 3.0].map(|s| FirTaps::new(s).radius());
+    assert_eq!(radii, [5, 10, 14]);
+    // Types and sigmas the FIR leaves to other paths.
+    let p = params(2.0, FIR_MAX_SIGMA + 0.1, Border::Mirror);
+    assert!(Fir::new::<f32>(&p, 9, 9).is_none());
+    assert!(Fir::new::<u8>(&params(2.0, 2.0, Border::Mirror), 9, 9).is_none());
 }

@@ -1,0 +1,247 @@
+//! The float Gaussian for small sigmas as a direct FIR (u16 and f32, both
+//! sigmas up to [`FIR_MAX_SIGMA`]): rows first, then columns, each output
+//! `w[0] x[0] + sum over k of w[k] (x[-k] + x[k])`, so a pair of taps costs
+//! one add and one fused multiply-add.
+//!
+//! - Weights: the reference's taps within a radius, renormalised, in f32.
+//!   The radius is the smallest whose weights (as f32) are within
+//!   [`FIR_MAX_ERROR`] of the reference's full ceil(6 sigma) kernel in L1
+//!   distance: 5 at sigma 1, 10 at 2, 14 at 3, where OpenCV's default
+//!   float window has 4, 8 and 12 and the reference 6, 12 and 18.
+//! - Error: the weights move an output by at most their L1 distance times
+//!   the largest |input| per axis, and the horizontal pass's error passes
+//!   through the vertical one (whose weights sum to 1). The f32 sums add a
+//!   few units in the last place: within 1e-5 of the largest |input| in
+//!   all (`tests`), where Deriche's recursion is held to 1e-3.
+//! - Why: at sigma 2 the recursion costs about 16 multiply-adds per sample
+//!   and axis plus two transposes; this costs 11 (10 pairs and the centre)
+//!   and none, and it is exact to f32 precision (docs/PERFORMANCE.md has
+//!   the times).
+//!
+//! Borders are the reference's ([`source_index`]), as in `fixed`: the
+//! horizontal pass reads a row padded on both sides by its radius and
+//! writes into a ring of `2 r + 1` filtered rows, indexed through the border
+//! mapping; the vertical pass reads the ring and writes the output row.
+//! Each rayon task owns a band of output rows and filters the `2 r` rows
+//! around it again.
+
+use std::any::TypeId;
+use std::mem::MaybeUninit;
+
+use super::super::reference::{source_index, taps};
+use super::super::{Border, GaussianParams};
+use super::Rows;
+use crate::image::Sample;
+use crate::simd::mem::{self, Filler};
+use crate::simd::symfir::{self, Lines};
+use crate::simd::{Isa, Simd, WithSimd};
+
+/// The largest sigma the FIR takes; above it, Deriche's recursion is
+/// cheaper (its cost does not grow with sigma). Measured on the 2-core
+/// AVX2 VM, 4K f32 (docs/results/2026-11-28-s38-cpu.md).
+pub(crate) const FIR_MAX_SIGMA: f32 = 3.0;
+
+/// The most L1 distance allowed between an axis's f32 weights and the
+/// reference's taps: the error it adds is at most this times the largest
+/// |input| (module docs).
+pub(crate) const FIR_MAX_ERROR: f64 = 3e-6;
+
+/// Bands per rayon thread (each recomputes `2 r` rows of the horizontal pass).
+const BANDS_PER_THREAD: usize = 2;
+
+/// One axis's weights for offsets `0..=r`, the centre first.
+#[derive(Debug, Clone)]
+pub(crate) struct FirTaps {
+    pub(super) w: Vec<f32>,
+}
+
+impl FirTaps {
+    /// The reference's kernel for `sigma`, cut to the smallest radius whose
+    /// [`weight_error`] is at most [`FIR_MAX_ERROR`] (the whole kernel if
+    /// none is).
+    pub(crate) fn new(sigma: f32) -> FirTaps {
+        let t = taps(sigma as f64);
+        let r = t.len() / 2;
+        let w = (0..=r)
+            .map(|radius| weights(&t, radius))
+            .find(|w| weight_error(&t, w) <= FIR_MAX_ERROR)
+            .unwrap_or_else(|| weights(&t, r));
+        FirTaps { w }
+    }
+
+    /// The identity (a copied axis).
+    fn identity() -> FirTaps {
+        FirTaps { w: vec![1.0] }
+    }
+
+    /// The kept radius.
+    pub(super) fn radius(&self) -> usize {
+        self.w.len() - 1
+    }
+}
+
+/// The reference's taps `t` (centre at `t.len() / 2`) for offsets
+/// `0..=radius`, renormalised over `-radius..=radius`, in f32.
+pub(super) fn weights(t: &[f64], radius: usize) -> Vec<f32> {
+    let r = t.len() / 2;
+    let kept: f64 = t[r - radius..=r + radius].iter().sum();
+    t[r..=r + radius].iter().map(|v| (v / kept) as f32).collect()
+}
+
+/// The L1 distance between the weights `w` (offsets `0..`) and the
+/// reference's taps `t`, over all of the reference's offsets: the dropped
+/// tail, the renormalisation and the rounding to f32.
+pub(crate) fn weight_error(t: &[f64], w: &[f32]) -> f64 {
+    let r = t.len() / 2;
+    t.iter()
+        .enumerate()
+        .map(|(i, tap)| (w.get(i.abs_diff(r)).map_or(0.0, |v| f64::from(*v)) - tap).abs())
+        .sum()
+}
+
+/// The FIR of each axis (the identity for a copied axis).
+pub(crate) struct Fir {
+    fx: FirTaps,
+    fy: FirTaps,
+    border: Border,
+}
+
+impl Fir {
+    /// The plan for a `width` x `height` image of samples `T`, or `None`
+    /// when `T` is not u16 or f32, or a sigma is above [`FIR_MAX_SIGMA`].
+    /// The caller handles both axes being copies.
+    pub(crate) fn new<T: Sample>(p: &GaussianParams, width: usize, height: usize) -> Option<Fir> {
+        let float = [TypeId::of::<f32>(), TypeId::of::<u16>()].contains(&TypeId::of::<T>());
+        let axis = |sigma: f32, n: usize| -> Option<FirTaps> {
+            if sigma <= 0.0 || n == 1 {
+                Some(FirTaps::identity())
+            } else {
+                (sigma <= FIR_MAX_SIGMA).then(|| FirTaps::new(sigma))
+            }
+        };
+        if !float {
+            return None;
+        }
+        Some(Fir {
+            fx: axis(p.sigma_x, width)?,
+            fy: axis(p.sigma_y, height)?,
+            border: p.border,
+        })
+    }
+}
+
+/// Blurs the rows `src` (`w` x `h` pixels of `C` channels) into `out` (its
+/// packed samples), writing every sample.
+pub(super) fn fill<'o, T: Sample, const C: usize>(
+    src: Rows<'_, T>,
+    (w, h): (usize, usize),
+    f: &Fir,
+    isa: Isa,
+    out: &'o mut [MaybeUninit<T>],
+) -> &'o mut [T] {
+    let bands = rayon::current_num_threads() * BANDS_PER_THREAD;
+    let band = h.div_ceil(bands.clamp(1, h));
+    mem::par_fill(
+        out,
+        band * w * C,
+        || (),
+        |_, b, dst| {
+            isa.vectorize(BandOp::<T, C> {
+                f,
+                src: &src,
+                size: (w, h),
+                r0: b * band,
+                dst,
+            })
+        },
+    )
+}
+
+/// One band of output rows, for [`Isa::vectorize`].
+struct BandOp<'a, 'd, T, const C: usize> {
+    f: &'a Fir,
+    src: &'a Rows<'a, T>,
+    size: (usize, usize),
+    r0: usize,
+    dst: &'d mut [MaybeUninit<T>],
+}
+
+impl<'d, T: Sample, const C: usize> WithSimd for BandOp<'_, 'd, T, C> {
+    type Output = &'d mut [T];
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> &'d mut [T] {
+        let BandOp {
+            f,
+            src,
+            size: (w, h),
+            r0,
+            dst,
+        } = self;
+        let row_len = w * C;
+        let r1 = r0 + dst.len() / row_len;
+        let (rx, ry) = (f.fx.radius(), f.fy.radius());
+        // The source row as f32, padded by `rx` pixels each side, and where
+        // its lines for the taps `-rx..=rx` start.
+        let mut pad = vec![0f32; (w + 2 * rx) * C];
+        let across: Vec<usize> = (0..=2 * rx).map(|k| k * C).collect();
+        // The horizontally filtered rows `y - ry..=y + ry` around output
+        // row `y`, row `v` in slot `v mod taps`.
+        let taps = 2 * ry + 1;
+        let mut ring = vec![0f32; taps * row_len];
+        let slot = |v: i64| v.rem_euclid(taps as i64) as usize * row_len;
+        let mut down = vec![0usize; taps];
+        // Output rows of u16 pass through f32 first.
+        let mut narrow = match TypeId::of::<T>() == TypeId::of::<f32>() {
+            true => Vec::new(),
+            false => vec![0f32; row_len],
+        };
+        let mut out = Filler::new(dst);
+        let mut next = r0 as i64 - ry as i64;
+        for y in r0 as i64..r1 as i64 {
+            while next <= y + ry as i64 {
+                let s = source_index(next, h as i64, f.border);
+                pad_row::<T, C>(src.row(s), rx, f.border, &mut pad);
+                let lines = Lines::new(&f.fx.w, &pad, &across, row_len);
+                let at = slot(next);
+                symfir::filter_f32(S::ISA, &lines, &mut ring[at..at + row_len]);
+                next += 1;
+            }
+            for (k, o) in down.iter_mut().enumerate() {
+                *o = slot(y - ry as i64 + k as i64);
+            }
+            let lines = Lines::new(&f.fy.w, &ring, &down, row_len);
+            let d = out.next(row_len);
+            let done = match narrow.is_empty() {
+                true => {
+                    let d = mem::cast_uninit_mut::<T, f32>(d).expect("f32 samples");
+                    let done = symfir::filter_f32_into(S::ISA, &lines, d);
+                    mem::cast_slice_mut::<f32, T>(done).expect("f32 samples")
+                }
+                false => {
+                    symfir::filter_f32(S::ISA, &lines, &mut narrow);
+                    mem::write_pixels::<f32, T, 1>(d, &narrow, |[v]| [T::from_f32(v)])
+                }
+            };
+            out.commit(done);
+        }
+        out.finish()
+    }
+}
+
+/// `row` as f32 into the middle of `pad`, and the `r` pixels each side
+/// through the border mapping.
+#[inline(always)]
+fn pad_row<T: Sample, const C: usize>(row: &[T], r: usize, border: Border, pad: &mut [f32]) {
+    let w = row.len() / C;
+    for (o, s) in pad[r * C..(r + w) * C].iter_mut().zip(row) {
+        *o = s.to_f32();
+    }
+    for i in (-(r as i64)..0).chain(w as i64..(w + r) as i64) {
+        let s = source_index(i, w as i64, border) * C;
+        let d = (i + r as i64) as usize * C;
+        for c in 0..C {
+            pad[d + c] = row[s + c].to_f32();
+        }
+    }
+}
