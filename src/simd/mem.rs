@@ -210,6 +210,50 @@ impl<'a, T> Filler<'a, T> {
     }
 }
 
+/// Writes `block`, whole rows of `row_len` elements, one column range at
+/// a time: `segs` cuts each row into ranges, left to right, and `f(s, i,
+/// piece)` is called for range `s` of row `i`, rows top to bottom within
+/// each range, ranges in order; it must return its piece written. Returns
+/// the block initialised. For work that keeps a few columns of many rows in
+/// cache. Panics unless the ranges cover `0..row_len` in order, each
+/// piece comes back as it went out, and `block` holds whole rows.
+pub fn fill_segments<'a, T, F>(
+    block: &'a mut [MaybeUninit<T>],
+    row_len: usize,
+    segs: &[std::ops::Range<usize>],
+    mut f: F,
+) -> &'a mut [T]
+where
+    F: for<'c> FnMut(usize, usize, &'c mut [MaybeUninit<T>]) -> &'c mut [T],
+{
+    assert!(
+        row_len > 0 && block.len().is_multiple_of(row_len),
+        "fill_segments: a block of whole rows"
+    );
+    let mut end = 0;
+    for r in segs {
+        assert!(
+            r.start == end && r.end > r.start,
+            "fill_segments: ranges out of order"
+        );
+        end = r.end;
+    }
+    assert_eq!(end, row_len, "fill_segments: ranges do not cover the row");
+    for (s, r) in segs.iter().enumerate() {
+        for (i, row) in block.chunks_exact_mut(row_len).enumerate() {
+            let piece = &mut row[r.clone()];
+            let (p, n) = (piece.as_ptr().cast::<T>(), piece.len());
+            let done = f(s, i, piece);
+            let ok = ptr::eq(done.as_ptr(), p) && done.len() == n;
+            assert!(ok, "fill_segments: piece {s} of row {i} did not come back");
+        }
+    }
+    // SAFETY: the ranges cover each row exactly (checked above: in order,
+    // adjacent, ending at `row_len`), and each range of each row came back
+    // from `f` as initialised elements at the same address and length.
+    unsafe { assume_init_mut(block) }
+}
+
 /// Writes `buf` in chunks of `chunk` elements on the rayon pool: `f(state,
 /// index, chunk)` must return its chunk written, with `state` made by
 /// `init` per rayon job (as [`ParallelIterator::for_each_init`]). Returns

@@ -236,6 +236,44 @@ fn fillers_check_what_comes_back() {
 }
 
 #[test]
+fn column_ranges_fill_every_row() {
+    // Three rows of 7 in ranges 0..3, 3..4, 4..7: range by range, rows
+    // top to bottom within each.
+    let mut buf = vec![MaybeUninit::<u16>::uninit(); 21];
+    let mut order = Vec::new();
+    let segs = [0..3, 3..4, 4..7];
+    let got = mem::fill_segments(&mut buf, 7, &segs, |s, i, d| {
+        order.push((s, i));
+        mem::fill_init(d, (10 * s + i) as u16)
+    });
+    let row = |i: u16| [i, i, i, 10 + i, 20 + i, 20 + i, 20 + i];
+    assert_eq!(got, [row(0), row(1), row(2)].concat());
+    let want: Vec<_> = (0..3).flat_map(|s| (0..3).map(move |i| (s, i))).collect();
+    assert_eq!(order, want);
+    // Ranges that leave a gap, overlap or stop short, and a piece that is
+    // not the one handed out, panic.
+    for segs in [vec![0..3, 4..7], vec![0..4, 3..7], vec![0..2, 2..6]] {
+        let r = std::panic::catch_unwind(|| {
+            let mut buf = vec![MaybeUninit::<u16>::uninit(); 14];
+            mem::fill_segments(&mut buf, 7, &segs, |_, _, d| mem::fill_init(d, 0)).len()
+        });
+        assert!(r.is_err(), "{segs:?}");
+    }
+    let r = std::panic::catch_unwind(|| {
+        let mut buf = vec![MaybeUninit::<u16>::uninit(); 14];
+        let spare = vec![MaybeUninit::<u16>::uninit(); 7];
+        let spare: &'static mut [MaybeUninit<u16>] = spare.leak();
+        let mut spare = Some(spare);
+        mem::fill_segments(&mut buf, 7, &[0..3, 3..7], |_, _, d| match spare.take() {
+            Some(o) => mem::fill_init(o, 0),
+            None => mem::fill_init(d, 0),
+        })
+        .len()
+    });
+    assert!(r.is_err());
+}
+
+#[test]
 fn whole_buffers_come_back_written() {
     let v = mem::vec_filled(1000, |s| {
         Ok::<_, ()>(mem::par_fill(

@@ -27,6 +27,7 @@
 
 use std::any::TypeId;
 use std::mem::MaybeUninit;
+use std::ops::Range;
 
 use super::super::reference::{source_index, taps};
 use super::super::{Border, GaussianParams};
@@ -34,7 +35,7 @@ use super::Rows;
 use crate::image::Sample;
 use crate::simd::mem::{self, Filler};
 use crate::simd::symfir::{self, Lines};
-use crate::simd::{Isa, Simd, WithSimd};
+use crate::simd::{Isa, Narrow, Simd, WithSimd};
 
 /// The largest sigma the FIR takes; above it, Deriche's recursion is
 /// cheaper (its cost does not grow with sigma). Measured on the 2-core
@@ -48,6 +49,16 @@ pub(crate) const FIR_MAX_ERROR: f64 = 3e-6;
 
 /// Bands per rayon thread (each recomputes `2 r` rows of the horizontal pass).
 const BANDS_PER_THREAD: usize = 2;
+
+/// Samples per column range at most: a range's ring (`2 r + 1` rows, 29 at
+/// sigma 3) then stays near 230 KB, inside a core's L2 cache. Whole rows
+/// spilled it for colour 4K (1.3 MB at RGBA sigma 2), which made RGBA no
+/// faster than the recursion.
+const SEGMENT: usize = 2048;
+
+/// Output rows per group: each range runs down this many rows before the
+/// next range takes over, so its ring is fetched into L2 once per group.
+const GROUP: usize = 16;
 
 /// One axis's weights for offsets `0..=r`, the centre first.
 #[derive(Debug, Clone)]
@@ -181,65 +192,104 @@ impl<'d, T: Sample, const C: usize> WithSimd for BandOp<'_, 'd, T, C> {
         let row_len = w * C;
         let r1 = r0 + dst.len() / row_len;
         let (rx, ry) = (f.fx.radius(), f.fy.radius());
-        // The source row as f32, padded by `rx` pixels each side, and where
-        // its lines for the taps `-rx..=rx` start.
-        let mut pad = vec![0f32; (w + 2 * rx) * C];
-        let across: Vec<usize> = (0..=2 * rx).map(|k| k * C).collect();
-        // The horizontally filtered rows `y - ry..=y + ry` around output
-        // row `y`, row `v` in slot `v mod taps`.
         let taps = 2 * ry + 1;
-        let mut ring = vec![0f32; taps * row_len];
-        let slot = |v: i64| v.rem_euclid(taps as i64) as usize * row_len;
+        // Columns in ranges of whole pixels, each with its own ring of
+        // horizontally filtered rows `y - ry..=y + ry` around output row
+        // `y` (row `v` in slot `v mod taps`) and the next row it needs.
+        let cols = row_len.div_ceil(SEGMENT).max(1);
+        let px = w.div_ceil(cols);
+        let segs: Vec<Range<usize>> = (0..w.div_ceil(px))
+            .map(|k| k * px * C..((k + 1) * px).min(w) * C)
+            .collect();
+        let mut rings: Vec<(Vec<f32>, i64)> = segs
+            .iter()
+            .map(|r| (vec![0f32; taps * r.len()], r0 as i64 - ry as i64))
+            .collect();
+        // A range of the source row as f32, padded by `rx` pixels each
+        // side, and where its lines for the taps `-rx..=rx` start.
+        let mut pad = vec![0f32; (px + 2 * rx) * C];
+        let across: Vec<usize> = (0..=2 * rx).map(|k| k * C).collect();
         let mut down = vec![0usize; taps];
         // Output rows of u16 pass through f32 first.
-        let mut narrow = match TypeId::of::<T>() == TypeId::of::<f32>() {
-            true => Vec::new(),
-            false => vec![0f32; row_len],
-        };
+        let mut narrow = vec![0f32; if same::<T, f32>() { 0 } else { px * C }];
         let mut out = Filler::new(dst);
-        let mut next = r0 as i64 - ry as i64;
-        for y in r0 as i64..r1 as i64 {
-            while next <= y + ry as i64 {
-                let s = source_index(next, h as i64, f.border);
-                pad_row::<T, C>(src.row(s), rx, f.border, &mut pad);
-                let lines = Lines::new(&f.fx.w, &pad, &across, row_len);
-                let at = slot(next);
-                symfir::filter_f32(S::ISA, &lines, &mut ring[at..at + row_len]);
-                next += 1;
-            }
-            for (k, o) in down.iter_mut().enumerate() {
-                *o = slot(y - ry as i64 + k as i64);
-            }
-            let lines = Lines::new(&f.fy.w, &ring, &down, row_len);
-            let d = out.next(row_len);
-            let done = match narrow.is_empty() {
-                true => {
+        for g in (r0..r1).step_by(GROUP) {
+            let block = out.next(GROUP.min(r1 - g) * row_len);
+            let done = mem::fill_segments(block, row_len, &segs, |k, i, d| {
+                let (ring, next) = &mut rings[k];
+                let (n, x0) = (segs[k].len(), segs[k].start / C);
+                let y = (g + i) as i64;
+                let slot = |v: i64| v.rem_euclid(taps as i64) as usize * n;
+                while *next <= y + ry as i64 {
+                    let s = source_index(*next, h as i64, f.border);
+                    let pad = &mut pad[..n + 2 * rx * C];
+                    pad_range::<T, C>(src.row(s), x0, rx, f.border, pad);
+                    let lines = Lines::new(&f.fx.w, pad, &across, n);
+                    let at = slot(*next);
+                    symfir::filter_f32(S::ISA, &lines, &mut ring[at..at + n]);
+                    *next += 1;
+                }
+                for (t, o) in down.iter_mut().enumerate() {
+                    *o = slot(y - ry as i64 + t as i64);
+                }
+                let lines = Lines::new(&f.fy.w, ring, &down, n);
+                if same::<T, f32>() {
                     let d = mem::cast_uninit_mut::<T, f32>(d).expect("f32 samples");
                     let done = symfir::filter_f32_into(S::ISA, &lines, d);
-                    mem::cast_slice_mut::<f32, T>(done).expect("f32 samples")
+                    return mem::cast_slice_mut::<f32, T>(done).expect("f32 samples");
                 }
-                false => {
-                    symfir::filter_f32(S::ISA, &lines, &mut narrow);
-                    mem::write_pixels::<f32, T, 1>(d, &narrow, |[v]| [T::from_f32(v)])
-                }
-            };
+                symfir::filter_f32(S::ISA, &lines, &mut narrow[..n]);
+                narrow_into(d, &narrow[..n])
+            });
             out.commit(done);
         }
         out.finish()
     }
 }
 
-/// `row` as f32 into the middle of `pad`, and the `r` pixels each side
-/// through the border mapping.
+/// Whether `A` is `B`.
+fn same<A: 'static, B: 'static>() -> bool {
+    TypeId::of::<A>() == TypeId::of::<B>()
+}
+
+/// `v` rounded and saturated into `d` (as [`Sample::from_f32`]), which
+/// comes back written.
 #[inline(always)]
-fn pad_row<T: Sample, const C: usize>(row: &[T], r: usize, border: Border, pad: &mut [f32]) {
-    let w = row.len() / C;
-    for (o, s) in pad[r * C..(r + w) * C].iter_mut().zip(row) {
+fn narrow_into<'d, T: Sample>(d: &'d mut [MaybeUninit<T>], v: &[f32]) -> &'d mut [T] {
+    // `Narrow` rounds with a few vector instructions wherever this is
+    // compiled; `from_f32`'s `round_ties_even` is a library call on x86-64
+    // without SSE4.1 (this runs in a closure, which does not take on the
+    // band's instruction set).
+    if same::<T, u16>() {
+        let d = mem::cast_uninit_mut::<T, u16>(d).expect("u16 samples");
+        let done = mem::write_pixels::<f32, u16, 1>(d, v, |[x]| [Narrow::narrow(x)]);
+        return mem::cast_slice_mut::<u16, T>(done).expect("u16 samples");
+    }
+    mem::write_pixels::<f32, T, 1>(d, v, |[x]| [T::from_f32(x)])
+}
+
+/// The `pad.len() / C - 2 r` pixels of `row` from pixel `x0`, as f32, into
+/// the middle of `pad`, and the `r` pixels each side (through the border
+/// mapping where they fall outside the row).
+#[inline(always)]
+fn pad_range<T: Sample, const C: usize>(
+    row: &[T],
+    x0: usize,
+    r: usize,
+    border: Border,
+    pad: &mut [f32],
+) {
+    let (w, n) = (row.len() / C, pad.len() / C - 2 * r);
+    let (lo, hi) = (x0 as i64 - r as i64, (x0 + n + r) as i64);
+    // The part inside the row, then each pixel outside it.
+    let (a, b) = (lo.max(0), hi.min(w as i64));
+    let inside = &mut pad[(a - lo) as usize * C..(b - lo) as usize * C];
+    for (o, s) in inside.iter_mut().zip(&row[a as usize * C..b as usize * C]) {
         *o = s.to_f32();
     }
-    for i in (-(r as i64)..0).chain(w as i64..(w + r) as i64) {
+    for i in (lo..a).chain(b..hi) {
         let s = source_index(i, w as i64, border) * C;
-        let d = (i + r as i64) as usize * C;
+        let d = (i - lo) as usize * C;
         for c in 0..C {
             pad[d + c] = row[s + c].to_f32();
         }

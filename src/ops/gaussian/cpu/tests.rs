@@ -435,6 +435,21 @@ fn fir_matches_the_reference_at_every_strip_width() {
 }
 
 #[test]
+fn fir_column_ranges_and_row_groups_do_not_show() {
+    // Rows longer than one column range (2048 samples: two, three and
+    // five ranges, the last shorter), more rows than one group, several
+    // bands, and a mirror radius beyond a short last range.
+    for (w, h, c) in [(2100, 37, 1), (1400, 19, 3), (2600, 5, 4)] {
+        for (i, border) in [Border::Replicate, Border::Mirror].into_iter().enumerate() {
+            let p = params(2.5 + i as f32 * 0.5, 1.5, border);
+            assert!(Fir::new::<f32>(&p, w, h).is_some());
+            check::<f32>(w, h, c, &p, (w + i) as u64);
+            check::<u16>(w, h, c, &params(FIR_MAX_SIGMA, 0.0, border), (h + i) as u64);
+        }
+    }
+}
+
+#[test]
 fn fir_weights_are_within_their_budget() {
     // Each axis's f32 weights against the reference's full kernel: at
     // most FIR_MAX_ERROR (L1), at the smallest such radius; two axes and
