@@ -14,16 +14,19 @@
 //!   few units in the last place: within 1e-5 of the largest |input| in
 //!   all (`tests`), where Deriche's recursion is held to 1e-3.
 //! - Why: at sigma 2 the recursion costs about 16 multiply-adds per sample
-//!   and axis plus two transposes; this costs 11 (10 pairs and the centre)
-//!   and none, and it is exact to f32 precision (docs/PERFORMANCE.md has
-//!   the times).
+//!   and axis plus two block transposes; this costs 11 multiply-adds and
+//!   10 adds, and no transposes (docs/PERFORMANCE.md has the times).
 //!
 //! Borders are the reference's ([`source_index`]), as in `fixed`: the
 //! horizontal pass reads a row padded on both sides by its radius and
 //! writes into a ring of `2 r + 1` filtered rows, indexed through the border
-//! mapping; the vertical pass reads the ring and writes the output row.
-//! Each rayon task owns a band of output rows and filters the `2 r` rows
-//! around it again.
+//! mapping; the vertical pass reads the ring and writes the output row. Both
+//! are [`symfir::filter_f32`]. Each rayon task owns a band of output rows
+//! and filters the `2 r` rows around it again. Within a band, rows are cut
+//! into column ranges of at most [`SEGMENT`] samples, each with its own
+//! ring, and each range runs down [`GROUP`] output rows before the next one
+//! takes over ([`mem::fill_segments`]), so that the ring in use stays in
+//! the core's L2 cache however long the rows are.
 
 use std::any::TypeId;
 use std::mem::MaybeUninit;

@@ -44,10 +44,12 @@
 //!
 //! u8 images with both sigmas up to 4 (or 0) skip all of the above: `fixed`
 //! runs the reference's kernel in 16-bit fixed point, rows then columns,
-//! within one level of the reference (see its docs).
+//! within one level of the reference (see its docs). u16 and f32 images
+//! with both sigmas up to 3 (or 0) skip it too: `fir` runs the reference's
+//! kernel, cut to a weight budget, in f32, within 1e-5 of the reference.
 //!
 //! Files: this one (entry points, the plan, the filters per axis), `fixed`
-//! (the u8 fixed-point path), `iir`
+//! (the u8 fixed-point path), `fir` (the u16/f32 FIR path), `iir`
 //! (the recursion's coefficients and border states), `kernels` (the passes
 //! on strips of columns), `band` (one rayon task), `tests`.
 
