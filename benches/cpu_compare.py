@@ -86,8 +86,9 @@ if only in (None, "gaussian") and cv2 is not None:
                 row(f"Gaussian {name} sigma {sigma:g}", "3840x2160", f"clfilter_gaussian{key}_s{sigma:g}",
                     r, b, f"cv2.GaussianBlur {cv2.__version__} {ksize}", ms)
 if only in (None, "gaussian_f32") and cv2 is not None:
-    # f32: ours is the recursive filter (every sigma costs the same);
-    # OpenCV's default window for float images is round(8 sigma + 1) | 1.
+    # f32: ours is the FIR up to sigma 3 (radius about 5 sigma), the
+    # recursion above (every sigma costs the same); OpenCV's default window
+    # for float images is round(8 sigma + 1) | 1.
     r, b = both("gaussian_f32")
     rng = np.random.default_rng(4)
     for name, img, key in (("f32 gray", rng.random((2160, 3840), dtype=np.float32), "_gray"),
