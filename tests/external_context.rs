@@ -60,9 +60,14 @@ fn run_and_compare(engine: &Engine) {
         stages.iter().all(|s| s.on_device),
         "a stage left the device: {stages:?}"
     );
+    // The device runs Deriche's recursion (within 1e-3 of the largest
+    // |input| of the exact blur), the CPU engine the exact FIR at sigma 2
+    // (within 1e-5): they agree within the sum of the two bounds.
+    let largest = img.rows().flatten().fold(0f32, |m, v| m.max(v.abs()));
+    let tol = (1e-3 + 1e-5) * largest;
     let (want, _) = p.run(&Engine::cpu(), img.into()).expect("cpu run");
     match (got, want) {
-        (DynImage::F32(g), DynImage::F32(w)) => assert_images(&g, &w, 1e-4, "caller context"),
+        (DynImage::F32(g), DynImage::F32(w)) => assert_images(&g, &w, tol, "caller context"),
         _ => panic!("the pipeline changed the sample type"),
     }
 }

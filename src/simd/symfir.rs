@@ -28,8 +28,9 @@
 //! block of registers with AVX-512, of 8 with AVX2 and FMA; `wide` `f32x8`
 //! elsewhere, 4 per block), from `init = 0`.
 //!
-//! Columns left over after the blocks go in one vector moved back to end
-//! at `n`, and lines shorter than a vector one column at a time.
+//! Columns left over after the blocks go in vectors, the last one moved
+//! back to end at `n`, and lines shorter than a vector one column at a
+//! time (`walk`).
 
 use std::mem::MaybeUninit;
 

@@ -10,7 +10,8 @@
 //! wrapper that takes the [`Avx2`] token: holding one proves that the CPU
 //! runs AVX2, which is what every `unsafe` call below relies on. The lines
 //! are read through [`Lines`], whose constructor checked that each holds
-//! `n` samples inside its buffer; outputs are slices of at least `n`.
+//! `n` samples inside its buffer; outputs are `n` long (checked by each
+//! wrapper).
 
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;

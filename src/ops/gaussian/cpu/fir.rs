@@ -18,12 +18,14 @@
 //!   10 adds, and no transposes (docs/PERFORMANCE.md has the times).
 //!
 //! Borders are the reference's ([`source_index`]), as in `fixed`: the
-//! horizontal pass reads a row padded on both sides by its radius and
-//! writes into a ring of `2 r + 1` filtered rows, indexed through the border
-//! mapping; the vertical pass reads the ring and writes the output row. Both
-//! are [`symfir::filter_f32`]. Each rayon task owns a band of output rows
-//! and filters the `2 r` rows around it again. Within a band, rows are cut
-//! into column ranges of at most [`SEGMENT`] samples, each with its own
+//! horizontal pass reads a row padded on both sides by its radius (through
+//! the border mapping) and writes into a ring of `2 r + 1` filtered rows,
+//! slot `v mod (2 r + 1)` for row `v`, where a row outside the image is the
+//! filtered copy of the one the border mapping names; the vertical pass
+//! reads the ring and writes the output row. Both passes are `symfir`'s f32
+//! kernels. Each rayon task owns a band of output rows and filters the
+//! `2 r` rows around it again. Within a band, rows are cut into column
+//! ranges of whole pixels, about [`SEGMENT`] samples each, each with its own
 //! ring, and each range runs down [`GROUP`] output rows before the next one
 //! takes over ([`mem::fill_segments`]), so that the ring in use stays in
 //! the core's L2 cache however long the rows are.
@@ -53,7 +55,8 @@ pub(crate) const FIR_MAX_ERROR: f64 = 3e-6;
 /// Bands per rayon thread (each recomputes `2 r` rows of the horizontal pass).
 const BANDS_PER_THREAD: usize = 2;
 
-/// Samples per column range at most: a range's ring (`2 r + 1` rows, 29 at
+/// Samples per column range, about (ranges are cut on whole pixels, so one
+/// may hold a pixel's samples more): a range's ring (`2 r + 1` rows, 29 at
 /// sigma 3) then stays near 230 KB, inside a core's L2 cache. Whole rows
 /// spilled it for colour 4K (1.3 MB at RGBA sigma 2), which made RGBA no
 /// faster than the recursion.

@@ -436,16 +436,26 @@ fn fir_matches_the_reference_at_every_strip_width() {
 
 #[test]
 fn fir_column_ranges_and_row_groups_do_not_show() {
-    // Rows longer than one column range (2048 samples: two, three and
-    // five ranges, the last shorter), more rows than one group, several
-    // bands, and a mirror radius beyond a short last range.
-    for (w, h, c) in [(2100, 37, 1), (1400, 19, 3), (2600, 5, 4)] {
-        for (i, border) in [Border::Replicate, Border::Mirror].into_iter().enumerate() {
-            let p = params(2.5 + i as f32 * 0.5, 1.5, border);
-            assert!(Fir::new::<f32>(&p, w, h).is_some());
-            check::<f32>(w, h, c, &p, (w + i) as u64);
-            check::<u16>(w, h, c, &params(FIR_MAX_SIGMA, 0.0, border), (h + i) as u64);
-        }
+    // Rows longer than one column range (about 2048 samples: 1050 + 1050,
+    // 467 + 467 + 466, and five of 434 + 430 pixels), and bands taller than
+    // one group of rows (one thread), or not (three), so each range's ring
+    // carries on across groups; f32 and u16 with both axes filtered.
+    for threads in [1, 3] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            for (w, h, c) in [(2100, 37, 1), (1400, 40, 3), (2600, 20, 4)] {
+                for (i, border) in [Border::Replicate, Border::Mirror].into_iter().enumerate() {
+                    let p = params(2.5 + i as f32 * 0.5, 1.5, border);
+                    assert!(Fir::new::<f32>(&p, w, h).is_some());
+                    check::<f32>(w, h, c, &p, (w + i) as u64);
+                    let p = params(FIR_MAX_SIGMA, 2.0, border);
+                    check::<u16>(w, h, c, &p, (h + i + threads) as u64);
+                }
+            }
+        });
     }
 }
 
