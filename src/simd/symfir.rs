@@ -24,9 +24,9 @@
 //! x86-64, NEON on aarch64).
 //!
 //! In f32 ([`filter_f32`], [`filter_f32_into`]) each pair is added and
-//! multiply-added into its column's sum (fused: 8 vectors of 16 columns per
-//! block of registers with AVX-512, of 8 with AVX2 and FMA; `wide` `f32x8`
-//! elsewhere, 4 per block), from `init = 0`.
+//! multiply-added into its column's sum (fused with AVX2 and FMA, 8 vectors
+//! of 8 columns per block of registers; `wide` `f32x8` elsewhere, 4 per
+//! block), from `init = 0`.
 //!
 //! Columns left over after the blocks go in vectors, the last one moved
 //! back to end at `n`, and lines shorter than a vector one column at a
@@ -184,12 +184,6 @@ pub fn filter_u8<'o>(
 pub fn filter_f32(isa: Isa, lines: &Lines<'_, f32>, out: &mut [f32]) {
     assert_eq!(out.len(), lines.n, "symfir: output length");
     #[cfg(target_arch = "x86_64")]
-    if isa >= Isa::Avx512 {
-        if let Some(t) = super::x86::Avx512::try_new() {
-            return super::x86::symfir::filter_f32_avx512(t, lines, out);
-        }
-    }
-    #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Avx2 {
         if let Some(t) = super::x86::Avx2::try_new() {
             return super::x86::symfir::filter_f32_avx2(t, lines, out);
@@ -215,12 +209,6 @@ pub fn filter_f32_into<'o>(
     out: &'o mut [MaybeUninit<f32>],
 ) -> &'o mut [f32] {
     assert_eq!(out.len(), lines.n, "symfir: output length");
-    #[cfg(target_arch = "x86_64")]
-    if isa >= Isa::Avx512 {
-        if let Some(t) = super::x86::Avx512::try_new() {
-            return super::x86::symfir::filter_f32_into_avx512(t, lines, out);
-        }
-    }
     #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Avx2 {
         if let Some(t) = super::x86::Avx2::try_new() {

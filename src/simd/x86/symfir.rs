@@ -3,8 +3,7 @@
 //! block of registers across the taps; or 8 columns of f32 to a vector, an
 //! add and an FMA for each pair, eight vectors (64 columns) per block, so
 //! that eight sums are in flight (one FMA's latency covers about as many
-//! issued on two pipes); with AVX-512, 16 columns of f32 to a vector, eight
-//! vectors (128 columns) per block.
+//! issued on two pipes).
 //!
 //! Each kernel is a `#[target_feature]` function entered from a safe
 //! wrapper that takes the [`Avx2`] token: holding one proves that the CPU
@@ -16,7 +15,7 @@
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
-use super::{Avx2, Avx512};
+use super::Avx2;
 use crate::simd::mem;
 use crate::simd::symfir::{walk_by, Lines, FRAC};
 
@@ -67,54 +66,6 @@ pub(crate) fn filter_f32_into_avx2<'o>(
     // SAFETY: `f32_avx2` wrote every sample of `out` (`walk_by` visits
     // every column below `n`, and each visit stores its columns).
     unsafe { mem::assume_init_mut(out) }
-}
-
-/// [`crate::simd::symfir::filter_f32`] with AVX-512 (`out` is `n` long).
-pub(crate) fn filter_f32_avx512(_: Avx512, lines: &Lines<'_, f32>, out: &mut [f32]) {
-    assert_eq!(out.len(), lines.n, "symfir: output length");
-    // SAFETY: the token proves AVX-512F; `out` holds `n` samples.
-    unsafe { f32_avx512(lines, out.as_mut_ptr()) }
-}
-
-/// [`crate::simd::symfir::filter_f32_into`] with AVX-512 (`out` is `n`
-/// long).
-pub(crate) fn filter_f32_into_avx512<'o>(
-    _: Avx512,
-    lines: &Lines<'_, f32>,
-    out: &'o mut [MaybeUninit<f32>],
-) -> &'o mut [f32] {
-    assert_eq!(out.len(), lines.n, "symfir: output length");
-    // SAFETY: the token proves AVX-512F; `out` holds `n` samples
-    // (`MaybeUninit<f32>` has `f32`'s layout).
-    unsafe { f32_avx512(lines, out.as_mut_ptr().cast()) };
-    // SAFETY: `f32_avx512` wrote every sample of `out` (`walk_by` visits
-    // every column below `n`, and each visit stores its columns).
-    unsafe { mem::assume_init_mut(out) }
-}
-
-/// # Safety
-/// The CPU must have AVX-512F; `out` must be valid for writes of
-/// `lines.n` samples.
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn f32_avx512(lines: &Lines<'_, f32>, out: *mut f32) {
-    walk_by::<{ 2 * BLOCK }, 16>(lines.n, &mut |j, vectors| match vectors {
-        // SAFETY: j < n (`walk_by`), inside `out` (the caller).
-        0 => unsafe { out.add(j).write(lines.column_f32(j)) },
-        1 => {
-            // SAFETY: j + 16 <= n (`walk_by`), inside `out` (the caller);
-            // AVX-512F (the caller).
-            unsafe { _mm512_storeu_ps(out.add(j), block_f32_512::<1>(lines, j)[0]) }
-        }
-        _ => {
-            // SAFETY: j + 128 <= n (`walk_by`); AVX-512F (the caller).
-            let a = unsafe { block_f32_512::<8>(lines, j) };
-            for (v, x) in a.into_iter().enumerate() {
-                // SAFETY: j + 16 v + 16 <= n, inside `out` (the caller);
-                // AVX-512F (the caller).
-                unsafe { _mm512_storeu_ps(out.add(j + 16 * v), x) }
-            }
-        }
-    });
 }
 
 /// # Safety
@@ -288,49 +239,6 @@ unsafe fn block_f32<const V: usize>(lines: &Lines<'_, f32>, j: usize) -> [__m256
             // SAFETY: as above.
             let (x, y) = unsafe { (_mm256_loadu_ps(a.add(8 * v)), _mm256_loadu_ps(b.add(8 * v))) };
             *s = _mm256_fmadd_ps(_mm256_add_ps(x, y), wk, *s);
-        }
-    }
-    acc
-}
-
-/// [`block_f32`] with 16 columns to a vector.
-///
-/// # Safety
-/// The CPU must have AVX-512F; `j + 16 V <= lines.n`.
-#[target_feature(enable = "avx512f,avx2,fma")]
-#[inline]
-unsafe fn block_f32_512<const V: usize>(lines: &Lines<'_, f32>, j: usize) -> [__m512; V] {
-    let r = lines.radius();
-    let base = lines.base.as_ptr();
-    let w0 = _mm512_set1_ps(lines.w[0]);
-    let mut acc = [_mm512_setzero_ps(); V];
-    // Every pointer and load below: `Lines::new` checked
-    // offset + n <= base.len() for each line, and j + 16 V <= n (the
-    // caller), so each vector of 16 samples lies inside `base`.
-    // SAFETY: as just said.
-    let c = unsafe { base.add(lines.offsets[r] + j) };
-    for (v, s) in acc.iter_mut().enumerate() {
-        // SAFETY: as above.
-        *s = _mm512_mul_ps(unsafe { _mm512_loadu_ps(c.add(16 * v)) }, w0);
-    }
-    for k in 1..=r {
-        // SAFETY: as above.
-        let (a, b) = unsafe {
-            (
-                base.add(lines.offsets[r - k] + j),
-                base.add(lines.offsets[r + k] + j),
-            )
-        };
-        let wk = _mm512_set1_ps(lines.w[k]);
-        for (v, s) in acc.iter_mut().enumerate() {
-            // SAFETY: as above.
-            let (x, y) = unsafe {
-                (
-                    _mm512_loadu_ps(a.add(16 * v)),
-                    _mm512_loadu_ps(b.add(16 * v)),
-                )
-            };
-            *s = _mm512_fmadd_ps(_mm512_add_ps(x, y), wk, *s);
         }
     }
     acc
