@@ -47,13 +47,18 @@ use crate::simd::{Isa, Narrow, Simd, WithSimd};
 /// AVX2 VM, 4K f32 (docs/results/2026-11-28-s38-cpu.md).
 pub(crate) const FIR_MAX_SIGMA: f32 = 3.0;
 
+/// The largest sigma the FIR takes for f32 where the recursion runs on
+/// 512-bit vectors ([`Isa::Avx512`]): on the GPU host's 16-core AVX-512
+/// Xeon (4K, 2, 8 and 16 threads) the FIR was as fast or faster up to
+/// sigma 1.5, level at 1.75, and 1.1-1.9x slower from 2
+/// (docs/results/2026-11-28-s39-cpu.md). u16, whose recursion converts
+/// each sample on the way in and out, kept the FIR faster to sigma 3.
+pub(crate) const FIR_MAX_SIGMA_F32_512: f32 = 1.5;
+
 /// The most L1 distance allowed between an axis's f32 weights and the
 /// reference's taps: the error it adds is at most this times the largest
 /// |input| (module docs).
 pub(crate) const FIR_MAX_ERROR: f64 = 3e-6;
-
-/// Bands per rayon thread (each recomputes `2 r` rows of the horizontal pass).
-const BANDS_PER_THREAD: usize = 2;
 
 /// Samples per column range, about (ranges are cut on whole pixels, so one
 /// may hold a pixel's samples more): a range's ring (`2 r + 1` rows, 29 at
@@ -124,16 +129,28 @@ pub(crate) struct Fir {
 }
 
 impl Fir {
-    /// The plan for a `width` x `height` image of samples `T`, or `None`
-    /// when `T` is not u16 or f32, or a sigma is above [`FIR_MAX_SIGMA`].
-    /// The caller handles both axes being copies.
-    pub(crate) fn new<T: Sample>(p: &GaussianParams, width: usize, height: usize) -> Option<Fir> {
+    /// The plan for a `width` x `height` image of samples `T` on the
+    /// instruction set `isa`, or `None` when `T` is not u16 or f32, or a
+    /// sigma is above [`FIR_MAX_SIGMA`] (for f32 with 512-bit vectors,
+    /// [`FIR_MAX_SIGMA_F32_512`]). The caller handles both axes being
+    /// copies.
+    pub(crate) fn new<T: Sample>(
+        p: &GaussianParams,
+        width: usize,
+        height: usize,
+        isa: Isa,
+    ) -> Option<Fir> {
         let float = [TypeId::of::<f32>(), TypeId::of::<u16>()].contains(&TypeId::of::<T>());
+        let most = if same::<T, f32>() && isa.vector_bits() >= 512 {
+            FIR_MAX_SIGMA_F32_512
+        } else {
+            FIR_MAX_SIGMA
+        };
         let axis = |sigma: f32, n: usize| -> Option<FirTaps> {
             if sigma <= 0.0 || n == 1 {
                 Some(FirTaps::identity())
             } else {
-                (sigma <= FIR_MAX_SIGMA).then(|| FirTaps::new(sigma))
+                (sigma <= most).then(|| FirTaps::new(sigma))
             }
         };
         if !float {
@@ -156,8 +173,7 @@ pub(super) fn fill<'o, T: Sample, const C: usize>(
     isa: Isa,
     out: &'o mut [MaybeUninit<T>],
 ) -> &'o mut [T] {
-    let bands = rayon::current_num_threads() * BANDS_PER_THREAD;
-    let band = h.div_ceil(bands.clamp(1, h));
+    let band = super::direct_band(h, f.fy.radius());
     mem::par_fill(
         out,
         band * w * C,

@@ -54,9 +54,6 @@ use crate::simd::{Isa, Simd, WithSimd};
 /// holds up to 6 (`tests`).
 pub(crate) const FIXED_MAX_SIGMA: f32 = 4.0;
 
-/// Bands per rayon thread (each recomputes `2 r` rows of the horizontal pass).
-const BANDS_PER_THREAD: usize = 2;
-
 /// One axis's kernel: weights for offsets `0..=r` (the centre first), in
 /// units of 2^-16, summing to 2^16 over `-r..=r`.
 #[derive(Debug, Clone)]
@@ -184,8 +181,7 @@ pub(super) fn fill<'o, const C: usize>(
     // only, which has no 16-bit lane instructions, and 16-bit code compiled
     // there splits every vector in two with shuffles (1.4-1.5x slower at 4K).
     let isa = isa.min(Isa::detect_up_to(256));
-    let bands = rayon::current_num_threads() * BANDS_PER_THREAD;
-    let band = h.div_ceil(bands.clamp(1, h));
+    let band = super::direct_band(h, f.fy.as_ref().map_or(0, FixedTaps::radius));
     mem::par_fill(
         out,
         band * row_len,

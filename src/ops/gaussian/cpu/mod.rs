@@ -87,6 +87,21 @@ const PARK_BYTES: usize = 8 << 20;
 /// Bands per thread, for load balance, when sigma allows.
 const BANDS_PER_THREAD: usize = 4;
 
+/// Output rows per rayon task of the direct filters (`fir`, `fixed`), each
+/// of whose tasks filters the `2 ry` rows around its band horizontally
+/// again: two bands per thread (for balance) where a band is then at least
+/// `16 ry` rows tall (an eighth more horizontal passes at most), else one
+/// per thread, and never fewer than `4 ry` rows (small images on many
+/// threads: fewer tasks rather than most rows filtered twice). With 16
+/// threads, two bands per thread of a 4K image at sigma 2 were 68 rows,
+/// each filtering 20 more: the FIR ran 1.3-1.5x slower than the recursion
+/// on a 16-core Xeon (docs/results/2026-11-28-s38-cpu.md).
+fn direct_band(h: usize, ry: usize) -> usize {
+    let threads = rayon::current_num_threads().max(1);
+    let per_thread = if h >= 2 * threads * 16 * ry { 2 } else { 1 };
+    h.div_ceil(threads * per_thread).max(4 * ry).clamp(1, h.max(1))
+}
+
 /// The recursions' memory is cut where `|p|^k` falls below this (f32 keeps
 /// 6e-8).
 const TAIL: f64 = 1e-8;
@@ -210,7 +225,7 @@ fn fill_c<'o, T: Sample, const C: usize>(
             return mem::cast_slice_mut::<u8, T>(out).expect("u8 samples");
         }
     }
-    if let Some(f) = Fir::new::<T>(p, w, h) {
+    if let Some(f) = Fir::new::<T>(p, w, h, isa) {
         return fir::fill::<T, C>(Rows::of(img), (w, h), &f, isa, out);
     }
     // Each band writes all of its rows, each piece just before it is used:
