@@ -182,9 +182,18 @@ fn quad_row<'d, V: BytePairs, const MHC: bool, const GD: bool, const C: usize>(
         }
         let q = n.min(half - j);
         let mut pad = [[0u8; 2 * MAX_LANES + 4]; 6];
+        // Bytes `x0 + k` of each row: those inside the row as one copy,
+        // the few past its ends mirrored (`mirror` divides: per byte, it
+        // had been a third of the 4K bilinear band's time).
+        let x0 = 2 * j as i64 - 2;
+        let len = pad[0].len() as i64;
+        let lo = (-x0).clamp(0, len) as usize;
+        let hi = (w as i64 - x0).clamp(lo as i64, len) as usize;
         for (p, row) in pad.iter_mut().zip(rows) {
-            for (k, v) in p.iter_mut().enumerate() {
-                *v = row[mirror(2 * j as i64 - 2 + k as i64, w)];
+            let from = (x0 + lo as i64) as usize;
+            p[lo..hi].copy_from_slice(&row[from..from + (hi - lo)]);
+            for k in (0..lo).chain(hi..p.len()) {
+                p[k] = row[mirror(x0 + k as i64, w)];
             }
         }
         let pad: [&[u8]; 6] = std::array::from_fn(|k| &pad[k][..]);
