@@ -84,7 +84,28 @@ impl<'a, const ALPHA: bool> WithSimd for Row<'_, 'a, ALPHA> {
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, _: S) -> &'a mut [f32] {
-        self.curve.encode_row::<ALPHA>(self.src, self.dst)
+        if has_fma(S::ISA) {
+            self.curve.encode_row::<ALPHA, true>(self.src, self.dst)
+        } else {
+            self.curve.encode_row::<ALPHA, false>(self.src, self.dst)
+        }
+    }
+}
+
+/// Whether `isa` has fused multiply-adds (every x86-64 set above the
+/// portable one: AVX2 comes with FMA here).
+fn has_fma(isa: Isa) -> bool {
+    isa > Isa::Portable
+}
+
+/// `a b + c`: fused where `FMA` (one rounding; elsewhere `mul_add` would
+/// be a library call), else a product and a sum.
+#[inline(always)]
+fn madd<const FMA: bool>(a: f64, b: f64, c: f64) -> f64 {
+    if FMA {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
     }
 }
 
@@ -142,7 +163,7 @@ impl Curve {
     /// every fourth sample copied; `src` and `dst` are one row of whole
     /// pixels, as long as each other. Returns `dst` written.
     #[inline(always)]
-    pub(crate) fn encode_row<'d, const ALPHA: bool>(
+    pub(crate) fn encode_row<'d, const ALPHA: bool, const FMA: bool>(
         &self,
         src: &[f32],
         dst: &'d mut [MaybeUninit<f32>],
@@ -152,7 +173,7 @@ impl Curve {
         // The last step may be short; it is still whole pixels.
         for s in src.chunks(LANES) {
             for (i, (d, s)) in buf.iter_mut().zip(s).enumerate() {
-                let e = self.encode(f64::from(*s)) as f32;
+                let e = self.encode::<FMA>(f64::from(*s)) as f32;
                 *d = if ALPHA && i % 4 == 3 { *s } else { e };
             }
             let piece = out.next(s.len());
@@ -163,15 +184,15 @@ impl Curve {
 
     /// `E(max(v, 0))`: NaN and negative `v` give 0, `+inf` gives `+inf`.
     #[inline(always)]
-    fn encode(&self, v: f64) -> f64 {
+    fn encode<const FMA: bool>(&self, v: f64) -> f64 {
         // `max` gives the number where `v` is NaN.
         let l = v.max(0.0);
         // Every lane computes every piece; the selects keep the loop
         // free of branches, so that it vectorises.
-        let pow = exp2(self.y * log2(l));
+        let pow = exp2::<FMA>(self.y * log2::<FMA>(l));
         let pow = if l == 0.0 { 0.0 } else { pow };
         let pow = if l == f64::INFINITY { l } else { pow };
-        let (toe, above) = (self.slope * l, self.a * pow + self.b);
+        let (toe, above) = (self.slope * l, madd::<FMA>(self.a, pow, self.b));
         if l <= self.toe {
             toe
         } else {
@@ -185,9 +206,12 @@ impl Curve {
 /// `sqrt(1/2)..sqrt(2)`, and `ln m = 2 atanh(s)`, `s = (m - 1) / (m + 1)`,
 /// `|s| <= 0.1716`, from its series to `s^15` (the next term is below
 /// 1e-14 of it). Integer steps through bits and `MAGIC`, which vectorise
-/// without AVX-512DQ's conversions.
+/// without AVX-512DQ's conversions. The series is summed by Estrin's
+/// scheme (pairs, then pairs of pairs): four dependent steps instead of
+/// Horner's eight, since the loop waits on these chains, not on the
+/// arithmetic units.
 #[inline(always)]
-fn log2(l: f64) -> f64 {
+fn log2<const FMA: bool>(l: f64) -> f64 {
     const MANTISSA: u64 = (1 << 52) - 1;
     let bits = l.to_bits();
     let m = f64::from_bits((bits & MANTISSA) | 1f64.to_bits());
@@ -198,28 +222,47 @@ fn log2(l: f64) -> f64 {
     let e = biased - if big { 1022.0 } else { 1023.0 };
     let s = (m - 1.0) / (m + 1.0);
     let s2 = s * s;
-    let mut series = 1.0 / 15.0;
-    for k in [13.0, 11.0, 9.0, 7.0, 5.0, 3.0, 1.0] {
-        series = series * s2 + 1.0 / k;
-    }
-    e + 2.0 * s * series * std::f64::consts::LOG2_E
+    // sum over k = 0..=7 of s2^k / (2 k + 1).
+    let s4 = s2 * s2;
+    let low = madd::<FMA>(s4, madd::<FMA>(s2, 1.0 / 7.0, 1.0 / 5.0), madd::<FMA>(s2, 1.0 / 3.0, 1.0));
+    let high = madd::<FMA>(s4, madd::<FMA>(s2, 1.0 / 15.0, 1.0 / 13.0), madd::<FMA>(s2, 1.0 / 11.0, 1.0 / 9.0));
+    let series = madd::<FMA>(s4 * s4, high, low);
+    madd::<FMA>(2.0 * s * series, std::f64::consts::LOG2_E, e)
 }
 
 /// `2^x`, with `x` clamped to `-1000..=1000` (beyond, the f32 result is 0
 /// or infinite anyway): `x = n + f`, `n` the nearest integer, `2^f` from
 /// its Taylor series to degree 11 (`|f ln 2| <= 0.35`: the next term is
-/// below 1e-14), and `n` put into the exponent.
+/// below 1e-14), summed by Estrin's scheme as in [`log2`], and `n` put
+/// into the exponent.
 #[inline(always)]
-fn exp2(x: f64) -> f64 {
+fn exp2<const FMA: bool>(x: f64) -> f64 {
     let x = x.clamp(-1000.0, 1000.0);
     let t = x + MAGIC;
     let n = t - MAGIC;
     let f = (x - n) * std::f64::consts::LN_2;
-    // 1/k! for k = 11 down to 1.
-    let mut p = 1.0 / 39_916_800.0;
-    for k in [3_628_800.0, 362_880.0, 40_320.0, 5_040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0] {
-        p = p * f + 1.0 / k;
-    }
+    // 1/k! for k = 0..=11, as pairs `1/(2i)! + f / (2i + 1)!`.
+    const C: [f64; 12] = [
+        1.0,
+        1.0,
+        1.0 / 2.0,
+        1.0 / 6.0,
+        1.0 / 24.0,
+        1.0 / 120.0,
+        1.0 / 720.0,
+        1.0 / 5_040.0,
+        1.0 / 40_320.0,
+        1.0 / 362_880.0,
+        1.0 / 3_628_800.0,
+        1.0 / 39_916_800.0,
+    ];
+    let q: [f64; 6] = std::array::from_fn(|i| madd::<FMA>(f, C[2 * i + 1], C[2 * i]));
+    let f2 = f * f;
+    let f4 = f2 * f2;
+    let r0 = madd::<FMA>(f2, q[1], q[0]);
+    let r1 = madd::<FMA>(f2, q[3], q[2]);
+    let r2 = madd::<FMA>(f2, q[5], q[4]);
+    let p = madd::<FMA>(f4 * f4, r2, madd::<FMA>(f4, r1, r0));
     // The low bits of `t` hold `n` (two's complement); shifting `n + 1023`
     // into the exponent field drops MAGIC's bits.
     let scale = f64::from_bits(t.to_bits().wrapping_add(1023) << 52);
@@ -258,10 +301,11 @@ mod tests {
             let c = Curve::new(&p);
             for &v in &samples {
                 let want = p.encode_f64(f64::from(v).max(0.0));
-                let got = c.encode(f64::from(v));
-                // Past f32's range only the f32 results need to agree.
-                let ok = got as f32 == want as f32 || (got - want).abs() <= 1e-12 * want.abs();
-                assert!(ok, "{p:?} {v:e}: {got:e} vs {want:e}");
+                for got in [c.encode::<false>(f64::from(v)), c.encode::<true>(f64::from(v))] {
+                    // Past f32's range only the f32 results need to agree.
+                    let ok = got as f32 == want as f32 || (got - want).abs() <= 1e-12 * want.abs();
+                    assert!(ok, "{p:?} {v:e}: {got:e} vs {want:e}");
+                }
             }
             for isa in Isa::available() {
                 for (w, ch) in [(1, 1), (7, 3), (13, 4), (101, 3), (37, 4), (1000, 1)] {
@@ -276,7 +320,13 @@ mod tests {
                         for x in 0..w {
                             for k in 0..ch {
                                 let s = img.get(x, y, k);
-                                let want = if ch == 4 && k == 3 { s } else { c.encode(f64::from(s)) as f32 };
+                                // The vectors' arithmetic, one sample at a time
+                                // (`mul_add` rounds once, as the FMA does).
+                                let e = match has_fma(isa) {
+                                    true => c.encode::<true>(f64::from(s)),
+                                    false => c.encode::<false>(f64::from(s)),
+                                };
+                                let want = if ch == 4 && k == 3 { s } else { e as f32 };
                                 let g = got.get(x, y, k);
                                 assert!(
                                     g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan()),
