@@ -208,8 +208,8 @@ impl Curve {
 /// 1e-14 of it). Integer steps through bits and `MAGIC`, which vectorise
 /// without AVX-512DQ's conversions. The series is summed by Estrin's
 /// scheme (pairs, then pairs of pairs): four dependent steps instead of
-/// Horner's eight, since the loop waits on these chains, not on the
-/// arithmetic units.
+/// Horner's eight, for a loop that waited on these chains (with FMA,
+/// about a fifth off 4K RGB on one AVX2 core, docs/PERFORMANCE.md).
 #[inline(always)]
 fn log2<const FMA: bool>(l: f64) -> f64 {
     const MANTISSA: u64 = (1 << 52) - 1;

@@ -183,8 +183,9 @@ fn quad_row<'d, V: BytePairs, const MHC: bool, const GD: bool, const C: usize>(
         let q = n.min(half - j);
         let mut pad = [[0u8; 2 * MAX_LANES + 4]; 6];
         // Bytes `x0 + k` of each row: those inside the row as one copy,
-        // the few past its ends mirrored (`mirror` divides: per byte, it
-        // had been a third of the 4K bilinear band's time).
+        // the few past its ends mirrored (`mirror` divides; through it
+        // byte by byte, these blocks took about a fifth of the 4K
+        // bilinear time, docs/PERFORMANCE.md).
         let x0 = 2 * j as i64 - 2;
         let len = pad[0].len() as i64;
         let lo = (-x0).clamp(0, len) as usize;
