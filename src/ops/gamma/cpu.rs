@@ -209,7 +209,7 @@ impl Curve {
 /// without AVX-512DQ's conversions. The series is summed by Estrin's
 /// scheme (pairs, then pairs of pairs): four dependent steps instead of
 /// Horner's eight, for a loop that waited on these chains (with FMA,
-/// about a fifth off 4K RGB on one AVX2 core, docs/PERFORMANCE.md).
+/// 11-20% off 4K RGB on one AVX2 core, docs/PERFORMANCE.md).
 #[inline(always)]
 fn log2<const FMA: bool>(l: f64) -> f64 {
     const MANTISSA: u64 = (1 << 52) - 1;

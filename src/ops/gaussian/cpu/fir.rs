@@ -49,10 +49,13 @@ pub(crate) const FIR_MAX_SIGMA: f32 = 3.0;
 
 /// The largest sigma the FIR takes for f32 where the recursion runs on
 /// 512-bit vectors ([`Isa::Avx512`]): on the GPU host's 16-core AVX-512
-/// Xeon (4K, 2, 8 and 16 threads) the FIR was as fast or faster up to
-/// sigma 1.5, level at 1.75, and 1.1-1.9x slower from 2
+/// Xeon (4K, 2, 8 and 16 threads) the FIR was level with it or faster up
+/// to sigma 1.5 (with 2 threads at 1.5, level in one call and slower in
+/// another), level at 1.75, and slower from 2
 /// (docs/results/2026-11-28-s39-cpu.md). u16, whose recursion converts
-/// each sample on the way in and out, kept the FIR faster to sigma 3.
+/// each sample on the way in and out, had the FIR faster at sigma 2 at
+/// every thread count (sigma 3 was not measured there), so it keeps
+/// [`FIR_MAX_SIGMA`].
 pub(crate) const FIR_MAX_SIGMA_F32_512: f32 = 1.5;
 
 /// The most L1 distance allowed between an axis's f32 weights and the
