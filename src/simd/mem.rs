@@ -101,6 +101,11 @@ pub fn write_copy<'d, T: Copy>(d: &'d mut [MaybeUninit<T>], src: &[T]) -> &'d mu
     unsafe { assume_init_mut(d) }
 }
 
+/// Outputs of at least this many bytes are worth writing with
+/// [`write_stream`]: the input and output outgrow an L3 cache, and a plain
+/// store would read every line of the output first.
+pub const STREAM_BYTES: usize = 16 << 20;
+
 /// Copies `src` into `d` (of the same length) with stores that bypass the
 /// caches where the build has them (x86-64, unless `FILTERCTL_SIMD=portable`
 /// chose the portable code: SSE2 `movntdq` for the 16-byte-aligned part,

@@ -67,13 +67,9 @@ fn fixed<T: Sample>(img: &Image<T>, f: &matrix3::Fixed, p: &CcmParams, isa: Isa)
     })
 }
 
-/// Output size from which RGB rows are stored past the caches
-/// ([`matrix3::rgb`]'s `stream`): the input and output outgrow an L3.
-const STREAM_BYTES: usize = 16 << 20;
-
 /// The rows of `img`, whose samples are `X`, of `C` channels.
 fn typed<T: Sample, X: Narrow, const C: usize>(img: &Image<T>, p: &CcmParams, isa: Isa) -> Result<Image<T>> {
-    let stream = img.width() * img.height() * C * std::mem::size_of::<X>() >= STREAM_BYTES;
+    let stream = img.width() * img.height() * C * std::mem::size_of::<X>() >= mem::STREAM_BYTES;
     fill_rows::<T, _>(img.width(), img.height(), C, |y, dst| {
         let src = mem::cast_slice::<T, X>(img.row(y)).expect("T is X");
         let dst = mem::cast_uninit_mut::<T, X>(dst).expect("T is X");

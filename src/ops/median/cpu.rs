@@ -29,7 +29,7 @@ use crate::SampleType;
 /// Median-filters `src` on the host's cores (see the module docs).
 pub fn median<T: Sample>(src: &Image<T>, p: &MedianParams) -> Result<Image<T>> {
     let bytes = src.data().len().saturating_mul(std::mem::size_of::<T>());
-    run(src, p, bytes >= STREAM_BYTES)
+    run(src, p, bytes >= mem::STREAM_BYTES)
 }
 
 /// [`median`], writing the output a row at a time through
@@ -92,11 +92,6 @@ impl Native for f32 {
     #[cfg(target_arch = "x86_64")]
     type Avx2 = x86::lanes::F32x8;
 }
-
-/// Images of at least this many bytes are written with stores that bypass
-/// the caches ([`mem::write_stream`]): the input and output outgrow an L3
-/// cache, and a plain store would read every line of the output first.
-const STREAM_BYTES: usize = 16 << 20;
 
 /// Median-filters the `h` rows that `row` gives (`c` channels each) into
 /// `out` (packed rows) with radius `r`, and returns it written; alpha
@@ -381,7 +376,7 @@ mod tests {
         let (w, h) = (4096, 4100);
         let img = random::<u8>(w, h, 1, 5, 256);
         let p = MedianParams::new(1).unwrap();
-        assert!(w * h >= STREAM_BYTES);
+        assert!(w * h >= mem::STREAM_BYTES);
         let got = median(&img, &p).unwrap();
         for y in (0..h).step_by(97).chain([h - 1]) {
             let y0 = y.saturating_sub(1);
