@@ -216,41 +216,66 @@ impl<'a, T> Filler<'a, T> {
 }
 
 /// Writes `block`, whole rows of `row_len` elements, one column range at
-/// a time: `segs` cuts each row into ranges, left to right, and `f(s, i,
-/// piece)` is called for range `s` of row `i`, rows top to bottom within
-/// each range, ranges in order; it must return its piece written. Returns
-/// the block initialised. For work that keeps a few columns of many rows in
-/// cache. Panics unless the ranges cover `0..row_len` in order, each
-/// piece comes back as it went out, and `block` holds whole rows.
-pub fn fill_segments<'a, T, F>(
+/// a time and two rows at a time: `segs` cuts each row into ranges, left
+/// to right, and `f(s, i, first, second)` is called for range `s` of rows
+/// `i` and `i + 1` (`second` is `None` where row `i` is the block's last),
+/// pairs of rows top to bottom within each range, ranges in order; it
+/// must return its pieces written. Returns the block initialised. For work
+/// that keeps a few columns of many rows in cache, and makes two rows from
+/// one pass over them. Panics unless the ranges cover `0..row_len` in
+/// order, each piece comes back as it went out, and `block` holds whole
+/// rows.
+pub fn fill_segment_pairs<'a, T, F>(
     block: &'a mut [MaybeUninit<T>],
     row_len: usize,
     segs: &[std::ops::Range<usize>],
     mut f: F,
 ) -> &'a mut [T]
 where
-    F: for<'c> FnMut(usize, usize, &'c mut [MaybeUninit<T>]) -> &'c mut [T],
+    F: for<'c> FnMut(
+        usize,
+        usize,
+        &'c mut [MaybeUninit<T>],
+        Option<&'c mut [MaybeUninit<T>]>,
+    ) -> (&'c mut [T], Option<&'c mut [T]>),
 {
     assert!(
         row_len > 0 && block.len().is_multiple_of(row_len),
-        "fill_segments: a block of whole rows"
+        "fill_segment_pairs: a block of whole rows"
     );
     let mut end = 0;
     for r in segs {
         assert!(
             r.start == end && r.end > r.start,
-            "fill_segments: ranges out of order"
+            "fill_segment_pairs: ranges out of order"
         );
         end = r.end;
     }
-    assert_eq!(end, row_len, "fill_segments: ranges do not cover the row");
+    assert_eq!(
+        end, row_len,
+        "fill_segment_pairs: ranges do not cover the row"
+    );
+    let came_back = |piece: (*const T, usize), done: Option<&mut [T]>| {
+        done.is_some_and(|d| ptr::eq(d.as_ptr(), piece.0) && d.len() == piece.1)
+    };
     for (s, r) in segs.iter().enumerate() {
-        for (i, row) in block.chunks_exact_mut(row_len).enumerate() {
-            let piece = &mut row[r.clone()];
-            let (p, n) = (piece.as_ptr().cast::<T>(), piece.len());
-            let done = f(s, i, piece);
-            let ok = ptr::eq(done.as_ptr(), p) && done.len() == n;
-            assert!(ok, "fill_segments: piece {s} of row {i} did not come back");
+        for (i, rows) in block.chunks_mut(2 * row_len).enumerate() {
+            let (a, b) = rows.split_at_mut(row_len);
+            let a = &mut a[r.clone()];
+            let pa = (a.as_ptr().cast::<T>(), a.len());
+            let b = (!b.is_empty()).then(|| &mut b[r.clone()]);
+            let pb = b.as_ref().map(|b| (b.as_ptr().cast::<T>(), b.len()));
+            let (da, db) = f(s, 2 * i, a, b);
+            let ok = came_back(pa, Some(da))
+                && match pb {
+                    Some(pb) => came_back(pb, db),
+                    None => db.is_none(),
+                };
+            assert!(
+                ok,
+                "fill_segment_pairs: piece {s} of rows {} did not come back",
+                2 * i
+            );
         }
     }
     // SAFETY: the ranges cover each row exactly (checked above: in order,

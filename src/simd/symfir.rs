@@ -59,11 +59,16 @@ impl<'a, T: Copy> Lines<'a, T> {
     /// `w` (offsets `0..=r`). Panics unless `w` is not empty, there are
     /// `2 r + 1` offsets, and each line lies inside `base`.
     pub fn new(w: &'a [T], base: &'a [T], offsets: &'a [usize], n: usize) -> Self {
+        Self::checked(w, base, offsets, n, 0)
+    }
+
+    /// [`Lines::new`] with `extra` lines more than `2 r + 1`.
+    fn checked(w: &'a [T], base: &'a [T], offsets: &'a [usize], n: usize, extra: usize) -> Self {
         assert!(
-            !w.is_empty() && offsets.len() == 2 * w.len() - 1,
+            !w.is_empty() && offsets.len() == 2 * w.len() - 1 + extra,
             "symfir: {} weights need {} lines, got {}",
             w.len(),
-            2 * w.len().max(1) - 1,
+            2 * w.len().max(1) - 1 + extra,
             offsets.len()
         );
         let inside = offsets
@@ -82,6 +87,32 @@ impl<'a, T: Copy> Lines<'a, T> {
     #[inline(always)]
     pub(super) fn radius(&self) -> usize {
         self.w.len() - 1
+    }
+}
+
+/// The lines of two outputs one line apart ([`filter_f32_pair`]): `2 r +
+/// 2` lines, the first output's `0..=2 r` and the second's `1..=2 r + 1`.
+/// Made only by [`PairLines::new`], which checks them as [`Lines::new`]
+/// does.
+#[derive(Debug, Clone, Copy)]
+pub struct PairLines<'a, T = f32>(pub(super) Lines<'a, T>);
+
+impl<'a, T: Copy> PairLines<'a, T> {
+    /// The `2 r + 2` lines of `n` samples at `offsets` into `base`, for the
+    /// weights `w`. Panics unless `w` is not empty, there are `2 r + 2`
+    /// offsets, and each line lies inside `base`.
+    pub fn new(w: &'a [T], base: &'a [T], offsets: &'a [usize], n: usize) -> Self {
+        PairLines(Lines::checked(w, base, offsets, n, 1))
+    }
+
+    /// Output `i`'s (0 or 1) `2 r + 1` lines.
+    #[inline(always)]
+    pub(super) fn one(&self, i: usize) -> Lines<'a, T> {
+        let r = self.0.radius();
+        Lines {
+            offsets: &self.0.offsets[i..i + 2 * r + 1],
+            ..self.0
+        }
     }
 }
 
@@ -235,6 +266,70 @@ pub fn filter_f32_into<'o>(
     // SAFETY: `walk` visits every column below `n = out.len()`, and each
     // visit writes its columns (one, 8 or `B`).
     unsafe { mem::assume_init_mut(out) }
+}
+
+/// [`filter_u8`] for two outputs one line apart, into the bytes `out0` and
+/// `out1` (each exactly `n` long), which come back written: the same
+/// bytes, but with AVX2 each line is loaded once for both outputs (as
+/// [`filter_f32_pair`]).
+pub fn filter_u8_pair<'o>(
+    isa: Isa,
+    lines: &PairLines<'_, u16>,
+    bias: u16,
+    out0: &'o mut [MaybeUninit<u8>],
+    out1: &'o mut [MaybeUninit<u8>],
+) -> (&'o mut [u8], &'o mut [u8]) {
+    let n = lines.0.n;
+    assert!(out0.len() == n && out1.len() == n, "symfir: output length");
+    #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx2 {
+        if let Some(t) = super::x86::Avx2::try_new() {
+            return super::x86::symfir::filter_u8_pair_avx2(t, lines, bias, out0, out1);
+        }
+    }
+    (
+        filter_u8(isa, &lines.one(0), bias, out0),
+        filter_u8(isa, &lines.one(1), bias, out1),
+    )
+}
+
+/// [`filter_f32`] for two outputs one line apart, into `out0` and `out1`
+/// (each exactly `n` long): the same sums, bit for bit, but with AVX2 each
+/// line is loaded once for both outputs, which share `2 r` of their lines
+/// (a pass down columns reads its lines from L2: half the loads there).
+pub fn filter_f32_pair(isa: Isa, lines: &PairLines<'_>, out0: &mut [f32], out1: &mut [f32]) {
+    let n = lines.0.n;
+    assert!(out0.len() == n && out1.len() == n, "symfir: output length");
+    #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx2 {
+        if let Some(t) = super::x86::Avx2::try_new() {
+            return super::x86::symfir::filter_f32_pair_avx2(t, lines, out0, out1);
+        }
+    }
+    filter_f32(isa, &lines.one(0), out0);
+    filter_f32(isa, &lines.one(1), out1);
+}
+
+/// [`filter_f32_pair`] into samples not yet written (`out0` and `out1`,
+/// each exactly `n` long), which come back written.
+pub fn filter_f32_pair_into<'o>(
+    isa: Isa,
+    lines: &PairLines<'_>,
+    out0: &'o mut [MaybeUninit<f32>],
+    out1: &'o mut [MaybeUninit<f32>],
+) -> (&'o mut [f32], &'o mut [f32]) {
+    let n = lines.0.n;
+    assert!(out0.len() == n && out1.len() == n, "symfir: output length");
+    #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx2 {
+        if let Some(t) = super::x86::Avx2::try_new() {
+            return super::x86::symfir::filter_f32_pair_into_avx2(t, lines, out0, out1);
+        }
+    }
+    (
+        filter_f32_into(isa, &lines.one(0), out0),
+        filter_f32_into(isa, &lines.one(1), out1),
+    )
 }
 
 /// Visits columns `0..n` in blocks of `B` (`f(j, B / 8)`), then vectors of
@@ -407,6 +502,41 @@ mod tests {
         }
     }
 
+    /// Two outputs from `2 r + 2` lines equal, bit for bit, each output
+    /// filtered from its own `2 r + 1` lines, on every instruction set.
+    #[test]
+    fn f32_pairs_equal_single_outputs() {
+        let mut next = rng(13);
+        let mut unit = move || (next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+        for n in [1, 2, 7, 8, 9, 23, 24, 25, 31, 47, 48, 49, 97, 131, 257] {
+            for r in [0, 1, 2, 5, 10, 14] {
+                let w: Vec<f32> = (0..=r).map(|_| unit() + 0.5).collect();
+                let offsets: Vec<usize> = (0..2 * r + 2).map(|i| 3 * i + (i % 2) * n).collect();
+                let len = offsets.iter().max().unwrap() + n + 5;
+                let base: Vec<f32> = (0..len).map(|_| 1000.0 * unit()).collect();
+                let pair = PairLines::new(&w, &base, &offsets, n);
+                for isa in Isa::available() {
+                    let (mut a, mut b) = (vec![f32::NAN; n], vec![f32::NAN; n]);
+                    filter_f32_pair(isa, &pair, &mut a, &mut b);
+                    let (mut fa, mut fb) = (
+                        vec![MaybeUninit::uninit(); n],
+                        vec![MaybeUninit::uninit(); n],
+                    );
+                    let (ia, ib) = filter_f32_pair_into(isa, &pair, &mut fa, &mut fb);
+                    for (i, got) in [(0, [&a[..], &ia[..]]), (1, [&b[..], &ib[..]])] {
+                        let mut want = vec![f32::NAN; n];
+                        let one = Lines::new(&w, &base, &offsets[i..i + 2 * r + 1], n);
+                        filter_f32(isa, &one, &mut want);
+                        for g in got {
+                            let same = g.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits());
+                            assert!(same, "{isa:?} n {n} r {r} output {i}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn extremes_fit_without_wrapping() {
         // 255 everywhere: the sums reach their bound and must narrow to 255.
@@ -423,6 +553,13 @@ mod tests {
                 assert!(got.iter().all(|v| *v == 255), "{isa:?} r {r}: {got:?}");
             }
         }
+    }
+
+    #[test]
+    #[should_panic(expected = "2 weights need 4 lines")]
+    fn pairs_need_one_line_more() {
+        let base = [0f32; 10];
+        let _ = PairLines::new(&[0.5, 0.25], &base, &[0, 1, 2], 5);
     }
 
     #[test]

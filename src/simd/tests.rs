@@ -237,25 +237,29 @@ fn fillers_check_what_comes_back() {
 
 #[test]
 fn column_ranges_fill_every_row() {
-    // Three rows of 7 in ranges 0..3, 3..4, 4..7: range by range, rows
-    // top to bottom within each.
+    // Three rows of 7 in ranges 0..3, 3..4, 4..7: range by range, pairs
+    // of rows top to bottom within each, the last row alone.
     let mut buf = vec![MaybeUninit::<u16>::uninit(); 21];
     let mut order = Vec::new();
     let segs = [0..3, 3..4, 4..7];
-    let got = mem::fill_segments(&mut buf, 7, &segs, |s, i, d| {
-        order.push((s, i));
-        mem::fill_init(d, (10 * s + i) as u16)
+    let got = mem::fill_segment_pairs(&mut buf, 7, &segs, |s, i, a, b| {
+        order.push((s, i, b.is_some()));
+        let b = b.map(|b| mem::fill_init(b, (10 * s + i + 1) as u16));
+        (mem::fill_init(a, (10 * s + i) as u16), b)
     });
     let row = |i: u16| [i, i, i, 10 + i, 20 + i, 20 + i, 20 + i];
     assert_eq!(got, [row(0), row(1), row(2)].concat());
-    let want: Vec<_> = (0..3).flat_map(|s| (0..3).map(move |i| (s, i))).collect();
+    let want: Vec<_> = (0..3).flat_map(|s| [(s, 0, true), (s, 2, false)]).collect();
     assert_eq!(order, want);
     // Ranges that leave a gap, overlap or stop short, and a piece that is
     // not the one handed out, panic.
     for segs in [vec![0..3, 4..7], vec![0..4, 3..7], vec![0..2, 2..6]] {
         let r = std::panic::catch_unwind(|| {
             let mut buf = vec![MaybeUninit::<u16>::uninit(); 14];
-            mem::fill_segments(&mut buf, 7, &segs, |_, _, d| mem::fill_init(d, 0)).len()
+            mem::fill_segment_pairs(&mut buf, 7, &segs, |_, _, a, b| {
+                (mem::fill_init(a, 0), b.map(|b| mem::fill_init(b, 0)))
+            })
+            .len()
         });
         assert!(r.is_err(), "{segs:?}");
     }
@@ -264,9 +268,33 @@ fn column_ranges_fill_every_row() {
         let spare = vec![MaybeUninit::<u16>::uninit(); 7];
         let spare: &'static mut [MaybeUninit<u16>] = spare.leak();
         let mut spare = Some(spare);
-        mem::fill_segments(&mut buf, 7, &[0..3, 3..7], |_, _, d| match spare.take() {
-            Some(o) => mem::fill_init(o, 0),
-            None => mem::fill_init(d, 0),
+        mem::fill_segment_pairs(&mut buf, 7, &[0..3, 3..7], |_, _, a, b| {
+            match spare.take() {
+                Some(o) => (mem::fill_init(o, 0), b.map(|b| mem::fill_init(b, 0))),
+                None => (mem::fill_init(a, 0), b.map(|b| mem::fill_init(b, 0))),
+            }
+        })
+        .len()
+    });
+    assert!(r.is_err());
+    // A second row dropped, or one made where there was none, panics.
+    let r = std::panic::catch_unwind(|| {
+        let mut buf = vec![MaybeUninit::<u16>::uninit(); 14];
+        mem::fill_segment_pairs(&mut buf, 7, &[0..3, 3..7], |_, _, a, _| {
+            (mem::fill_init(a, 0), None)
+        })
+        .len()
+    });
+    assert!(r.is_err());
+    let r = std::panic::catch_unwind(|| {
+        let mut buf = vec![MaybeUninit::<u16>::uninit(); 7];
+        let spare: &'static mut [MaybeUninit<u16>] = vec![MaybeUninit::uninit(); 7].leak();
+        let mut spare = Some(spare);
+        mem::fill_segment_pairs(&mut buf, 7, &[0..3, 3..7], |_, _, a, _| {
+            (
+                mem::fill_init(a, 0),
+                spare.take().map(|o| mem::fill_init(o, 0)),
+            )
         })
         .len()
     });

@@ -19,15 +19,17 @@
 //!
 //! Borders are the reference's ([`source_index`]), as in `fixed`: the
 //! horizontal pass reads a row padded on both sides by its radius (through
-//! the border mapping) and writes into a ring of `2 r + 1` filtered rows,
-//! slot `v mod (2 r + 1)` for row `v`, where a row outside the image is the
+//! the border mapping) and writes into a ring of `2 r + 2` filtered rows,
+//! slot `v mod (2 r + 2)` for row `v`, where a row outside the image is the
 //! filtered copy of the one the border mapping names; the vertical pass
-//! reads the ring and writes the output row. Both passes are `symfir`'s f32
-//! kernels. Each rayon task owns a band of output rows and filters the
+//! reads the ring and writes two output rows at a time, each ring row
+//! loaded once for both ([`symfir::filter_f32_pair`]; about 10% off 4K
+//! gray and 14% off RGBA at sigma 2 on one AVX2 core). Both passes are
+//! `symfir`'s f32 kernels. Each rayon task owns a band of output rows and filters the
 //! `2 r` rows around it again. Within a band, rows are cut into column
 //! ranges of whole pixels, about [`SEGMENT`] samples each, each with its own
 //! ring, and each range runs down [`GROUP`] output rows before the next one
-//! takes over ([`mem::fill_segments`]), so that the ring in use stays in
+//! takes over ([`mem::fill_segment_pairs`]), so that the ring in use stays in
 //! the core's L2 cache however long the rows are.
 
 use std::any::TypeId;
@@ -39,7 +41,7 @@ use super::super::{Border, GaussianParams};
 use super::Rows;
 use crate::image::Sample;
 use crate::simd::mem::{self, Filler};
-use crate::simd::symfir::{self, Lines};
+use crate::simd::symfir::{self, Lines, PairLines};
 use crate::simd::{Isa, Narrow, Simd, WithSimd};
 
 /// The largest sigma the FIR takes; above it, Deriche's recursion is
@@ -217,10 +219,12 @@ impl<'d, T: Sample, const C: usize> WithSimd for BandOp<'_, 'd, T, C> {
         let row_len = w * C;
         let r1 = r0 + dst.len() / row_len;
         let (rx, ry) = (f.fx.radius(), f.fy.radius());
-        let taps = 2 * ry + 1;
+        // Two output rows at a time: rows `y - ry..=y + 1 + ry`.
+        let lines = 2 * ry + 2;
         // Columns in ranges of whole pixels, each with its own ring of
-        // horizontally filtered rows `y - ry..=y + ry` around output row
-        // `y` (row `v` in slot `v mod taps`) and the next row it needs.
+        // horizontally filtered rows `y - ry..=y + 1 + ry` around output
+        // rows `y` and `y + 1` (row `v` in slot `v mod (2 ry + 2)`) and the
+        // next row it needs.
         let cols = row_len.div_ceil(SEGMENT).max(1);
         let px = w.div_ceil(cols);
         let segs: Vec<Range<usize>> = (0..w.div_ceil(px))
@@ -228,24 +232,27 @@ impl<'d, T: Sample, const C: usize> WithSimd for BandOp<'_, 'd, T, C> {
             .collect();
         let mut rings: Vec<(Vec<f32>, i64)> = segs
             .iter()
-            .map(|r| (vec![0f32; taps * r.len()], r0 as i64 - ry as i64))
+            .map(|r| (vec![0f32; lines * r.len()], r0 as i64 - ry as i64))
             .collect();
         // A range of the source row as f32, padded by `rx` pixels each
         // side, and where its lines for the taps `-rx..=rx` start.
         let mut pad = vec![0f32; (px + 2 * rx) * C];
         let across: Vec<usize> = (0..=2 * rx).map(|k| k * C).collect();
-        let mut down = vec![0usize; taps];
+        let mut down = vec![0usize; lines];
         // Output rows of u16 pass through f32 first.
-        let mut narrow = vec![0f32; if same::<T, f32>() { 0 } else { px * C }];
+        let mut narrow = vec![0f32; if same::<T, f32>() { 0 } else { 2 * px * C }];
         let mut out = Filler::new(dst);
         for g in (r0..r1).step_by(GROUP) {
             let block = out.next(GROUP.min(r1 - g) * row_len);
-            let done = mem::fill_segments(block, row_len, &segs, |k, i, d| {
+            let done = mem::fill_segment_pairs(block, row_len, &segs, |k, i, d0, d1| {
                 let (ring, next) = &mut rings[k];
                 let (n, x0) = (segs[k].len(), segs[k].start / C);
                 let y = (g + i) as i64;
-                let slot = |v: i64| v.rem_euclid(taps as i64) as usize * n;
-                while *next <= y + ry as i64 {
+                let slot = |v: i64| v.rem_euclid(lines as i64) as usize * n;
+                // The second row's lines too where there is one (the last
+                // row of the image has no row below it to filter).
+                let last = y + ry as i64 + i64::from(d1.is_some());
+                while *next <= last {
                     let s = source_index(*next, h as i64, f.border);
                     let pad = &mut pad[..n + 2 * rx * C];
                     pad_range::<T, C>(src.row(s), x0, rx, f.border, pad);
@@ -257,14 +264,27 @@ impl<'d, T: Sample, const C: usize> WithSimd for BandOp<'_, 'd, T, C> {
                 for (t, o) in down.iter_mut().enumerate() {
                     *o = slot(y - ry as i64 + t as i64);
                 }
-                let lines = Lines::new(&f.fy.w, ring, &down, n);
+                let Some(d1) = d1 else {
+                    let lines = Lines::new(&f.fy.w, ring, &down[..lines - 1], n);
+                    if same::<T, f32>() {
+                        let d = mem::cast_uninit_mut::<T, f32>(d0).expect("f32 samples");
+                        let done = symfir::filter_f32_into(S::ISA, &lines, d);
+                        return (mem::cast_slice_mut::<f32, T>(done).expect("f32 samples"), None);
+                    }
+                    symfir::filter_f32(S::ISA, &lines, &mut narrow[..n]);
+                    return (narrow_into(d0, &narrow[..n]), None);
+                };
+                let lines = PairLines::new(&f.fy.w, ring, &down, n);
                 if same::<T, f32>() {
-                    let d = mem::cast_uninit_mut::<T, f32>(d).expect("f32 samples");
-                    let done = symfir::filter_f32_into(S::ISA, &lines, d);
-                    return mem::cast_slice_mut::<f32, T>(done).expect("f32 samples");
+                    let d0 = mem::cast_uninit_mut::<T, f32>(d0).expect("f32 samples");
+                    let d1 = mem::cast_uninit_mut::<T, f32>(d1).expect("f32 samples");
+                    let (a, b) = symfir::filter_f32_pair_into(S::ISA, &lines, d0, d1);
+                    let cast = |x| mem::cast_slice_mut::<f32, T>(x).expect("f32 samples");
+                    return (cast(a), Some(cast(b)));
                 }
-                symfir::filter_f32(S::ISA, &lines, &mut narrow[..n]);
-                narrow_into(d, &narrow[..n])
+                let (a, b) = narrow[..2 * n].split_at_mut(n);
+                symfir::filter_f32_pair(S::ISA, &lines, a, b);
+                (narrow_into(d0, a), Some(narrow_into(d1, b)))
             });
             out.commit(done);
         }
