@@ -90,8 +90,8 @@ impl<'a, T: Copy> Lines<'a, T> {
     }
 }
 
-/// The lines of two outputs one line apart ([`filter_f32_pair`]): `2 r +
-/// 2` lines, the first output's `0..=2 r` and the second's `1..=2 r + 1`.
+/// The lines of two outputs one line apart ([`filter_f32_pair`],
+/// [`filter_u8_pair`]): `2 r + 2` lines, the first output's `0..=2 r` and the second's `1..=2 r + 1`.
 /// Made only by [`PairLines::new`], which checks them as [`Lines::new`]
 /// does.
 #[derive(Debug, Clone, Copy)]
@@ -423,6 +423,16 @@ mod tests {
         w
     }
 
+    /// `lines` offsets at odd, unaligned places of one buffer, some lines
+    /// overlapping, for lines of `n` samples, and the buffer, of
+    /// `sample()`s.
+    fn buffer<T>(lines: usize, n: usize, sample: impl FnMut() -> T) -> (Vec<usize>, Vec<T>) {
+        let offsets: Vec<usize> = (0..lines).map(|i| 3 * i + (i % 2) * n).collect();
+        let len = offsets.iter().max().unwrap() + n + 5;
+        let base = std::iter::repeat_with(sample).take(len).collect();
+        (offsets, base)
+    }
+
     /// The definition, in u32 and without wrapping.
     fn want(w: &[u16], base: &[u16], offsets: &[usize], j: usize, init: u16) -> u32 {
         let r = w.len() - 1;
@@ -440,12 +450,7 @@ mod tests {
         for n in [1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 97, 131, 257] {
             for r in [1, 2, 3, 7, 14] {
                 let w = weights(r, &mut next);
-                // Lines at odd, unaligned offsets of one buffer, some overlapping.
-                let offsets: Vec<usize> = (0..2 * r + 1).map(|i| 3 * i + (i % 2) * n).collect();
-                let len = offsets.iter().max().unwrap() + n + 5;
-                let base: Vec<u16> = (0..len)
-                    .map(|_| (next() % 256) as u16 * (1 << FRAC))
-                    .collect();
+                let (offsets, base) = buffer(2 * r + 1, n, || (next() % 256) as u16 * (1 << FRAC));
                 let lines = Lines::new(&w, &base, &offsets, n);
                 let bias = (next() % 128) as u16;
                 for isa in Isa::available() {
@@ -472,9 +477,7 @@ mod tests {
         for n in [1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 97, 131, 257] {
             for r in [0, 1, 2, 5, 10, 14] {
                 let w: Vec<f32> = (0..=r).map(|_| unit() + 0.5).collect();
-                let offsets: Vec<usize> = (0..2 * r + 1).map(|i| 3 * i + (i % 2) * n).collect();
-                let len = offsets.iter().max().unwrap() + n + 5;
-                let base: Vec<f32> = (0..len).map(|_| 1000.0 * unit()).collect();
+                let (offsets, base) = buffer(2 * r + 1, n, || 1000.0 * unit());
                 let lines = Lines::new(&w, &base, &offsets, n);
                 for isa in Isa::available() {
                     let mut got = vec![f32::NAN; n];
@@ -511,17 +514,13 @@ mod tests {
         for n in [1, 2, 7, 8, 9, 23, 24, 25, 31, 47, 48, 49, 97, 131, 257] {
             for r in [0, 1, 2, 5, 10, 14] {
                 let w: Vec<f32> = (0..=r).map(|_| unit() + 0.5).collect();
-                let offsets: Vec<usize> = (0..2 * r + 2).map(|i| 3 * i + (i % 2) * n).collect();
-                let len = offsets.iter().max().unwrap() + n + 5;
-                let base: Vec<f32> = (0..len).map(|_| 1000.0 * unit()).collect();
+                let (offsets, base) = buffer(2 * r + 2, n, || 1000.0 * unit());
                 let pair = PairLines::new(&w, &base, &offsets, n);
+                let fresh = || vec![MaybeUninit::uninit(); n];
                 for isa in Isa::available() {
                     let (mut a, mut b) = (vec![f32::NAN; n], vec![f32::NAN; n]);
                     filter_f32_pair(isa, &pair, &mut a, &mut b);
-                    let (mut fa, mut fb) = (
-                        vec![MaybeUninit::uninit(); n],
-                        vec![MaybeUninit::uninit(); n],
-                    );
+                    let (mut fa, mut fb) = (fresh(), fresh());
                     let (ia, ib) = filter_f32_pair_into(isa, &pair, &mut fa, &mut fb);
                     for (i, got) in [(0, [&a[..], &ia[..]]), (1, [&b[..], &ib[..]])] {
                         let mut want = vec![f32::NAN; n];
@@ -551,6 +550,33 @@ mod tests {
                 let mut bytes = vec![MaybeUninit::uninit(); 100];
                 let got = filter_u8(isa, &lines, bias, &mut bytes);
                 assert!(got.iter().all(|v| *v == 255), "{isa:?} r {r}: {got:?}");
+            }
+        }
+    }
+
+    /// The u8 pairs equal two single outputs byte for byte, on every
+    /// instruction set, odd lengths and radii, two biases.
+    #[test]
+    fn u8_pairs_equal_single_outputs() {
+        let mut next = rng(17);
+        for n in [1, 2, 15, 16, 17, 31, 32, 33, 47, 65, 131, 257] {
+            for r in [0, 1, 3, 7, 14] {
+                let w = weights(r, &mut next);
+                let (offsets, base) = buffer(2 * r + 2, n, || (next() % 256) as u16 * (1 << FRAC));
+                let pair = PairLines::new(&w, &base, &offsets, n);
+                let fresh = || vec![MaybeUninit::uninit(); n];
+                for bias in [0, (next() % 128) as u16] {
+                    for isa in Isa::available() {
+                        let (mut a, mut b) = (fresh(), fresh());
+                        let (a, b) = filter_u8_pair(isa, &pair, bias, &mut a, &mut b);
+                        for (i, got) in [(0, a), (1, b)] {
+                            let one = Lines::new(&w, &base, &offsets[i..i + 2 * r + 1], n);
+                            let mut want = vec![MaybeUninit::uninit(); n];
+                            let want = filter_u8(isa, &one, bias, &mut want);
+                            assert_eq!(got, want, "{isa:?} n {n} r {r} bias {bias} output {i}");
+                        }
+                    }
+                }
             }
         }
     }

@@ -135,7 +135,8 @@ const PIECE: usize = 32 * LANES;
 /// the reference's formula ([`GammaParams::encode_f64`]) with `L^y` as
 /// `2^(y log2 L)` from polynomials. `log2 L` is split into its exponent
 /// (exact) and the mantissa's logarithm (within a few ulp), and
-/// `y log2 L` is rounded once, so the error is within docs/QUALITY.md's
+/// `y log2 L` is rounded once where there is FMA (else twice), so the
+/// error is within docs/QUALITY.md's
 /// bound: `1.1 * 2^-22` of full scale for `L` within `0..=1`, relative
 /// `(4 + 4 ln 2 |y log2 L|) 2^-24` above (the tests measure it).
 #[derive(Debug, Clone, Copy)]

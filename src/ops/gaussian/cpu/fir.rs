@@ -66,14 +66,15 @@ pub(crate) const FIR_MAX_SIGMA_F32_512: f32 = 1.5;
 pub(crate) const FIR_MAX_ERROR: f64 = 3e-6;
 
 /// Samples per column range, about (ranges are cut on whole pixels, so one
-/// may hold a pixel's samples more): a range's ring (`2 r + 1` rows, 29 at
-/// sigma 3) then stays near 230 KB, inside a core's L2 cache. Whole rows
+/// may hold a pixel's samples more): a range's ring (`2 r + 2` rows, 30 at
+/// sigma 3) then stays near 240 KiB, inside a core's L2 cache. Whole rows
 /// spilled it for colour 4K (1.3 MB at RGBA sigma 2), which made RGBA no
 /// faster than the recursion.
 const SEGMENT: usize = 2048;
 
 /// Output rows per group: each range runs down this many rows before the
 /// next range takes over, so its ring is fetched into L2 once per group.
+/// Even, so that only a band's last group can end on a row without a pair.
 const GROUP: usize = 16;
 
 /// One axis's weights for offsets `0..=r`, the centre first.
@@ -220,7 +221,7 @@ impl<'d, T: Sample, const C: usize> WithSimd for BandOp<'_, 'd, T, C> {
         let r1 = r0 + dst.len() / row_len;
         let (rx, ry) = (f.fx.radius(), f.fy.radius());
         // Two output rows at a time: rows `y - ry..=y + 1 + ry`.
-        let lines = 2 * ry + 2;
+        let span = 2 * ry + 2;
         // Columns in ranges of whole pixels, each with its own ring of
         // horizontally filtered rows `y - ry..=y + 1 + ry` around output
         // rows `y` and `y + 1` (row `v` in slot `v mod (2 ry + 2)`) and the
@@ -232,13 +233,13 @@ impl<'d, T: Sample, const C: usize> WithSimd for BandOp<'_, 'd, T, C> {
             .collect();
         let mut rings: Vec<(Vec<f32>, i64)> = segs
             .iter()
-            .map(|r| (vec![0f32; lines * r.len()], r0 as i64 - ry as i64))
+            .map(|r| (vec![0f32; span * r.len()], r0 as i64 - ry as i64))
             .collect();
         // A range of the source row as f32, padded by `rx` pixels each
         // side, and where its lines for the taps `-rx..=rx` start.
         let mut pad = vec![0f32; (px + 2 * rx) * C];
         let across: Vec<usize> = (0..=2 * rx).map(|k| k * C).collect();
-        let mut down = vec![0usize; lines];
+        let mut down = vec![0usize; span];
         // Output rows of u16 pass through f32 first.
         let mut narrow = vec![0f32; if same::<T, f32>() { 0 } else { 2 * px * C }];
         let mut out = Filler::new(dst);
@@ -248,9 +249,10 @@ impl<'d, T: Sample, const C: usize> WithSimd for BandOp<'_, 'd, T, C> {
                 let (ring, next) = &mut rings[k];
                 let (n, x0) = (segs[k].len(), segs[k].start / C);
                 let y = (g + i) as i64;
-                let slot = |v: i64| v.rem_euclid(lines as i64) as usize * n;
-                // The second row's lines too where there is one (the last
-                // row of the image has no row below it to filter).
+                let slot = |v: i64| v.rem_euclid(span as i64) as usize * n;
+                // The second row's lines too where there is one (a band of
+                // odd height ends on a row alone, and filters no row past
+                // what that row needs).
                 let last = y + ry as i64 + i64::from(d1.is_some());
                 while *next <= last {
                     let s = source_index(*next, h as i64, f.border);
@@ -264,27 +266,14 @@ impl<'d, T: Sample, const C: usize> WithSimd for BandOp<'_, 'd, T, C> {
                 for (t, o) in down.iter_mut().enumerate() {
                     *o = slot(y - ry as i64 + t as i64);
                 }
-                let Some(d1) = d1 else {
-                    let lines = Lines::new(&f.fy.w, ring, &down[..lines - 1], n);
-                    if same::<T, f32>() {
-                        let d = mem::cast_uninit_mut::<T, f32>(d0).expect("f32 samples");
-                        let done = symfir::filter_f32_into(S::ISA, &lines, d);
-                        return (mem::cast_slice_mut::<f32, T>(done).expect("f32 samples"), None);
-                    }
-                    symfir::filter_f32(S::ISA, &lines, &mut narrow[..n]);
-                    return (narrow_into(d0, &narrow[..n]), None);
+                let column = Column {
+                    isa: S::ISA,
+                    w: &f.fy.w,
+                    ring,
+                    down: &down,
+                    n,
                 };
-                let lines = PairLines::new(&f.fy.w, ring, &down, n);
-                if same::<T, f32>() {
-                    let d0 = mem::cast_uninit_mut::<T, f32>(d0).expect("f32 samples");
-                    let d1 = mem::cast_uninit_mut::<T, f32>(d1).expect("f32 samples");
-                    let (a, b) = symfir::filter_f32_pair_into(S::ISA, &lines, d0, d1);
-                    let cast = |x| mem::cast_slice_mut::<f32, T>(x).expect("f32 samples");
-                    return (cast(a), Some(cast(b)));
-                }
-                let (a, b) = narrow[..2 * n].split_at_mut(n);
-                symfir::filter_f32_pair(S::ISA, &lines, a, b);
-                (narrow_into(d0, a), Some(narrow_into(d1, b)))
+                column.rows(&mut narrow, d0, d1)
             });
             out.commit(done);
         }
@@ -295,6 +284,52 @@ impl<'d, T: Sample, const C: usize> WithSimd for BandOp<'_, 'd, T, C> {
 /// Whether `A` is `B`.
 fn same<A: 'static, B: 'static>() -> bool {
     TypeId::of::<A>() == TypeId::of::<B>()
+}
+
+/// The column pass over one range's ring: the weights `w`, the ring's
+/// slots of rows `y - r..=y + 1 + r` (`down`), `n` samples per row.
+struct Column<'a> {
+    isa: Isa,
+    w: &'a [f32],
+    ring: &'a [f32],
+    down: &'a [usize],
+    n: usize,
+}
+
+impl Column<'_> {
+    /// Output row `y` into `d0` and, if there is one, row `y + 1` into
+    /// `d1` (both from one pass over the ring), which come back written;
+    /// u16 samples through `narrow` (at least `2 n` long).
+    #[inline(always)]
+    fn rows<'c, T: Sample>(
+        &self,
+        narrow: &mut [f32],
+        d0: &'c mut [MaybeUninit<T>],
+        d1: Option<&'c mut [MaybeUninit<T>]>,
+    ) -> (&'c mut [T], Option<&'c mut [T]>) {
+        let (isa, n) = (self.isa, self.n);
+        let Some(d1) = d1 else {
+            let lines = Lines::new(self.w, self.ring, &self.down[..self.down.len() - 1], n);
+            if same::<T, f32>() {
+                let d = mem::cast_uninit_mut::<T, f32>(d0).expect("f32 samples");
+                let done = symfir::filter_f32_into(isa, &lines, d);
+                return (mem::cast_slice_mut::<f32, T>(done).expect("f32 samples"), None);
+            }
+            symfir::filter_f32(isa, &lines, &mut narrow[..n]);
+            return (narrow_into(d0, &narrow[..n]), None);
+        };
+        let lines = PairLines::new(self.w, self.ring, self.down, n);
+        if same::<T, f32>() {
+            let d0 = mem::cast_uninit_mut::<T, f32>(d0).expect("f32 samples");
+            let d1 = mem::cast_uninit_mut::<T, f32>(d1).expect("f32 samples");
+            let (a, b) = symfir::filter_f32_pair_into(isa, &lines, d0, d1);
+            let cast = |x| mem::cast_slice_mut::<f32, T>(x).expect("f32 samples");
+            return (cast(a), Some(cast(b)));
+        }
+        let (a, b) = narrow[..2 * n].split_at_mut(n);
+        symfir::filter_f32_pair(isa, &lines, a, b);
+        (narrow_into(d0, a), Some(narrow_into(d1, b)))
+    }
 }
 
 /// `v` rounded and saturated into `d` (as [`Sample::from_f32`]), which

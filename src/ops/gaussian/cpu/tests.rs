@@ -416,8 +416,10 @@ fn fir_matches_the_reference_at_every_strip_width() {
     // Widths around one and two vectors of every instruction set (the
     // strips' tails), primes, single rows and columns; sigmas up to the
     // switch, one axis copied or both filtered; u16 and f32.
+    // Heights of one pair of rows (2), and of pairs and a last row alone
+    // (3, 5, 9, 11).
     let sizes = [(1, 1), (1, 23), (23, 1), (7, 3), (15, 9), (16, 5), (17, 6), (33, 4)];
-    let sizes = sizes.into_iter().chain([(37, 11), (131, 5), (5, 131), (64, 3)]);
+    let sizes = sizes.into_iter().chain([(37, 11), (131, 5), (5, 131), (64, 3), (19, 2), (2, 2)]);
     let mut i = 0u64;
     for (w, h) in sizes {
         for s in [0.3, 1.0, 2.0, 2.7, FIR_MAX_SIGMA] {
