@@ -107,6 +107,17 @@ pub enum Error {
         limit: u64,
     },
 
+    /// The system refused the memory for a buffer (an allocation failed,
+    /// as under a memory limit or with overcommit off). Nothing was
+    /// written.
+    #[error("out of memory: {what} needs {bytes} bytes, and the system refused them")]
+    OutOfMemory {
+        /// What needed the memory, in words (`an image of 1600000000 samples`).
+        what: String,
+        /// The bytes asked for.
+        bytes: u64,
+    },
+
     /// A filter spec string could not be parsed.
     #[error("filter spec: {0}")]
     Spec(String),

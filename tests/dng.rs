@@ -269,6 +269,48 @@ fn levels_crop_and_white_balance() {
 }
 
 #[test]
+fn dark_level_deltas_that_put_every_site_at_white_are_refused() {
+    let s = noise(36, 12, 2);
+    let base = strips(LE, &s, 6, 6, 16, 6);
+    let with = |h: Vec<(i32, i32)>, v: Vec<(i32, i32)>| {
+        let mut r = base.clone();
+        r.tags.extend([
+            (50714, Val::Short(vec![64])),
+            (50715, Val::SRational(h)),
+            (50716, Val::SRational(v)),
+            (50717, Val::Long(vec![4000])),
+        ]);
+        r
+    };
+    // Every column's delta lifts black past white: nothing but black.
+    refused(
+        &with(vec![(5000, 1); 6], vec![(0, 1); 6]),
+        "the deltas included",
+    );
+    // The rows' deltas alone, and the two together, do the same.
+    refused(
+        &with(vec![(0, 1); 6], vec![(3937, 1); 6]),
+        "the deltas included",
+    );
+    refused(
+        &with(vec![(2000, 1); 6], vec![(1937, 1); 6]),
+        "the deltas included",
+    );
+    // One column of each parity below white is enough: the file is read,
+    // and the sites at or above white level to 0.
+    let mut h = vec![(5000, 1); 6];
+    h[3] = (-10, 1);
+    let d = read(&dng_files::dng(LE, &with(h, vec![(0, 1); 6]), false, &[])).unwrap();
+    assert_eq!(d.dark.lowest(), 54.0);
+    assert!(d
+        .linear()
+        .row(0)
+        .iter()
+        .enumerate()
+        .all(|(x, &v)| x == 3 || v == 0));
+}
+
+#[test]
 fn linearization_table_maps_stored_values() {
     let s: Vec<u16> = vec![0, 1, 2, 3, 7, 9, 2, 1];
     let mut r = strips(LE, &s, 4, 2, 8, 2);

@@ -77,6 +77,29 @@ fn wb_camera_takes_the_as_shot_neutral() {
 }
 
 #[test]
+fn wb_camera_with_gains_no_wb_takes_names_the_dng_not_a_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    // AsShotNeutral 1e-9, 1, 1: a red gain of 1e9, past wb's 64.
+    let neutral = Val::Rational(vec![(1, 1_000_000_000), (1, 1), (1, 1)]);
+    std::fs::write(p("far.dng"), dng(8, 6, &[(50728, neutral)])).unwrap();
+    let o = filterctl(&[
+        "apply",
+        "-f",
+        "demosaic,wb=camera",
+        &p("far.dng"),
+        "-o",
+        &p("x.png"),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("far.dng"), "{err}");
+    assert!(err.contains("AsShotNeutral gives the gains r=1e9"), "{err}");
+    assert!(!err.contains("filter spec"), "{err}");
+    assert!(!dir.path().join("x.png").exists());
+}
+
+#[test]
 fn wb_camera_without_a_recorded_white_balance_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();

@@ -357,3 +357,142 @@ fn env_values_that_are_not_text() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("FILTERCTL_SIMD=\"1\\xFF\" is not"), "{err}");
 }
+
+/// The s41 audit's findings: a tune whose sigmas no key takes, and an
+/// `--ops` that names nothing, are refused before any work; a stream does
+/// not take a reporting stage; a buffer the system refuses is an error,
+/// not an abort; the demo takes odd-sized photos and refuses tiny ones
+/// before writing anything.
+#[test]
+fn s41_audit_findings_end_with_errors_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+    for sigma in ["nan", "1e30", "0", "-1"] {
+        let arg = format!("--sigma={sigma}");
+        let err = hostile(
+            &[
+                "--device", "cpu", "tune", "--ops", "gaussian", "--sizes", "16x16", &arg,
+            ],
+            &[2],
+        );
+        assert!(err.contains("sigma"), "tune --sigma {sigma}: {err}");
+    }
+    for (cmd, size) in [("tune", "--sizes"), ("bench", "--size")] {
+        let err = hostile(&["--device", "cpu", cmd, "--ops", " , ", size, "8x8"], &[2]);
+        assert!(err.contains("--ops names no operation"), "{cmd}: {err}");
+    }
+    for stage in ["stats", "minmax", "gaussian=2,stats"] {
+        let err = hostile(
+            &[
+                "--device",
+                "cpu",
+                "stream",
+                "-f",
+                stage,
+                "--size",
+                "8x8",
+                "--format",
+                "mono8",
+                "--synthetic",
+                "2",
+                "-o",
+                &s("frames.raw"),
+            ],
+            &[2],
+        );
+        assert!(err.contains("keeps no per-frame reports"), "{stage}: {err}");
+    }
+    assert!(!dir.path().join("frames.raw").exists());
+    // 30000x30000 f32 (3.6 GB) under a 2 GB address-space limit: the
+    // allocation fails, and that is an error with exit 1.
+    let cmd = format!(
+        "ulimit -v 2000000 && exec '{}' --device cpu bench --ops transpose --size 30000x30000 --iters 1",
+        env!("CARGO_BIN_EXE_filterctl")
+    );
+    let out = Command::new("bash")
+        .args(["-c", &cmd])
+        .env("FILTERCTL_CACHE_DIR", "disabled")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("out of memory"), "{err}");
+    // The demo on an odd-sized RGB photo crops it to even sides and runs
+    // every step; on one too small for its steps it refuses up front.
+    let photo = |w: u32, h: u32, name: &str| {
+        image::RgbImage::from_fn(w, h, |x, y| {
+            image::Rgb([(x * 7) as u8, (y * 5) as u8, ((x ^ y) * 3) as u8])
+        })
+        .save(dir.path().join(name))
+        .unwrap();
+        s(name)
+    };
+    let odd = photo(45, 33, "odd.png");
+    let out = filterctl()
+        .args([
+            "--device",
+            "cpu",
+            "demo",
+            "--input",
+            &odd,
+            "--out",
+            &s("demo-odd"),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("45x33 cropped to 44x32"), "{text}");
+    let input = image::open(dir.path().join("demo-odd/input.png")).unwrap();
+    assert_eq!((input.width(), input.height()), (44, 32));
+    // A spec that ends with stats needs no output, and --json carries the
+    // numbers that the text report prints.
+    let out = filterctl()
+        .args([
+            "--device",
+            "cpu",
+            "apply",
+            "-f",
+            "gaussian=1,stats",
+            &odd,
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stats = &json["files"][0]["stages"][1]["stats"];
+    assert_eq!(stats["count"], 45 * 33, "{json}");
+    for key in ["sum", "mean", "std", "min", "max"] {
+        assert_eq!(
+            stats[key].as_array().map(Vec::len),
+            Some(3),
+            "{key}: {json}"
+        );
+    }
+    let mean_r = stats["mean"][0].as_f64().unwrap();
+    assert!(mean_r > 0.0 && mean_r < 255.0, "{json}");
+    let tiny = photo(21, 40, "tiny.png");
+    let err = hostile(
+        &[
+            "--device",
+            "cpu",
+            "demo",
+            "--input",
+            &tiny,
+            "--out",
+            &s("demo-tiny"),
+        ],
+        &[2],
+    );
+    assert!(err.contains("at least 22x22"), "{err}");
+    assert!(!dir.path().join("demo-tiny").exists());
+}

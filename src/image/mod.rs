@@ -106,7 +106,8 @@ pub fn check_shape(width: usize, height: usize, channels: usize) -> Result<usize
 }
 
 impl<T: Sample> Image<T> {
-    /// A zero-filled, tightly packed image.
+    /// A zero-filled, tightly packed image; [`crate::Error::OutOfMemory`]
+    /// where the system refuses its memory.
     pub fn new(width: usize, height: usize, channels: usize) -> Result<Self> {
         let n = check_shape(width, height, channels)?;
         Ok(Image {
@@ -114,7 +115,7 @@ impl<T: Sample> Image<T> {
             height,
             channels,
             stride: width * channels,
-            data: vec![T::default(); n],
+            data: crate::simd::mem::try_zeroed(n)?,
         })
     }
 

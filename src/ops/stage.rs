@@ -125,6 +125,8 @@ pub struct StageRecord {
     pub reports: Vec<RunReport>,
     /// The result of a `minmax` stage.
     pub minmax: Option<MinMax>,
+    /// The result of a `stats` stage.
+    pub stats: Option<crate::ops::stats::Stats>,
     /// Text results to show the user.
     pub lines: Vec<String>,
 }
@@ -200,6 +202,13 @@ pub trait StageOp: fmt::Debug + Send + Sync + 'static {
     /// Whether the stage reads a raw camera frame (so a device chain
     /// passes it the frame as uploaded).
     fn reads_raw(&self) -> bool {
+        false
+    }
+
+    /// Whether the stage reports on its input (into [`StageRecord`]) and
+    /// passes the image through unchanged, as `minmax` and `stats` do: a
+    /// pipeline that ends with one needs no output.
+    fn reports(&self) -> bool {
         false
     }
 

@@ -383,6 +383,7 @@ pub fn run_source<R: Read + Send>(
         )));
     }
     let batch = batch_size(opts.batch, in_bytes)?;
+    check_stages(ops)?;
     let raw_reader = ops.iter().find(|o| o.stage.reads_raw());
     if let (None, Some(op)) = (opts.format.pattern, raw_reader) {
         return Err(Error::arg(format!(
@@ -411,6 +412,21 @@ pub fn run_source<R: Read + Send>(
         ));
     }
     host_run(engine, ops, opts, in_bytes, input, sink)
+}
+
+/// Refuses stages that a stream cannot run: one that reports on its input
+/// (`minmax`, `stats`). A stream hands its sink frames, not stage records,
+/// so the numbers would be computed and lost (and, on a stacked batch,
+/// taken over several frames at once).
+pub fn check_stages(ops: &[Op]) -> Result<()> {
+    match ops.iter().find(|o| o.stage.reports()) {
+        Some(op) => Err(Error::arg(format!(
+            "{} reports on one image, and a stream keeps no per-frame reports; run it on a \
+             frame with `filterctl apply --size WxH --format FMT FRAME -f ...`",
+            op.name()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Bytes one batch's upload aims for: below a few megabytes, the fixed
@@ -502,7 +518,7 @@ fn host_run<R: Read + Send>(
     let (full_tx, full_rx) = mpsc::sync_channel::<Read_<Vec<u8>>>(2);
     for _ in 0..2 {
         free_tx
-            .send(vec![0u8; in_bytes])
+            .send(crate::simd::mem::try_zeroed::<u8>(in_bytes)?)
             .expect("the receiver is alive");
     }
     let mut clock = Clock::new();

@@ -16,6 +16,7 @@ use std::ptr;
 
 use rayon::prelude::*;
 
+use crate::error::Error;
 use crate::image::Sample;
 
 /// Whether `S` and `T` are the same type.
@@ -312,15 +313,54 @@ where
     unsafe { assume_init_mut(buf) }
 }
 
+/// An empty vector with room for exactly `n` elements, or
+/// [`Error::OutOfMemory`] where the system refuses the memory (instead of
+/// the abort of `Vec::with_capacity`).
+pub fn try_with_capacity<T>(n: usize) -> Result<Vec<T>, Error> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| out_of_memory::<T>(n))?;
+    Ok(v)
+}
+
+/// `n` samples of zero (each sample type's default), or
+/// [`Error::OutOfMemory`]. Like `vec![T::default(); n]`, the memory comes
+/// from the allocator already zeroed (fresh pages are not written), so an
+/// untouched part costs nothing.
+pub fn try_zeroed<T: Sample>(n: usize) -> Result<Vec<T>, Error> {
+    if n == 0 || std::mem::size_of::<T>() == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| out_of_memory::<T>(n))?;
+    // SAFETY: the layout has a non-zero size (n > 0, T not zero-sized).
+    let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if p.is_null() {
+        return Err(out_of_memory::<T>(n));
+    }
+    // SAFETY: `p` was allocated by the global allocator with the layout of
+    // `[T; n]`, so capacity n matches; every `Sample` (u8, u16, f32) is
+    // valid with all bits zero, and that value is its default.
+    Ok(unsafe { Vec::from_raw_parts(p, n, n) })
+}
+
+/// The error for `n` elements of `T` that could not be allocated.
+fn out_of_memory<T>(n: usize) -> Error {
+    Error::OutOfMemory {
+        what: format!("a buffer of {n} {}-byte elements", std::mem::size_of::<T>()),
+        bytes: (n as u64).saturating_mul(std::mem::size_of::<T>() as u64),
+    }
+}
+
 /// A vector of `n` samples written by `f`, which must return its argument
 /// written (or an error). The memory is not cleared first, and where it is
 /// large, transparent huge pages are asked for ([`advise_huge_pages`]).
-/// Panics if `f` returns other memory.
+/// Memory the system refuses is an [`Error::OutOfMemory`]. Panics if `f`
+/// returns other memory.
 pub fn vec_filled<T, E, F>(n: usize, f: F) -> Result<Vec<T>, E>
 where
     F: for<'x> FnOnce(&'x mut [MaybeUninit<T>]) -> Result<&'x mut [T], E>,
+    E: From<Error>,
 {
-    let mut v = Vec::<T>::with_capacity(n);
+    let mut v = try_with_capacity::<T>(n)?;
     advise_huge_pages(v.spare_capacity_mut());
     let spare = &mut v.spare_capacity_mut()[..n];
     let p = spare.as_ptr().cast::<T>();

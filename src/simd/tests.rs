@@ -304,7 +304,7 @@ fn column_ranges_fill_every_row() {
 #[test]
 fn whole_buffers_come_back_written() {
     let v = mem::vec_filled(1000, |s| {
-        Ok::<_, ()>(mem::par_fill(
+        Ok::<_, crate::Error>(mem::par_fill(
             s,
             64,
             || (),
@@ -313,6 +313,18 @@ fn whole_buffers_come_back_written() {
     })
     .unwrap();
     assert!(v.iter().enumerate().all(|(k, x)| *x == (k / 64) as u32));
+    // Memory the system refuses is an error, not an abort.
+    let refused = mem::vec_filled(1 << 62, |s: &mut [MaybeUninit<u8>]| {
+        Ok::<_, crate::Error>(mem::fill_init(s, 0))
+    });
+    assert!(matches!(refused, Err(crate::Error::OutOfMemory { bytes, .. }) if bytes == 1 << 62));
+    assert!(matches!(
+        mem::try_zeroed::<u16>(1 << 61),
+        Err(crate::Error::OutOfMemory { .. })
+    ));
+    let zeros = mem::try_zeroed::<f32>(1000).unwrap();
+    assert!(zeros.len() == 1000 && zeros.iter().all(|z| z.to_bits() == 0));
+    assert!(mem::try_zeroed::<u8>(0).unwrap().is_empty());
     let mut s = vec![5u8; 9];
     mem::overwrite(&mut s, |u| mem::fill_init(u, 3));
     assert_eq!(s, [3; 9]);

@@ -193,12 +193,7 @@ fn check_named_ops(cfg: &BenchConfig) -> Result<(), CliError> {
 
 /// Runs `filterctl bench`.
 pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
-    let ops: Vec<String> = args
-        .ops
-        .iter()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
+    let ops = crate::util::op_names(&args.ops)?;
     let (width, height) = args.size;
     clfilter::ops::gaussian::GaussianParams::new(args.sigma).validate()?;
     let cfg = BenchConfig {
@@ -235,6 +230,17 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         out!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         table(&report)?;
+    }
+    // A table of failures measured nothing: say so in the exit status too.
+    let errors: Vec<&str> = report
+        .rows
+        .iter()
+        .filter_map(|r| r.error.as_deref())
+        .collect();
+    if let (Some(first), true) = (errors.first(), errors.len() == report.rows.len()) {
+        return Err(CliError::Failed(format!(
+            "every variant failed, the first with: {first}"
+        )));
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use clfilter::image::raw::{Depth, RawImage};
 use clfilter::ops::demosaic::check_cfa_size;
+use clfilter::ops::wb::MAX_GAIN;
 use clfilter::{DynImage, RawFormat, SampleType};
 
 use crate::error::CliError;
@@ -247,7 +248,8 @@ pub(crate) fn uses_camera_wb(spec: &str) -> bool {
 
 /// `spec` with each `wb=camera` (or `wb=mode=camera`) stage replaced by the
 /// DNG's as-shot gains, as `wb=r=..:g=..:b=..`; an error when the file
-/// recorded none (or gains no `wb` stage takes) and the spec asks for them.
+/// recorded none (or gains no `wb` stage takes: each must be above 0 and at
+/// most [`MAX_GAIN`]) and the spec asks for them.
 pub(crate) fn camera_wb(spec: &str, gains: Option<[f32; 3]>) -> Result<String, CliError> {
     let mut stages = Vec::new();
     for stage in spec.split(',') {
@@ -256,13 +258,13 @@ pub(crate) fn camera_wb(spec: &str, gains: Option<[f32; 3]>) -> Result<String, C
             continue;
         }
         match gains {
-            Some([r, g, b]) if [r, g, b].iter().all(|v| v.is_finite() && *v > 0.0) => {
+            Some([r, g, b]) if [r, g, b].iter().all(|v| *v > 0.0 && *v <= MAX_GAIN) => {
                 stages.push(format!("wb=r={r}:g={g}:b={b}"));
             }
-            Some(g) => {
+            Some([r, g, b]) => {
                 return Err(CliError::usage(format!(
-                    "wb=camera: the DNG's AsShotNeutral gives gains {g:?}, which no white \
-                     balance takes; give r=, g=, b="
+                    "wb=camera: the DNG's AsShotNeutral gives the gains r={r:e}, g={g}, b={b:e}, \
+                     and wb takes gains above 0 and up to {MAX_GAIN}; give r=, g=, b= or use wb=auto"
                 )))
             }
             None => {

@@ -423,6 +423,7 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
     // Every argument, the input and the device are checked before an output
     // is opened.
     clfilter::pipeline::stream::batch_size(a.batch, a.format.frame_bytes(w, h)?)?;
+    clfilter::pipeline::stream::check_stages(&ops)?;
     clfilter::image::check_shape(ow, oh, oc)?;
     let inputs = check_input(&a)?;
     let engine = global.engine()?;

@@ -413,12 +413,7 @@ fn measure(engine: &Engine, args: &Args) -> Result<TuneReport, CliError> {
         (s, c) => Formats::Only(s.unwrap_or(SampleType::F32), c.unwrap_or(1)),
     };
     let cfg = TuneConfig {
-        ops: args
-            .ops
-            .iter()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect(),
+        ops: crate::util::op_names(&args.ops)?,
         sizes: args.sizes.clone(),
         formats,
         sigmas: args.sigma.clone(),
@@ -540,6 +535,17 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     }
     if args.show {
         return show(global, args.json);
+    }
+    // Checked before any measuring: a sigma that no key can take would
+    // otherwise leave every Gaussian key untuned, with a warning each.
+    crate::util::op_names(&args.ops)?;
+    for &sigma in &args.sigma {
+        clfilter::ops::gaussian::GaussianParams::new(sigma).validate()?;
+        if sigma <= 0.0 {
+            return Err(CliError::usage(
+                "--sigma 0: gaussian is timed and tuned at a sigma above 0 (sigma 0 is a copy)",
+            ));
+        }
     }
     let engine = global.measuring_engine()?;
     if !std::io::stderr().is_terminal() {

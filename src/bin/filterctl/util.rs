@@ -55,6 +55,23 @@ pub fn parse_sample(s: &str) -> Result<SampleType, String> {
         .ok_or_else(|| format!("'{s}' is not a sample type; use u8, u16 or f32"))
 }
 
+/// The operation names of an `--ops` list (empty: every operation). A list
+/// given but holding no name (`--ops ""`) is refused rather than read as
+/// every operation.
+pub fn op_names(given: &[String]) -> Result<Vec<String>, CliError> {
+    let ops: Vec<String> = given
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if ops.is_empty() && !given.is_empty() {
+        return Err(CliError::usage(
+            "--ops names no operation; name at least one, or leave --ops out for all of them",
+        ));
+    }
+    Ok(ops)
+}
+
 /// Milliseconds with a precision that suits the value.
 pub fn ms(d: Duration) -> String {
     let v = d.as_secs_f64() * 1e3;

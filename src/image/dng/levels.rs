@@ -21,6 +21,24 @@ pub struct DarkLevels {
 }
 
 impl DarkLevels {
+    /// The lowest black level of any site of the mosaic, the deltas
+    /// included (`cells` repeat every 2 sites, so each parity of column and
+    /// of row takes its smallest delta).
+    pub fn lowest(&self) -> f64 {
+        let least = |d: &[f64], parity: usize| {
+            if d.is_empty() {
+                return 0.0;
+            }
+            d.iter()
+                .skip(parity)
+                .step_by(2)
+                .fold(f64::INFINITY, |a, &b| a.min(b))
+        };
+        (0..4)
+            .map(|i| self.cells[i] + least(&self.delta_h, i % 2) + least(&self.delta_v, i / 2))
+            .fold(f64::INFINITY, f64::min)
+    }
+
     /// The black level at site (x, y) of the mosaic.
     pub fn at(&self, x: usize, y: usize) -> f64 {
         self.cells[(y % 2) * 2 + x % 2]
@@ -129,10 +147,11 @@ pub(super) fn crop(t: &Tiff, ifd: &Ifd, l: &Layout, raw: Vec<u16>) -> Result<Dng
         Some([w, ..]) => *w,
         Some([]) => return Err("an empty WhiteLevel tag".into()),
     };
-    let darkest = dark.cells.iter().fold(f64::INFINITY, |a, &b| a.min(b));
+    let darkest = dark.lowest();
     if !(white.is_finite() && white > darkest) {
         return Err(format!(
-            "WhiteLevel {white} is not above the lowest dark level {darkest} (tag 50714)"
+            "WhiteLevel {white} is not above the lowest dark level {darkest} \
+             (tags 50714-50716, the deltas included): every site would be black"
         ));
     }
     // AsShotNeutral is a tag of IFD0.

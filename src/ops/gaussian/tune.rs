@@ -46,7 +46,7 @@ impl Tunable for Tune {
         if let Some(p) = params.get::<GaussianParams>().copied() {
             p.validate()?;
             if p.sigma_x <= 0.0 {
-                return Err(Error::arg("tuning gaussian needs a sigma > 0"));
+                return Err(Error::arg("gaussian is timed and tuned at a sigma above 0 (sigma 0 is a copy)"));
             }
         }
         Ok(Shape::new(w, h, c, sample).with_params(params))

@@ -33,6 +33,10 @@ impl StageOp for MinMaxStage {
         input
     }
 
+    fn reports(&self) -> bool {
+        true
+    }
+
     fn run_host(
         &self,
         d: &dyn Dispatch,

@@ -154,6 +154,7 @@ pub(crate) fn run_stage(
     rep.kernel_time = rep.kernel_time.map(|k| k + mt);
     record.reports.push(rep);
     record.lines.push(super::stage::format_stats(&s, w.ty));
+    record.stats = Some(s);
     Ok(w)
 }
 

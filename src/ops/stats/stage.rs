@@ -33,6 +33,10 @@ impl StageOp for StatsStage {
         input
     }
 
+    fn reports(&self) -> bool {
+        true
+    }
+
     fn run_host(
         &self,
         d: &dyn Dispatch,
@@ -46,6 +50,7 @@ impl StageOp for StatsStage {
         };
         record.reports.push(r);
         record.lines.push(format_stats(&s, input.sample_type()));
+        record.stats = Some(s);
         Ok(input)
     }
 

@@ -53,7 +53,7 @@ pub struct Args {
     /// Output file, or `-` for stdout (with --out-format); with several
     /// inputs or a folder input, or when it is an existing folder, the
     /// folder that receives one output per input, named as the input. Not
-    /// needed when the spec ends with minmax.
+    /// needed when the spec ends with minmax or stats.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: Option<PathBuf>,
 
@@ -97,7 +97,7 @@ pub struct Args {
     #[arg(long)]
     report: bool,
 
-    /// Print a JSON report (stages, variants, times, minmax results) to stdout.
+    /// Print a JSON report (stages, variants, times, minmax and stats results) to stdout.
     #[arg(long)]
     json: bool,
 }
@@ -116,6 +116,9 @@ struct JsonStage {
     /// Kernel dispatches (each chunk of a split launch counts).
     dispatches: u64,
     minmax: Option<JsonMinMax>,
+    /// A `stats` stage's result, as `filterctl stats --json` prints it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stats: Option<clfilter::ops::stats::Stats>,
     #[serde(serialize_with = "clfilter::ops::ser_ms")]
     ms: Duration,
 }
@@ -192,6 +195,7 @@ fn run_one(
                 min: m.min[..m.channels].to_vec(),
                 max: m.max[..m.channels].to_vec(),
             }),
+            stats: outcome.record.stats,
         });
     }
     Ok((img, stages, lines))
@@ -326,7 +330,8 @@ fn load_job<'a>(ctx: &Context<'a>, job: &Job) -> Result<Loaded<'a>, CliError> {
             )));
         }
         let limits = ctx.args.decode_limit.unwrap_or_default();
-        let dng = read_dng(&job.input, &limits).map_err(in_file)?;
+        // The engine's DNG errors name the file already.
+        let dng = read_dng(&job.input, &limits)?;
         let (raw, format, described) = (dng.raw, dng.format, dng.described);
         let spec = camera_wb(&ctx.args.spec, dng.gains).map_err(in_file)?;
         let ops = pipeline::parse_with_format(&spec, Some(&format))?;

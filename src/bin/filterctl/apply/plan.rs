@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use clfilter::image::OutputFormat;
-use clfilter::ops::minmax::stage::MinMaxStage;
 use clfilter::pipeline::Op;
 
 use super::Args;
@@ -21,19 +20,17 @@ pub(super) struct Job {
 }
 
 /// Where each input's result goes, checked before any work: an output for
-/// every input unless the spec ends with minmax, no two outputs the same, no
-/// output that is an input.
+/// every input unless the spec ends with minmax or stats, no two outputs the
+/// same, no output that is an input.
 pub(super) fn plan(args: &Args, ops: &[Op]) -> Result<Vec<Job>, CliError> {
     let (inputs, folder_input) = batch::expand_folders(&args.inputs)?;
     check_stdin(args, &inputs)?;
-    let ends_with_minmax = ops
-        .last()
-        .is_some_and(|o| o.params::<MinMaxStage>().is_some());
+    let ends_with_report = ops.last().is_some_and(|o| o.stage.reports());
     let Some(out) = &args.output else {
-        if !ends_with_minmax {
+        if !ends_with_report {
             return Err(CliError::usage(
                 "-o OUT is required: the last stage produces an image \
-                 (only a spec that ends with minmax needs no output)",
+                 (only a spec that ends with minmax or stats needs no output)",
             ));
         }
         if args.ext.is_some() {

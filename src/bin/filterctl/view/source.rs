@@ -88,7 +88,13 @@ impl Source {
         let mut frames = FrameReader::new(reader, frame_bytes, skip).with_path(path);
         let (tx, rx) = mpsc::sync_channel(READ_AHEAD);
         std::thread::spawn(move || loop {
-            let mut buf = vec![0u8; frame_bytes];
+            let mut buf = match clfilter::simd::mem::try_zeroed::<u8>(frame_bytes) {
+                Ok(buf) => buf,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            };
             let frame = match frames.read_into(&mut buf) {
                 Ok(false) => return,
                 Ok(true) => format.decode_vec(buf, width, height),

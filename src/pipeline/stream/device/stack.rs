@@ -36,7 +36,7 @@ pub(super) fn probe(
     opts: &StreamOptions,
     in_bytes: usize,
 ) -> Result<Probe> {
-    let blank = DeviceBuffer::from_slice(dev, &vec![0u8; in_bytes])?;
+    let blank = DeviceBuffer::from_slice(dev, &crate::simd::mem::try_zeroed::<u8>(in_bytes)?)?;
     let raw = raw_view(&blank, 0, opts, in_bytes, 1)?;
     let (_, outcomes) = run_chain(engine, dev, ops, ChainStart::Raw(&raw), 1)?;
     Ok(Probe {
