@@ -257,6 +257,20 @@ impl Error {
     }
 }
 
+/// `v` as messages show a number: as Rust prints it (`2`, `0.97`), but in
+/// exponent form (`1e30`, `1e-45`) where that would take dozens of digits.
+pub fn num<T>(v: T) -> String
+where
+    T: Copy + Into<f64> + std::fmt::Display + std::fmt::LowerExp,
+{
+    let a = v.into().abs();
+    if a == 0.0 || !a.is_finite() || (1e-4..1e16).contains(&a) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// Levenshtein distance between two short strings (in characters), for
 /// "did you mean" suggestions in error messages.
 pub fn edit_distance(a: &str, b: &str) -> usize {

@@ -496,3 +496,121 @@ fn s41_audit_findings_end_with_errors_before_any_work() {
     assert!(err.contains("at least 22x22"), "{err}");
     assert!(!dir.path().join("demo-tiny").exists());
 }
+
+/// The s41 audit's smaller findings: outputs that cannot be written are
+/// refused before the work, `-q` leaves out status lines, a closed pipe
+/// behind `-o /dev/stdout` says so, a range f32 cannot bin is the data's
+/// fault (exit 1), and huge numbers print in exponent form.
+#[test]
+fn s41_outputs_quiet_runs_and_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+    std::fs::write(s("k.raw"), [1u8, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    let err = hostile(
+        &[
+            "--device",
+            "cpu",
+            "sort",
+            "--type",
+            "u32",
+            &s("k.raw"),
+            "-o",
+            &s(""),
+        ],
+        &[2],
+    );
+    assert!(err.contains("this is a folder"), "{err}");
+    image::RgbImage::from_fn(9, 7, |x, y| image::Rgb([x as u8 * 20, y as u8 * 30, 7]))
+        .save(dir.path().join("p.png"))
+        .unwrap();
+    let err = hostile(
+        &[
+            "--device",
+            "cpu",
+            "histogram",
+            &s("p.png"),
+            "--plot",
+            &s("p.png/h.png"),
+        ],
+        &[1],
+    );
+    assert!(err.contains("is a file, not a folder"), "{err}");
+    assert!(
+        !err.contains("histogram: cpu"),
+        "the histogram ran first: {err}"
+    );
+    for args in [
+        &["-q", "--device", "cpu", "stats", &s("p.png")][..],
+        &["-q", "--device", "cpu", "histogram", &s("p.png")],
+        &[
+            "-q",
+            "--device",
+            "cpu",
+            "sort",
+            "--type",
+            "u32",
+            &s("k.raw"),
+            "-o",
+            &s("o.raw"),
+        ],
+    ] {
+        let err = hostile(args, &[0]);
+        assert!(err.is_empty(), "{args:?} printed on stderr with -q: {err}");
+    }
+    let cmd = format!(
+        "'{}' --device cpu apply -f transpose '{}' -o /dev/stdout --out-format pam | head -c 1 > /dev/null; exit ${{PIPESTATUS[0]}}",
+        env!("CARGO_BIN_EXE_filterctl"),
+        s("big.png")
+    );
+    image::RgbImage::from_fn(700, 500, |x, y| {
+        image::Rgb([(x * y) as u8, x as u8, y as u8])
+    })
+    .save(dir.path().join("big.png"))
+    .unwrap();
+    let out = Command::new("bash")
+        .args(["-c", &cmd])
+        .env("FILTERCTL_CACHE_DIR", "disabled")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("the reading end of the pipe closed"), "{err}");
+    // f32 samples of +-3e38: percentiles of a range wider than f32 holds.
+    let wide =
+        clfilter::Image::<f32>::from_fn(
+            4,
+            4,
+            1,
+            |x, y, _| if (x + y) % 2 == 0 { 3e38 } else { -3e38 },
+        )
+        .unwrap();
+    clfilter::image::save(&clfilter::DynImage::F32(wide), dir.path().join("wide.tif")).unwrap();
+    let err = hostile(
+        &[
+            "--device",
+            "cpu",
+            "apply",
+            "-f",
+            "normalize=low=1%:high=99%",
+            &s("wide.tif"),
+            "-o",
+            &s("n.tif"),
+        ],
+        &[1],
+    );
+    assert!(err.contains("-3e38..3e38"), "{err}");
+    let err = hostile(
+        &[
+            "--device",
+            "cpu",
+            "apply",
+            "-f",
+            "gaussian=sigma=1e30",
+            &s("p.png"),
+            "-o",
+            &s("g.png"),
+        ],
+        &[2],
+    );
+    assert!(err.contains("= 1e30 exceeds"), "{err}");
+}

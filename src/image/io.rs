@@ -97,9 +97,14 @@ pub fn save_with(img: &DynImage, path: impl AsRef<Path>, options: &SaveOptions) 
     check(img, format, options, path)?;
     let mut out = OutputFile::create(path)?;
     let mut w = BufWriter::new(&mut out);
-    encode(img, format, options, &mut w, path)?;
-    w.flush().map_err(|e| Error::io(path, e))?;
+    let written = encode(img, format, options, &mut w, path)
+        .and_then(|()| w.flush().map_err(|e| Error::io(path, e)));
     drop(w);
+    if let Err(e) = written {
+        // Encoders wrap the file's own failure (a full disk, a closed pipe)
+        // in their errors, which lose its kind: report it as the system gave it.
+        return Err(out.write_error().map_or(e, |io| Error::io(path, io)));
+    }
     out.commit()
 }
 

@@ -105,6 +105,20 @@ pub fn check_shape(width: usize, height: usize, channels: usize) -> Result<usize
     Ok(samples)
 }
 
+/// `n` zero samples, or [`Error::OutOfMemory`] where the system refuses
+/// the memory. `vec!` takes zeroed memory from the allocator (fresh pages
+/// are not written) but aborts on failure, so a fallible reservation of the
+/// same size asks first and is handed back.
+fn zeroed<T: Sample>(n: usize) -> Result<Vec<T>> {
+    Vec::<T>::new()
+        .try_reserve_exact(n)
+        .map_err(|_| Error::OutOfMemory {
+            what: format!("an image of {n} samples"),
+            bytes: (n as u64).saturating_mul(std::mem::size_of::<T>() as u64),
+        })?;
+    Ok(vec![T::default(); n])
+}
+
 impl<T: Sample> Image<T> {
     /// A zero-filled, tightly packed image; [`crate::Error::OutOfMemory`]
     /// where the system refuses its memory.
@@ -115,7 +129,7 @@ impl<T: Sample> Image<T> {
             height,
             channels,
             stride: width * channels,
-            data: crate::simd::mem::try_zeroed(n)?,
+            data: zeroed(n)?,
         })
     }
 

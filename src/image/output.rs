@@ -55,6 +55,9 @@ pub struct OutputFile {
     /// The temporary file; `None` when writing in place.
     tmp: Option<PathBuf>,
     file: File,
+    /// The last write or flush that failed: its OS error code where it had
+    /// one, else its kind (encoders wrap these in their own errors).
+    failed: Option<(std::io::ErrorKind, Option<i32>)>,
 }
 
 /// Symbolic links followed before giving up (Linux's own limit).
@@ -111,6 +114,7 @@ impl OutputFile {
                 dest: path.to_path_buf(),
                 tmp: None,
                 file,
+                failed: None,
             });
         }
         // A target that is not a regular file, links followed by the system
@@ -157,6 +161,7 @@ impl OutputFile {
             dest,
             tmp: Some(tmp),
             file,
+            failed: None,
         })
     }
 
@@ -178,6 +183,7 @@ impl OutputFile {
             dest,
             tmp: None,
             file,
+            failed: None,
         }))
     }
 
@@ -276,13 +282,34 @@ impl Drop for OutputFile {
     }
 }
 
+impl OutputFile {
+    /// The error of the last write or flush that failed, as the system gave
+    /// it (a full disk, a closed pipe), or `None`.
+    pub fn write_error(&self) -> Option<std::io::Error> {
+        self.failed.map(|(kind, code)| match code {
+            Some(c) => std::io::Error::from_raw_os_error(c),
+            None => std::io::Error::from(kind),
+        })
+    }
+
+    /// Notes `r`'s error for [`OutputFile::write_error`].
+    fn note<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            self.failed = Some((e.kind(), e.raw_os_error()));
+        }
+        r
+    }
+}
+
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.file.write(buf)
+        let r = self.file.write(buf);
+        self.note(r)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.file.flush()
+        let r = self.file.flush();
+        self.note(r)
     }
 }
 

@@ -102,15 +102,7 @@ pub fn write_stdout(
 ) -> Result<(), CliError> {
     let stdout = std::io::stdout().lock();
     match clfilter::image::write_to(img, stdout, format, options) {
-        Err(clfilter::Error::Io { source, .. })
-            if source.kind() == std::io::ErrorKind::BrokenPipe =>
-        {
-            Err(CliError::Failed(
-                "writing the image to stdout: the reading end of the pipe closed \
-                 before the image was written (broken pipe)"
-                    .to_string(),
-            ))
-        }
+        Err(e) if is_closed_pipe(&e) => Err(closed_pipe("stdout")),
         // The library calls the writer `<output>`; here it is stdout.
         Err(clfilter::Error::Io { source, .. }) => Err(CliError::Io {
             path: "stdout".into(),
@@ -118,6 +110,21 @@ pub fn write_stdout(
         }),
         other => Ok(other?),
     }
+}
+
+/// Whether `e` is a write into a pipe whose reader has gone.
+pub fn is_closed_pipe(e: &clfilter::Error) -> bool {
+    matches!(e, clfilter::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// The error for an image that a closed pipe cut short (written to `to`:
+/// stdout, or a name for it such as `/dev/stdout`): the image did not get
+/// through, which text outputs' quiet end would hide.
+pub fn closed_pipe(to: &str) -> CliError {
+    CliError::Failed(format!(
+        "writing the image to {to}: the reading end of the pipe closed \
+         before the image was written (broken pipe)"
+    ))
 }
 
 /// How many inputs run at once by default: the cores, at most 4 (each

@@ -95,6 +95,7 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
             ));
         }
         inputs.check_output(path)?;
+        crate::util::check_output_file(path)?;
     }
     let plot_format = a.plot.as_deref().map(plot_format).transpose()?;
     let img = load_one(&a.input)?;
@@ -122,7 +123,7 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
         DynImage::F32(i) => engine.histogram_report(i, &p),
     }
     .map_err(|e| CliError::from(e).context(input_name(&a.input)))?;
-    note!(
+    status!(
         "histogram: {} on {} in {:.2} ms",
         report.variant,
         report.backend,
@@ -136,7 +137,7 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
         };
         let format = plot_format.unwrap_or(clfilter::image::OutputFormat::Png);
         crate::plot::histogram_png(&h, &p, &title, (path, format))?;
-        note!("wrote {}", path.display());
+        status!("wrote {}", path.display());
     }
     if a.json {
         let j = Json {

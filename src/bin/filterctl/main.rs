@@ -21,6 +21,20 @@ macro_rules! note {
     }};
 }
 
+/// Whether `-q` was given: [`status!`] lines are then left out.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes one status line to stderr (which variant ran where and how long
+/// it took, which file was written), unless `-q` asked for errors only.
+/// Results, and lines the user asked for (`--report`), use [`note!`].
+macro_rules! status {
+    ($($t:tt)*) => {{
+        if !$crate::QUIET.load(std::sync::atomic::Ordering::Relaxed) {
+            note!($($t)*);
+        }
+    }};
+}
+
 /// Writes one line to stdout; a failure (such as a closed pipe) becomes a
 /// [`CliError::Stdout`], which ends the program quietly.
 macro_rules! out {
@@ -89,7 +103,7 @@ struct Cli {
     #[arg(short, long, global = true, action = ArgAction::Count, conflicts_with = "quiet")]
     verbose: u8,
 
-    /// Less log output: -q errors only, -qq nothing (RUST_LOG overrides).
+    /// Less output on stderr: -q errors only (no timing or status lines), -qq no log output at all (RUST_LOG overrides).
     #[arg(short, long, global = true, action = ArgAction::Count)]
     quiet: u8,
 
@@ -210,6 +224,7 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     init_logging(cli.verbose, cli.quiet);
+    QUIET.store(cli.quiet > 0, std::sync::atomic::Ordering::Relaxed);
     guard::watch_stop_signals();
     let global = Global {
         device: cli.device.unwrap_or_default(),

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::batch::{input_name, is_stdio};
 use crate::error::CliError;
 use crate::guard::Inputs;
-use crate::util::check_output_folder;
+use crate::util::check_output_file;
 use crate::util::report_line;
 use crate::Global;
 
@@ -76,7 +76,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         inputs.check_stdout()?;
     } else {
         inputs.check_output(&args.output)?;
-        check_output_folder(&args.output)?;
+        check_output_file(&args.output)?;
     }
     let bytes = read_input(&args.input)?;
     if bytes.len() % 4 != 0 {
@@ -93,7 +93,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         KeyType::I32 => sort_as::<i32>(&engine, &bytes, i32::from_le_bytes, i32::to_le_bytes),
     }
     .map_err(|e| e.context(input_name(&args.input)))?;
-    note!("{}", report_line(None, "sort", &report, None));
+    status!("{}", report_line(None, "sort", &report, None));
     write_output(&args.output, &sorted)?;
     if args.json {
         let key = match args.key {

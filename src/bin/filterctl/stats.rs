@@ -35,7 +35,7 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
         DynImage::F32(i) => engine.stats_report(i),
     }
     .map_err(|e| CliError::from(e).context(input_name(&a.input)))?;
-    note!(
+    status!(
         "stats: {} on {} in {:.2} ms",
         report.variant,
         report.backend,

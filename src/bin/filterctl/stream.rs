@@ -520,8 +520,8 @@ fn report(
         };
         out!("{}", serde_json::to_string_pretty(&j)?)?;
     } else {
-        note!("stages: {}", stats.stages.join(" -> "));
-        note!("{}", line(stats));
+        status!("stages: {}", stats.stages.join(" -> "));
+        status!("{}", line(stats));
         if stats.host_fallback_frames > 0 {
             note!(
                 "{} frames ran on the host path after a device failure (see the log)",

@@ -278,13 +278,30 @@ pub fn check_output_folder(path: &Path) -> Result<(), CliError> {
     match dir {
         Some(d) if !d.is_dir() => Err(CliError::Io {
             path: d.to_path_buf(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "output folder does not exist",
-            ),
+            source: if d.exists() {
+                std::io::Error::new(
+                    std::io::ErrorKind::NotADirectory,
+                    "the output's folder is a file, not a folder",
+                )
+            } else {
+                std::io::Error::new(std::io::ErrorKind::NotFound, "output folder does not exist")
+            },
         }),
         _ => Ok(()),
     }
+}
+
+/// Checks, before any work, that `path` can be created as one file: its
+/// folder exists ([`check_output_folder`]) and it is not a folder itself.
+pub fn check_output_file(path: &Path) -> Result<(), CliError> {
+    check_output_folder(path)?;
+    if path.is_dir() {
+        return Err(CliError::usage(format!(
+            "output {}: this is a folder; name a file to write",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// The file name for an image of this type: `NAME.png`, or `NAME.tif` for f32.

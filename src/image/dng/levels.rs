@@ -151,7 +151,7 @@ pub(super) fn crop(t: &Tiff, ifd: &Ifd, l: &Layout, raw: Vec<u16>) -> Result<Dng
     if !(white.is_finite() && white > darkest) {
         return Err(format!(
             "WhiteLevel {white} is not above the lowest dark level {darkest} \
-             (tags 50714-50716, the deltas included): every site would be black"
+             (tags 50714-50716, the deltas included): every site would level to 0"
         ));
     }
     // AsShotNeutral is a tag of IFD0.

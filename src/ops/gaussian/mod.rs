@@ -75,12 +75,14 @@ impl GaussianParams {
         for (name, s) in [("sigma_x", self.sigma_x), ("sigma_y", self.sigma_y)] {
             if !s.is_finite() || s < 0.0 {
                 return Err(Error::arg(format!(
-                    "gaussian {name} must be a finite number >= 0, got {s}"
+                    "gaussian {name} must be a finite number >= 0, got {}",
+                    crate::error::num(s)
                 )));
             }
             if s > MAX_SIGMA {
                 return Err(Error::arg(format!(
-                    "gaussian {name} = {s} exceeds the limit of {MAX_SIGMA}"
+                    "gaussian {name} = {} exceeds the limit of {MAX_SIGMA}",
+                    crate::error::num(s)
                 )));
             }
         }

@@ -23,7 +23,7 @@ pub mod variants;
 use serde::Serialize;
 
 use crate::backend::Dev;
-use crate::error::{Error, Result};
+use crate::error::{num, Error, Result};
 use crate::image::{Image, Sample, SampleType};
 use crate::ops::{OpSpec, RunReport, Shape, TuneBucket};
 pub use api::HistogramExt;
@@ -103,21 +103,25 @@ impl HistogramParams {
         if !self.lo.is_finite() || !self.hi.is_finite() || self.lo >= self.hi {
             return Err(Error::arg(format!(
                 "histogram range must be finite with lo < hi, got {}:{}",
-                self.lo, self.hi
+                num(self.lo),
+                num(self.hi)
             )));
         }
         // v - lo must stay finite in f32 for every v in the range.
         if !(self.hi - self.lo).is_finite() {
             return Err(Error::arg(format!(
                 "histogram range {}:{} is wider than f32 arithmetic holds",
-                self.lo, self.hi
+                num(self.lo),
+                num(self.hi)
             )));
         }
         let scale = (self.bins as f64 / (self.hi as f64 - self.lo as f64)) as f32;
         if !scale.is_finite() || scale == 0.0 {
             return Err(Error::arg(format!(
                 "histogram range {}:{} with {} bins has no f32 scale",
-                self.lo, self.hi, self.bins
+                num(self.lo),
+                num(self.hi),
+                self.bins
             )));
         }
         Ok(Binning {

@@ -77,7 +77,7 @@ pub fn format_minmax(m: &MinMax, sample: SampleType) -> String {
         _ => &["R ", "G ", "B ", "A "],
     };
     let num = |v: f32| match sample {
-        SampleType::F32 => format!("{v}"),
+        SampleType::F32 => crate::error::num(v),
         _ => format!("{v:.0}"),
     };
     let parts: Vec<String> = names

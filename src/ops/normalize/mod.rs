@@ -21,7 +21,7 @@ mod tune;
 pub mod variants;
 
 use crate::backend::Dev;
-use crate::error::{Error, Result};
+use crate::error::{num, Error, Result};
 use crate::image::{Image, Sample, SampleType};
 use crate::ops::{minmax::MinMax, OpSpec, RunReport, Shape};
 pub use api::NormalizeExt;
@@ -88,8 +88,10 @@ impl Coefficients {
         let (lo, hi) = (m.min_of(colour), m.max_of(colour));
         if !lo.is_finite() || !hi.is_finite() {
             return Err(Error::InvalidInput(format!(
-                "cannot stretch the range {lo}..{hi} (the image holds infinities or only NaN); \
-                 give sub and factor explicitly"
+                "cannot stretch the range {}..{} (the image holds infinities or only NaN); \
+                 give sub and factor explicitly",
+                num(lo),
+                num(hi)
             )));
         }
         let full = out.full_scale() as f64;
@@ -97,7 +99,9 @@ impl Coefficients {
         // The kernels compute `(x - lo) * f` in f32: both steps must stay finite.
         if span > f32::MAX as f64 {
             return Err(Error::InvalidInput(format!(
-                "the range {lo}..{hi} is wider than f32 arithmetic holds; give sub and factor explicitly"
+                "the range {}..{} is wider than f32 arithmetic holds; give sub and factor explicitly",
+                num(lo),
+                num(hi)
             )));
         }
         let mut f = if span > 0.0 {
@@ -107,7 +111,9 @@ impl Coefficients {
         };
         if !f.is_finite() {
             return Err(Error::InvalidInput(format!(
-                "the range {lo}..{hi} is too narrow to stretch in f32; give sub and factor explicitly"
+                "the range {}..{} is too narrow to stretch in f32; give sub and factor explicitly",
+                num(lo),
+                num(hi)
             )));
         }
         // Rounding `f` to f32 can push the maximum one step above full scale

@@ -19,7 +19,7 @@
 //! `(max - min) / 4096`, of the exact value (plus the f32 rounding of the
 //! binning, far below a bin).
 
-use crate::error::{Error, Result};
+use crate::error::{num, Error, Result};
 use crate::image::SampleType;
 use crate::ops::histogram::{Histogram, HistogramParams};
 use crate::ops::minmax::MinMax;
@@ -63,18 +63,31 @@ pub fn histogram_params(sample: SampleType, (lo, hi): (f32, f32)) -> Result<Opti
     }
     if !lo.is_finite() || !hi.is_finite() {
         return Err(Error::InvalidInput(format!(
-            "cannot find percentiles in the range {lo}..{hi} (the image holds infinities or only NaN); \
-             give sub and factor explicitly"
+            "cannot find percentiles in the range {}..{} (the image holds infinities or only NaN); \
+             give sub and factor explicitly",
+            num(lo),
+            num(hi)
         )));
     }
     if lo == hi {
         return Ok(None);
     }
-    Ok(Some(HistogramParams {
+    let p = HistogramParams {
         bins: F32_BINS,
         lo,
         hi,
-    }))
+    };
+    // The range is the image's: one that f32 cannot bin is the data's
+    // doing (invalid input), not an argument's.
+    if p.binning().is_err() {
+        return Err(Error::InvalidInput(format!(
+            "cannot find percentiles in the range {}..{}: f32 arithmetic cannot bin it into {F32_BINS} \
+             (too wide or too narrow); give sub and factor explicitly",
+            num(lo),
+            num(hi)
+        )));
+    }
+    Ok(Some(p))
 }
 
 /// `(low, high)` from `h` (counted with `p`, as [`histogram_params`] says),

@@ -78,7 +78,7 @@ pub fn format_stats(s: &Stats, sample: SampleType) -> String {
         _ => &["R ", "G ", "B ", "A "],
     };
     let ext = |v: f64| match sample {
-        SampleType::F32 => format!("{v}"),
+        SampleType::F32 => crate::error::num(v),
         _ => format!("{v:.0}"),
     };
     let parts: Vec<String> = names

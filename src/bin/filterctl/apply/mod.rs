@@ -380,7 +380,10 @@ fn save_result(
     if is_stdio(out) {
         batch::write_stdout(result, format, &options)?;
     } else {
-        clfilter::image::save_with(result, out, &options)?;
+        clfilter::image::save_with(result, out, &options).map_err(|e| match e {
+            e if batch::is_closed_pipe(&e) => batch::closed_pipe(&out.display().to_string()),
+            e => CliError::from(e),
+        })?;
     }
     let save_ms = t.elapsed();
     if args.report && !args.json {

@@ -299,7 +299,7 @@ impl App {
             },
         };
         screenshot(g, &path)?;
-        note!("screenshot: {}", path.display());
+        status!("screenshot: {}", path.display());
         Ok(())
     }
 
