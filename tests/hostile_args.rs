@@ -613,4 +613,10 @@ fn s41_outputs_quiet_runs_and_messages() {
         &[2],
     );
     assert!(err.contains("= 1e30 exceeds"), "{err}");
+    // Help that cannot be written is a failure, not a silent success.
+    let cmd = format!("'{}' --help > /dev/full", env!("CARGO_BIN_EXE_filterctl"));
+    let out = Command::new("bash").args(["-c", &cmd]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("writing to stdout"), "{err}");
 }

@@ -214,14 +214,29 @@ fn init_logging(verbose: u8, quiet: u8) {
         .init();
 }
 
+/// Prints clap's help, version or usage error and exits with its code, as
+/// `clap::Error::exit` does, except that help or a version that cannot be
+/// written (`--help > /dev/full`) is exit 1 rather than a silent success; a
+/// reader that went away (`--help | head -1`) still ends quietly.
+fn clap_exit(e: clap::Error) -> ! {
+    match e.print() {
+        Err(w) if !e.use_stderr() && w.kind() != std::io::ErrorKind::BrokenPipe => {
+            note!("filterctl: error: writing to stdout: {w}");
+            std::process::exit(1)
+        }
+        _ => std::process::exit(e.exit_code()),
+    }
+}
+
 fn main() -> ExitCode {
     // The stage list comes from the registry, so it is added at run time.
     let matches = Cli::command()
         .mut_subcommand("apply", |c| c.after_help(apply::stages_help()))
-        .get_matches();
+        .try_get_matches()
+        .unwrap_or_else(|e| clap_exit(e));
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
-        Err(e) => e.exit(),
+        Err(e) => clap_exit(e),
     };
     init_logging(cli.verbose, cli.quiet);
     QUIET.store(cli.quiet > 0, std::sync::atomic::Ordering::Relaxed);

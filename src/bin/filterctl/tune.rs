@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::bench::parse_channels;
 use crate::error::CliError;
-use crate::frames::{check_image_format, read_frame, FrameSpec};
+use crate::frames::{camera_wb, check_image_format, read_dng, read_frame, FrameSpec};
 use crate::util::{parse_format, parse_sample, parse_size};
 use crate::Global;
 
@@ -339,6 +339,21 @@ fn load_for(args: &Args, path: &std::path::Path) -> Result<(ForInput, Vec<Op>), 
         let frame = read_frame(path, &f).map_err(in_file)?;
         let ops = pipeline::parse_with_format(spec, Some(&format))?;
         return Ok((ForInput::Frame(frame), ops));
+    }
+    // A DNG file is the leveled raw frame `apply` reads from it, with its
+    // white balance for `wb=camera`.
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if regular && !crate::batch::is_stdio(path) && clfilter::image::dng::is_dng(path)? {
+        if let Some(f) = args.format {
+            return Err(CliError::usage(format!(
+                "{}: a DNG file carries its own pattern and levels; leave out --format {f}",
+                path.display()
+            )));
+        }
+        let dng = read_dng(path, &clfilter::image::DecodeLimits::from_env()?)?;
+        let spec = camera_wb(spec, dng.gains).map_err(in_file)?;
+        let ops = pipeline::parse_with_format(&spec, Some(&dng.format))?;
+        return Ok((ForInput::Frame(dng.raw), ops));
     }
     // `-` is stdin, within FILTERCTL_DECODE_LIMIT, as every image input.
     let img = crate::batch::load_one(path)?;

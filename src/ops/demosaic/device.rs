@@ -285,7 +285,8 @@ pub(crate) fn run_stage(
     use crate::ops::{OpParams, Shape};
     let Ok(r) = input.into_raw() else {
         return Err(crate::error::Error::InvalidInput(format!(
-            "stage '{}': demosaic reads a raw frame, so it must be the first stage",
+            "stage '{}': demosaic reads a raw frame, one channel of u8 or u16 samples at the \
+             start of a chain, and its input here is not one",
             SpecText(stage, forced)
         )));
     };
