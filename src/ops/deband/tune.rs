@@ -30,9 +30,14 @@ impl Tunable for Tune {
         &SPEC
     }
 
-    /// Both spaces: they run different variants.
-    fn params(&self, _: &Ask<'_>) -> Result<Vec<OpParams>> {
-        Ok(measured().into_iter().map(OpParams::new).collect())
+    /// Both spaces, as they run different variants; `ycc` only on colour
+    /// (a gray image has no chroma to smooth).
+    fn params(&self, ask: &Ask<'_>) -> Result<Vec<OpParams>> {
+        Ok(measured()
+            .into_iter()
+            .filter(|p| p.space != Space::Ycc || ask.channels >= 3)
+            .map(OpParams::new)
+            .collect())
     }
 
     fn reads(&self, sample: SampleType) -> std::result::Result<(), String> {
