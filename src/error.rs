@@ -206,9 +206,11 @@ fn decode_limit(path: &std::path::Path, what: &str, need: Option<u64>, limit: u6
             format!("needs {} ({n} bytes)", human_bytes(n)),
             suggested_limit(n).to_string(),
         ),
+        // The decoder stopped at the limit without saying how far over it
+        // was: the suggestion is a step up, not a figure known to suffice.
         None => (
-            "needs more".to_string(),
-            suggested_limit(limit.saturating_mul(4)).to_string(),
+            "needs more (the decoder did not say how much)".to_string(),
+            format!("{} or more", suggested_limit(limit.saturating_mul(4))),
         ),
     };
     format!(
