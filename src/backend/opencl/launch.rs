@@ -271,12 +271,16 @@ impl ClDevice {
             .max_by_key(|&i| rounded[i] / local[i])
             .expect("a launch has 1 to 3 dimensions");
         let total = rounded[d] / local[d];
+        let floor = match self.info.kind {
+            crate::backend::DeviceKind::Gpu => self.info.compute_units.max(1) as usize,
+            _ => 1,
+        };
         let key = watchdog::key(kernel.program, &kernel.name, &rounded, local);
         let mut rate = self.watchdog.rate(&key);
         let mut events = Vec::new();
         let mut done = 0;
         while done < total {
-            let n = watchdog::chunk_groups(rate, limit, total, total - done);
+            let n = watchdog::chunk_groups(rate, limit, (total, total - done), floor);
             let mut offset = vec![0; rounded.len()];
             let mut size = rounded.clone();
             offset[d] = done * local[d];

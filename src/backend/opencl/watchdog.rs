@@ -7,7 +7,8 @@
 //! The chunk size comes from the first chunk: a launch that has not been
 //! seen before (same program, kernel, global and local size) first runs
 //! 1/16 of its groups, timed by its profiling event, and the rest goes in
-//! chunks sized to half the limit at that rate; the rate is kept, so a
+//! chunks sized to half the limit at that rate, never fewer groups than a
+//! GPU has compute units (`chunk_groups`); the rate is kept, so a
 //! repeated launch (a stream's next frame) is split without probing, and
 //! each timed chunk refines it. Kernels find their data through
 //! `get_global_id` or `GROUP_ID` (cl/common.cl), which include the offset,
@@ -103,22 +104,30 @@ impl Watchdog {
     }
 }
 
-/// Groups in the next chunk: the probe (1/16 of all, at least 1) while the
-/// rate is unknown, else as many as fit half the limit at that rate, at
-/// least 1 (a single group that runs longer than the limit cannot be
-/// split further), at most what is left.
+/// Groups in the next chunk: the probe (1/16 of all) while the rate is
+/// unknown, else as many as fit half the limit at that rate; at most what
+/// is left, and at least `floor` (1 on a CPU device, one group per compute
+/// unit on a GPU).
+///
+/// The floor is there because a chunk smaller than the device's width takes
+/// as long as its slowest group, not a share of the whole: a kernel whose
+/// work-items each walk a whole row or column (`iir_rows_cols`) runs 128
+/// groups of 8192 serial steps at once in 14 ms on an H200, and split into
+/// one group per dispatch it took 650 ms to 1.1 s (docs/RELIABILITY.md).
+/// Such a group cannot meet the limit at any split; one group per compute
+/// unit keeps the device full and the probe's rate linear.
 pub(super) fn chunk_groups(
     rate_ns: Option<f64>,
     limit: Duration,
-    total: usize,
-    left: usize,
+    (total, left): (usize, usize),
+    floor: usize,
 ) -> usize {
     let n = match rate_ns {
         None => total / 16,
         Some(r) if r > 0.0 => (limit.as_nanos() as f64 / 2.0 / r) as usize,
         Some(_) => left,
     };
-    n.clamp(1, left)
+    n.max(floor).clamp(1, left)
 }
 
 /// The key of a launch.
@@ -133,13 +142,19 @@ mod tests {
     #[test]
     fn chunks_probe_then_fit_half_the_limit() {
         let ms = Duration::from_millis(10);
-        assert_eq!(chunk_groups(None, ms, 1000, 1000), 62);
-        assert_eq!(chunk_groups(None, ms, 5, 5), 1);
+        assert_eq!(chunk_groups(None, ms, (1000, 1000), 1), 62);
+        assert_eq!(chunk_groups(None, ms, (5, 5), 1), 1);
         // 0.1 ms a group: 50 groups fit in 5 ms.
-        assert_eq!(chunk_groups(Some(100_000.0), ms, 1000, 938), 50);
-        assert_eq!(chunk_groups(Some(100_000.0), ms, 1000, 20), 20);
+        assert_eq!(chunk_groups(Some(100_000.0), ms, (1000, 938), 1), 50);
+        assert_eq!(chunk_groups(Some(100_000.0), ms, (1000, 20), 1), 20);
         // A group slower than the limit still runs, one at a time.
-        assert_eq!(chunk_groups(Some(1e9), ms, 1000, 900), 1);
+        assert_eq!(chunk_groups(Some(1e9), ms, (1000, 900), 1), 1);
+        // On a GPU of 132 compute units: never fewer groups than that, in
+        // the probe too; a launch of at most that many is not split.
+        assert_eq!(chunk_groups(Some(1e9), ms, (1000, 900), 132), 132);
+        assert_eq!(chunk_groups(None, ms, (1000, 1000), 132), 132);
+        assert_eq!(chunk_groups(None, ms, (128, 128), 132), 128);
+        assert_eq!(chunk_groups(Some(1e9), ms, (1000, 40), 132), 40);
     }
 
     #[test]

@@ -21,7 +21,7 @@ macro_rules! note {
     }};
 }
 
-/// Whether `-q` was given: [`status!`] lines are then left out.
+/// Whether `-q` was given: `status!` lines are then left out.
 static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Writes one status line to stderr (which variant ran where and how long
