@@ -271,8 +271,17 @@ impl ClDevice {
             .max_by_key(|&i| rounded[i] / local[i])
             .expect("a launch has 1 to 3 dimensions");
         let total = rounded[d] / local[d];
+        // A chunk is `n` slices of the split dimension, each `slice` groups
+        // of the others: on a GPU, enough slices for one group per compute
+        // unit (see `watchdog::chunk_groups`).
+        let slice: usize = (0..rounded.len())
+            .filter(|&i| i != d)
+            .map(|i| rounded[i] / local[i])
+            .product();
         let floor = match self.info.kind {
-            crate::backend::DeviceKind::Gpu => self.info.compute_units.max(1) as usize,
+            crate::backend::DeviceKind::Gpu => {
+                (self.info.compute_units.max(1) as usize).div_ceil(slice.max(1))
+            }
             _ => 1,
         };
         let key = watchdog::key(kernel.program, &kernel.name, &rounded, local);

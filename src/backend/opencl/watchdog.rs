@@ -104,10 +104,10 @@ impl Watchdog {
     }
 }
 
-/// Groups in the next chunk: the probe (1/16 of all) while the rate is
-/// unknown, else as many as fit half the limit at that rate; at most what
-/// is left, and at least `floor` (1 on a CPU device, one group per compute
-/// unit on a GPU).
+/// Groups along the split dimension (slices) in the next chunk: the probe
+/// (1/16 of all) while the rate is unknown, else as many as fit half the
+/// limit at that rate; at most what is left, and at least `floor` (1 on a
+/// CPU device; on a GPU, enough slices for one group per compute unit).
 ///
 /// The floor is there because a chunk smaller than the device's width takes
 /// as long as its slowest group, not a share of the whole: a kernel whose
