@@ -94,7 +94,10 @@ fn wb_camera_with_gains_no_wb_takes_names_the_dng_not_a_spec() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("far.dng"), "{err}");
-    assert!(err.contains("AsShotNeutral gives the gains r=1e9"), "{err}");
+    assert!(
+        err.contains("AsShotNeutral gives the gains r=1000000000"),
+        "{err}"
+    );
     assert!(!err.contains("filter spec"), "{err}");
     assert!(!dir.path().join("x.png").exists());
 }

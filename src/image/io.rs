@@ -99,12 +99,16 @@ pub fn save_with(img: &DynImage, path: impl AsRef<Path>, options: &SaveOptions) 
     let mut w = BufWriter::new(&mut out);
     let written = encode(img, format, options, &mut w, path)
         .and_then(|()| w.flush().map_err(|e| Error::io(path, e)));
-    drop(w);
     if let Err(e) = written {
         // Encoders wrap the file's own failure (a full disk, a closed pipe)
-        // in their errors, which lose its kind: report it as the system gave it.
-        return Err(out.write_error().map_or(e, |io| Error::io(path, io)));
+        // in their errors, which lose its kind: report it as the system gave
+        // it. Read before the buffer is let go (unwritten), so no write after
+        // the failure can stand in for it.
+        let io = w.get_ref().write_error();
+        drop(w.into_parts());
+        return Err(io.map_or(e, |io| Error::io(path, io)));
     }
+    drop(w);
     out.commit()
 }
 

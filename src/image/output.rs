@@ -292,10 +292,13 @@ impl OutputFile {
         })
     }
 
-    /// Notes `r`'s error for [`OutputFile::write_error`].
+    /// Notes `r`'s error for [`OutputFile::write_error`] (not an
+    /// interruption, which the writer retries).
     fn note<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
         if let Err(e) = &r {
-            self.failed = Some((e.kind(), e.raw_os_error()));
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                self.failed = Some((e.kind(), e.raw_os_error()));
+            }
         }
         r
     }

@@ -113,7 +113,7 @@ impl Watchdog {
 /// as long as its slowest group, not a share of the whole: a kernel whose
 /// work-items each walk a whole row or column (`iir_rows_cols`) runs 128
 /// groups of 8192 serial steps at once in 14 ms on an H200, and split into
-/// one group per dispatch it took 650 ms to 1.1 s (docs/RELIABILITY.md).
+/// one group per dispatch it took 650-850 ms (docs/RELIABILITY.md).
 /// Such a group cannot meet the limit at any split; one group per compute
 /// unit keeps the device full and the probe's rate linear.
 pub(super) fn chunk_groups(

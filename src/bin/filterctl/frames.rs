@@ -4,6 +4,7 @@
 use std::io::Read;
 use std::path::Path;
 
+use clfilter::error::num;
 use clfilter::image::raw::{Depth, RawImage};
 use clfilter::ops::demosaic::check_cfa_size;
 use clfilter::ops::wb::MAX_GAIN;
@@ -263,8 +264,11 @@ pub(crate) fn camera_wb(spec: &str, gains: Option<[f32; 3]>) -> Result<String, C
             }
             Some([r, g, b]) => {
                 return Err(CliError::usage(format!(
-                    "wb=camera: the DNG's AsShotNeutral gives the gains r={r:e}, g={g}, b={b:e}, \
-                     and wb takes gains above 0 and up to {MAX_GAIN}; give r=, g=, b= or use wb=auto"
+                    "wb=camera: the DNG's AsShotNeutral gives the gains r={}, g={}, b={}, \
+                     and wb takes gains above 0 and up to {MAX_GAIN}; give r=, g=, b= or use wb=auto",
+                    num(r),
+                    num(g),
+                    num(b)
                 )))
             }
             None => {
