@@ -15,6 +15,20 @@ fn filterctl() -> Command {
     c
 }
 
+/// Runs the shell command `cmd` (for limits, pipes and redirections),
+/// checks that it exits 1 without a panic, and returns its stderr.
+fn shell_fails(cmd: &str) -> String {
+    let out = Command::new("bash")
+        .args(["-c", cmd])
+        .env("FILTERCTL_CACHE_DIR", "disabled")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{cmd}: {err}");
+    assert!(!err.contains("panicked"), "{cmd}: {err}");
+    err
+}
+
 /// Runs `args` and checks the exit code is one of `codes` and that nothing
 /// panicked; returns stderr.
 fn hostile(args: &[&str], codes: &[i32]) -> String {
@@ -409,13 +423,7 @@ fn s41_audit_findings_end_with_errors_before_any_work() {
         "ulimit -v 2000000 && exec '{}' --device cpu bench --ops transpose --size 30000x30000 --iters 1",
         env!("CARGO_BIN_EXE_filterctl")
     );
-    let out = Command::new("bash")
-        .args(["-c", &cmd])
-        .env("FILTERCTL_CACHE_DIR", "disabled")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = shell_fails(&cmd);
     assert!(err.contains("out of memory"), "{err}");
     // The demo on an odd-sized RGB photo crops it to even sides and runs
     // every step; on one too small for its steps it refuses up front.
@@ -567,13 +575,7 @@ fn s41_outputs_quiet_runs_and_messages() {
     })
     .save(dir.path().join("big.png"))
     .unwrap();
-    let out = Command::new("bash")
-        .args(["-c", &cmd])
-        .env("FILTERCTL_CACHE_DIR", "disabled")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = shell_fails(&cmd);
     assert!(err.contains("the reading end of the pipe closed"), "{err}");
     // f32 samples of +-3e38: percentiles of a range wider than f32 holds.
     let wide =
@@ -615,8 +617,6 @@ fn s41_outputs_quiet_runs_and_messages() {
     assert!(err.contains("= 1e30 exceeds"), "{err}");
     // Help that cannot be written is a failure, not a silent success.
     let cmd = format!("'{}' --help > /dev/full", env!("CARGO_BIN_EXE_filterctl"));
-    let out = Command::new("bash").args(["-c", &cmd]).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = shell_fails(&cmd);
     assert!(err.contains("writing to stdout"), "{err}");
 }
