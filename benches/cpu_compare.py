@@ -12,6 +12,9 @@
 - the rayon Gaussian on 3840x2160 f32 gray and RGBA at sigma 2, 8, 32
   (replicate border) against cv2.GaussianBlur with its default window for
   float images (ksize (0, 0): round(8 sigma + 1) | 1);
+- OpenCV timed twice: into a new array each call (as ours allocates), and
+  into one `dst=` array kept across calls (as ours reuses a dropped
+  output's memory from the second call on, clfilter::image::recycle);
 - the rayon sort against numpy.sort and Rust's par_sort_unstable at 2^20
   and 2^24 f32 keys.
 
@@ -43,10 +46,14 @@ def both(*args):
     """Our timings, and the BEFORE build's (or None), same run."""
     return rust(*args), (rust(*args, binary=before) if before else None)
 
-def row(what, size, key, ours, old, peer, peer_ms):
+def row(what, size, key, ours, old, peer, peer_ms, kept_ms=None):
+    """A table row; `kept_ms` is the peer writing into one output array
+    kept across calls (`dst=`), as ours reuses a dropped output's memory
+    (clfilter::image::recycle); `peer_ms` allocates a new one each call."""
     b = f"{old[key]:.1f}" if old and key in old else "-"
     ratio = peer_ms / ours[key]
-    print(f"| {what} | {size} | {b} | {ours[key]:.1f} | {peer} | {peer_ms:.1f} | {ratio:.2f}x |")
+    kept = f"{kept_ms:.1f} | {kept_ms / ours[key]:.2f}x" if kept_ms is not None else "- | -"
+    print(f"| {what} | {size} | {b} | {ours[key]:.1f} | {peer} | {peer_ms:.1f} | {ratio:.2f}x | {kept} |")
 
 try:
     import cv2
@@ -54,8 +61,8 @@ try:
 except ImportError:
     cv2 = None
 
-print("| what | size | before ms | clfilter rayon ms | peer | peer ms | ours/peer |")
-print("|---|---|---:|---:|---|---:|---:|")
+print("| what | size | before ms | clfilter rayon ms | peer | peer ms | ours/peer | peer ms, kept dst | ours/peer, kept dst |")
+print("|---|---|---:|---:|---|---:|---:|---:|---:|")
 if only in (None, "median"):
     r, b = both("median")
     rng = np.random.default_rng(1)
@@ -69,8 +76,10 @@ if only in (None, "median"):
             for rad in radii:
                 k = 2 * rad + 1
                 ms = best(lambda: cv2.medianBlur(img, k))
+                dst = np.empty_like(img)
+                kept = best(lambda: cv2.medianBlur(img, k, dst=dst))
                 row(f"median r={rad} ({k}x{k}) {name}", "3840x2160", f"clfilter_median{key}_r{rad}",
-                    r, b, f"cv2.medianBlur {cv2.__version__} ksize {k}", ms)
+                    r, b, f"cv2.medianBlur {cv2.__version__} ksize {k}", ms, kept)
 # The u8 fixed point's radius at each sigma (src/ops/gaussian/cpu/fixed.rs,
 # whose tests pin these values).
 FIXED_RADIUS = {1.0: 3, 2.0: 7, 3.0: 10, 4.0: 14}
@@ -82,9 +91,11 @@ if only in (None, "gaussian") and cv2 is not None:
         for sigma in (1.0, 2.0, 3.0, 4.0):
             for k in (2 * FIXED_RADIUS[sigma] + 1, 0):
                 ms = best(lambda: cv2.GaussianBlur(img, (k, k), sigma, borderType=cv2.BORDER_REPLICATE))
+                dst = np.empty_like(img)
+                kept = best(lambda: cv2.GaussianBlur(img, (k, k), sigma, dst=dst, borderType=cv2.BORDER_REPLICATE))
                 ksize = f"ksize {k} (our window)" if k else f"ksize (0,0) = {round(6 * sigma + 1) | 1}"
                 row(f"Gaussian {name} sigma {sigma:g}", "3840x2160", f"clfilter_gaussian{key}_s{sigma:g}",
-                    r, b, f"cv2.GaussianBlur {cv2.__version__} {ksize}", ms)
+                    r, b, f"cv2.GaussianBlur {cv2.__version__} {ksize}", ms, kept)
 if only in (None, "gaussian_f32") and cv2 is not None:
     # f32: ours is the FIR up to sigma 3 (radius about 5 sigma), the
     # recursion above (every sigma costs the same); OpenCV's default window
@@ -95,8 +106,10 @@ if only in (None, "gaussian_f32") and cv2 is not None:
                            ("f32 RGBA", rng.random((2160, 3840, 4), dtype=np.float32), "_rgba")):
         for sigma in (2.0, 8.0, 32.0):
             ms = best(lambda: cv2.GaussianBlur(img, (0, 0), sigma, borderType=cv2.BORDER_REPLICATE))
+            dst = np.empty_like(img)
+            kept = best(lambda: cv2.GaussianBlur(img, (0, 0), sigma, dst=dst, borderType=cv2.BORDER_REPLICATE))
             row(f"Gaussian {name} sigma {sigma:g}", "3840x2160", f"clfilter_gaussian_f32{key}_s{sigma:g}",
-                r, b, f"cv2.GaussianBlur {cv2.__version__} ksize (0,0) = {round(8 * sigma + 1) | 1}", ms)
+                r, b, f"cv2.GaussianBlur {cv2.__version__} ksize (0,0) = {round(8 * sigma + 1) | 1}", ms, kept)
 if only in (None, "sort"):
     for n in (1 << 20, 1 << 24):
         r, b = both("sort", str(n))

@@ -7,6 +7,8 @@
 //! textures ([`display`]), and borrowed views over caller memory
 //! ([`view`]: [`ImageView`], [`ImageViewMut`]). Files are written through
 //! [`output::OutputFile`], so a failed write leaves the old file or nothing.
+//! A dropped large image's buffer is kept for the next output of its size
+//! ([`recycle`]).
 //!
 //! Loading and saving (the formats are [`load`]'s and [`save`]'s):
 //!
@@ -40,6 +42,7 @@ mod orient;
 pub mod output;
 mod pixel;
 pub mod raw;
+pub mod recycle;
 pub mod temporaries;
 pub mod view;
 
@@ -108,10 +111,15 @@ pub fn check_shape(width: usize, height: usize, channels: usize) -> Result<usize
 /// `n` zero samples, or [`Error::OutOfMemory`] where the system refuses
 /// the memory. `vec!` takes zeroed memory from the allocator (fresh pages
 /// are not written) but aborts on failure, so a fallible reservation of the
-/// same size asks first and is handed back.
+/// same size asks first and is handed back (trying again once after the
+/// kept buffers of [`recycle`] are freed).
 fn zeroed<T: Sample>(n: usize) -> Result<Vec<T>> {
-    Vec::<T>::new()
-        .try_reserve_exact(n)
+    let reserve = || Vec::<T>::new().try_reserve_exact(n);
+    reserve()
+        .or_else(|_| {
+            recycle::release();
+            reserve()
+        })
         .map_err(|_| Error::OutOfMemory {
             what: format!("an image of {n} samples"),
             bytes: (n as u64).saturating_mul(std::mem::size_of::<T>() as u64),
@@ -265,20 +273,28 @@ impl<T: Sample> Image<T> {
         if self.is_packed() {
             return self;
         }
-        let data = self.packed_samples().into_owned();
         Image {
+            width: self.width,
+            height: self.height,
+            channels: self.channels,
             stride: self.row_len(),
-            data,
-            ..self
+            data: self.packed_samples().into_owned(),
         }
     }
 
     /// Unwraps the packed samples.
     pub fn into_vec(self) -> Vec<T> {
         let n = self.row_len() * self.height;
-        let mut v = self.into_packed().data;
+        let mut v = std::mem::take(&mut self.into_packed().data);
         v.truncate(n);
         v
+    }
+}
+
+impl<T: Sample> Drop for Image<T> {
+    /// Keeps a large buffer for the next output of its size ([`recycle`]).
+    fn drop(&mut self) {
+        recycle::give(std::mem::take(&mut self.data));
     }
 }
 

@@ -17,7 +17,7 @@ use std::ptr;
 use rayon::prelude::*;
 
 use crate::error::Error;
-use crate::image::Sample;
+use crate::image::{recycle, Sample};
 
 /// Whether `S` and `T` are the same type.
 #[inline(always)]
@@ -351,17 +351,29 @@ fn out_of_memory<T>(n: usize) -> Error {
 }
 
 /// A vector of `n` samples written by `f`, which must return its argument
-/// written (or an error). The memory is not cleared first, and where it is
-/// large, transparent huge pages are asked for ([`advise_huge_pages`]).
-/// Memory the system refuses is an [`Error::OutOfMemory`]. Panics if `f`
-/// returns other memory.
+/// written (or an error). The memory is not cleared first: it is a large
+/// dropped image's buffer where one of about this size is kept
+/// ([`crate::image::recycle`]), or new memory, for which transparent huge
+/// pages are asked if it is large ([`advise_huge_pages`]). Memory the system
+/// refuses is an [`Error::OutOfMemory`] (after the kept buffers are freed
+/// and the allocation tried again). Panics if `f` returns other memory.
 pub fn vec_filled<T, E, F>(n: usize, f: F) -> Result<Vec<T>, E>
 where
+    T: Send + 'static,
     F: for<'x> FnOnce(&'x mut [MaybeUninit<T>]) -> Result<&'x mut [T], E>,
     E: From<Error>,
 {
-    let mut v = try_with_capacity::<T>(n)?;
-    advise_huge_pages(v.spare_capacity_mut());
+    let mut v = match recycle::take::<T>(n) {
+        Some(v) => v,
+        None => {
+            let mut v = try_with_capacity::<T>(n).or_else(|_| {
+                recycle::release();
+                try_with_capacity::<T>(n)
+            })?;
+            advise_huge_pages(v.spare_capacity_mut());
+            v
+        }
+    };
     let spare = &mut v.spare_capacity_mut()[..n];
     let p = spare.as_ptr().cast::<T>();
     let done = f(spare)?;
