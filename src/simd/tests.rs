@@ -502,4 +502,9 @@ fn byte_tables_map_every_sample() {
     check::<3>(&[t(1), t(2), t(1)]);
     check::<4>(&[t(3), t(3), t(3), t(0)]);
     check::<4>(&[t(1), t(2), t(3), t(4)]);
+    // An irregular table: each of its 16 rows of 16 entries differs.
+    let mut rng = crate::test_rng::Rng::new(17);
+    let odd: [u8; 256] = std::array::from_fn(|_| rng.below(256) as u8);
+    check::<1>(&[odd]);
+    check::<3>(&[odd, t(5), odd]);
 }

@@ -1,6 +1,6 @@
 //! The rayon encoding: rows in parallel. u8 through the table of every
-//! value's result, 64 samples per AVX-512 VBMI byte permute where the CPU
-//! has them ([`lut::map_bytes`]); u16 through its table one sample at a
+//! value's result, 64 samples per AVX-512 VBMI byte permute or 32 per tree
+//! of AVX2 byte shuffles where the CPU has them ([`lut::map_bytes`]); u16 through its table one sample at a
 //! time; f32 through the curve evaluated in f32 (`Curve`), written so
 //! that the compiler vectorises it for each instruction set of
 //! [`crate::simd`].

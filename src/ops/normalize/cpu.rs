@@ -3,8 +3,9 @@
 //! never cleared first.
 //!
 //! Integer inputs with few values go through a lookup table per channel:
-//! u8 always (256 entries; into u8 through [`lut::map_bytes`], 64 samples
-//! per AVX-512 VBMI permute where the CPU has them), u16 where the image has at least
+//! u8 always (256 entries; into u8 through [`lut::map_bytes`]: 64 samples
+//! per AVX-512 VBMI permute, or 32 per tree of AVX2 shuffles and blends,
+//! where the CPU has them), u16 where the image has at least
 //! [`LUT_SAMPLES_PER_ENTRY`] samples per table entry (65536 entries, so
 //! building the tables costs little next to the pass). An entry is the
 //! arithmetic path's expression for its value, so the output is the same
@@ -109,7 +110,8 @@ where
 }
 
 /// u8 into u8: one byte table per channel, through
-/// [`lut::map_bytes`] (AVX-512 VBMI byte permutes where the CPU has them).
+/// [`lut::map_bytes`] (AVX-512 VBMI byte permutes or AVX2 byte shuffles
+/// where the CPU has them).
 fn bytes<T: Sample, U: Sample, const C: usize>(img: &Image<T>, co: &Coeffs<C>) -> Result<Image<U>> {
     let tables: [[u8; 256]; C] =
         std::array::from_fn(|c| std::array::from_fn(|v| co.map(v as f32, c)));

@@ -1,8 +1,16 @@
-//! [`crate::simd::lut::map_bytes`] with AVX-512 VBMI: a 256-entry byte
-//! table is four 512-bit registers; two `vpermi2b` look 64 samples up in
-//! its low and high halves, and the samples' top bits pick between them.
-//! Channels whose tables differ are looked up in each and blended by
-//! lane masks.
+//! [`crate::simd::lut::map_bytes`] with byte shuffles.
+//!
+//! - AVX-512 VBMI: a 256-entry byte table is four 512-bit registers; two
+//!   `vpermi2b` look 64 samples up in its low and high halves, and the
+//!   samples' top bits pick between them.
+//! - AVX2: the table is 16 rows of 16 bytes; `vpshufb` looks 32 samples up
+//!   in every row by their low 4 bits, and their high 4 bits then pick a
+//!   row in a tree of 15 `vpblendvb` (bit 4 between row pairs, then bits 5,
+//!   6 and 7): 16 shuffles and 15 blends per 32 samples, where a scalar
+//!   lookup is a load and a store per sample.
+//!
+//! Channels whose tables differ are looked up in each and blended by lane
+//! masks.
 
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
@@ -85,4 +93,97 @@ fn look(r: &[__m512i; 4], idx: __m512i, high: __mmask64) -> __m512i {
     let lo = _mm512_permutex2var_epi8(r[0], idx, r[1]);
     let hi = _mm512_permutex2var_epi8(r[2], idx, r[3]);
     _mm512_mask_blend_epi8(high, lo, hi)
+}
+
+/// Maps the whole groups of `32 C` samples at the start of `src` into
+/// `dst` and returns how many samples that was (0 without AVX2).
+pub(crate) fn map_bytes_avx2<const C: usize>(
+    tables: &[[u8; 256]; C],
+    src: &[u8],
+    dst: &mut [MaybeUninit<u8>],
+) -> usize {
+    if super::Avx2::try_new().is_none() {
+        return 0;
+    }
+    let n = src.len().min(dst.len()) / (32 * C) * (32 * C);
+    // SAFETY: the CPU has AVX2 (checked above); `n` is at most both lengths.
+    unsafe { avx2::<C>(tables, src.as_ptr(), dst.as_mut_ptr().cast(), n) };
+    n
+}
+
+/// `dst[i] = tables[i % C][src[i]]` for `i < n`, `n` a multiple of `32 C`.
+///
+/// # Safety
+/// The CPU must have AVX2; `src` must be readable and `dst` writable for
+/// `n` bytes.
+#[target_feature(enable = "avx2")]
+unsafe fn avx2<const C: usize>(tables: &[[u8; 256]; C], src: *const u8, dst: *mut u8, n: usize) {
+    // Distinct tables (`k` of them), each as 16 rows in both 128-bit
+    // halves, with the lanes of vector `v` of a group that use it
+    // (`mask[v][u]`, all ones there).
+    let mut owner = [0usize; C];
+    let mut k = 0;
+    let mut rows = [[_mm256_setzero_si256(); 16]; C];
+    for c in 0..C {
+        match (0..c).find(|&o| tables[o] == tables[c]) {
+            Some(o) => owner[c] = owner[o],
+            None => {
+                owner[c] = k;
+                for (h, r) in rows[k].iter_mut().enumerate() {
+                    // SAFETY: 16 bytes from offset 16 h of a 256-byte table.
+                    let row = unsafe { _mm_loadu_si128(tables[c][16 * h..].as_ptr().cast()) };
+                    *r = _mm256_broadcastsi128_si256(row);
+                }
+                k += 1;
+            }
+        }
+    }
+    let mut lanes = [[[0u8; 32]; C]; C];
+    for j in 0..32 * C {
+        lanes[j / 32][owner[j % C]][j % 32] = 0xff;
+    }
+    // SAFETY: each is 32 bytes.
+    let mask: [[__m256i; C]; C] = std::array::from_fn(|v| {
+        std::array::from_fn(|u| unsafe { _mm256_loadu_si256(lanes[v][u].as_ptr().cast()) })
+    });
+    let mut i = 0;
+    while i < n {
+        for (v, m) in mask.iter().enumerate() {
+            // SAFETY: i + 32 v + 32 <= n, inside both buffers (the caller's contract).
+            let idx = unsafe { _mm256_loadu_si256(src.add(i + 32 * v).cast()) };
+            let mut out = rows16(&rows[0], idx);
+            for (m, r) in m[1..k].iter().zip(&rows[1..k]) {
+                out = _mm256_blendv_epi8(out, rows16(r, idx), *m);
+            }
+            // SAFETY: as the load.
+            unsafe { _mm256_storeu_si256(dst.add(i + 32 * v).cast(), out) };
+        }
+        i += 32 * C;
+    }
+}
+
+/// The table of `rows` (row `h` holds entries `16 h .. 16 h + 16`, in both
+/// halves) at the bytes of `idx`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rows16(rows: &[__m256i; 16], idx: __m256i) -> __m256i {
+    // `vpshufb` reads an index's low 4 bits, and gives 0 where its bit 7
+    // is set, so the row lookups take the low nibble alone. `vpblendvb`
+    // reads bit 7 of each mask byte: shifting the 16-bit words left by 3,
+    // 2 and 1 brings each byte's bit 4, 5 and 6 there (what crosses from
+    // the low byte lands in the high byte's bits 0-2, never bit 7).
+    let lo = _mm256_and_si256(idx, _mm256_set1_epi8(0x0f));
+    let (b4, b5, b6) = (
+        _mm256_slli_epi16(idx, 3),
+        _mm256_slli_epi16(idx, 2),
+        _mm256_slli_epi16(idx, 1),
+    );
+    let pick = |h: usize| {
+        let even = _mm256_shuffle_epi8(rows[2 * h], lo);
+        let odd = _mm256_shuffle_epi8(rows[2 * h + 1], lo);
+        _mm256_blendv_epi8(even, odd, b4)
+    };
+    let quad = |q: usize| _mm256_blendv_epi8(pick(2 * q), pick(2 * q + 1), b5);
+    let half = |f: usize| _mm256_blendv_epi8(quad(2 * f), quad(2 * f + 1), b6);
+    _mm256_blendv_epi8(half(0), half(1), idx)
 }

@@ -27,7 +27,7 @@ pub(crate) mod widen;
 mod words;
 
 pub use f32s::{F16, F8};
-pub(crate) use lut::map_bytes_vbmi;
+pub(crate) use lut::{map_bytes_avx2, map_bytes_vbmi};
 pub(crate) use matrix3::{groups as matrix3_groups, groups4 as matrix3_groups4};
 pub(crate) use matrix3_q::{fixed_groups as matrix3_fixed_groups, Tables as Matrix3Tables};
 
