@@ -58,14 +58,18 @@ fn block<V: OrdLanes, const K: usize, const R: usize>(
     c: usize,
 ) {
     let edge = j < c || j + V::LANES + c > src[0].len();
+    // Source rows are sorted as the outputs reach them (rows 0-3 for the
+    // first pair, 4-5 for the second), so that no more than four rows (12
+    // vectors) are live at once.
     let mut s = [window_row::<V>(t, src[0], j, c, edge); R];
-    unroll!(i in 4 2 1; {
-        if i > 0 && i < R {
-            s[i] = window_row::<V>(t, src[i], j, c, edge);
-        }
-    });
     unroll!(p in 2 1; {
         let k = 2 * p;
+        unroll!(i in 2 1; {
+            let r = if k == 0 { i } else { k + 2 + i % 2 };
+            if r > 0 && r < R && (k == 0 || i < 2) {
+                s[r] = window_row::<V>(t, src[r], j, c, edge);
+            }
+        });
         if k + 1 < K {
             // Outputs k and k + 1 share source rows k + 1 and k + 2.
             let (a, b, d, e) = (s[k], s[k + 1], s[k + 2], s[k + 3]);
