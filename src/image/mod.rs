@@ -60,6 +60,9 @@ use crate::error::{Error, Result};
 /// Rows start `stride` samples apart (`stride >= width * channels`); the
 /// samples between the end of a row and the next row's start are padding and
 /// are never read. Channels are 1 (gray), 3 (RGB) or 4 (RGBA).
+///
+/// Dropping an image of 4 MiB or more keeps its buffer for the next CPU
+/// output of about its size, within a bound ([`recycle`]).
 #[derive(Clone, PartialEq)]
 pub struct Image<T: Sample> {
     width: usize,
@@ -282,11 +285,17 @@ impl<T: Sample> Image<T> {
         }
     }
 
-    /// Unwraps the packed samples.
+    /// Unwraps the packed samples (a vector with no spare room beyond
+    /// an eighth of its length).
     pub fn into_vec(self) -> Vec<T> {
         let n = self.row_len() * self.height;
         let mut v = std::mem::take(&mut self.into_packed().data);
         v.truncate(n);
+        // A reused output buffer (`recycle`) may be up to a quarter larger
+        // than the image; callers keeping the vector get the room back.
+        if v.capacity() - n > n / 8 {
+            v.shrink_to_fit();
+        }
         v
     }
 }

@@ -77,8 +77,8 @@ pub(crate) fn give<T: Send + 'static>(buf: Vec<T>) {
     POOL.give(buf)
 }
 
-/// An empty kept buffer of `T` with room for `n` elements and at most
-/// twice that (the smallest such), if there is one.
+/// An empty kept buffer of `T` with room for `n` elements and at most a
+/// quarter more (the smallest such), if there is one.
 pub(crate) fn take<T: Send + 'static>(n: usize) -> Option<Vec<T>> {
     POOL.take(n)
 }
@@ -102,20 +102,28 @@ impl Pool {
     }
 
     fn set_limit(&self, bytes: usize) {
-        self.limit.store(bytes, Ordering::Relaxed);
-        let freed = trim(&mut self.lock(), bytes);
+        let freed = {
+            let mut kept = self.lock();
+            self.limit.store(bytes, Ordering::Relaxed);
+            trim(&mut kept, bytes)
+        };
         drop(freed);
     }
 
     fn give<T: Send + 'static>(&self, mut buf: Vec<T>) {
         let bytes = buf.capacity().saturating_mul(std::mem::size_of::<T>());
-        let limit = self.limit.load(Ordering::Relaxed);
-        if bytes < MIN_BYTES || bytes > limit {
+        if bytes < MIN_BYTES {
             return;
         }
         buf.clear();
         let freed = {
             let mut kept = self.lock();
+            // Read under the lock, which `set_limit` holds while it trims.
+            let limit = self.limit.load(Ordering::Relaxed);
+            if bytes > limit {
+                drop(kept);
+                return;
+            }
             kept.push(Kept {
                 bytes,
                 buf: Box::new(buf),
@@ -135,7 +143,7 @@ impl Pool {
         let fits = |k: &Kept| {
             k.buf
                 .downcast_ref::<Vec<T>>()
-                .is_some_and(|v| v.capacity() >= n && v.capacity() / 2 <= n)
+                .is_some_and(|v| v.capacity() >= n && v.capacity() - n <= n / 4)
         };
         let at = (0..kept.len())
             .filter(|&i| fits(&kept[i]))
@@ -171,13 +179,13 @@ mod tests {
         let p = v.as_ptr();
         pool.give(v);
         assert_eq!(pool.kept_bytes(), 4 * MIN_BYTES);
-        // Another type, a size it cannot hold, one under half of it, and
-        // one under MIN_BYTES get nothing.
+        // Another type, a size it cannot hold, one it would hold with more
+        // than a quarter to spare, and one under MIN_BYTES get nothing.
         assert!(pool.take::<u32>(big).is_none());
         assert!(pool.take::<f32>(big + 1).is_none());
-        assert!(pool.take::<f32>(big / 2 - 1).is_none());
+        assert!(pool.take::<f32>(big * 3 / 4).is_none());
         assert!(pool.take::<u8>(MIN_BYTES - 1).is_none());
-        let got = pool.take::<f32>(big / 2).expect("kept");
+        let got = pool.take::<f32>(big - big / 8).expect("kept");
         assert_eq!((got.as_ptr(), got.len()), (p, 0));
         assert_eq!(pool.kept_bytes(), 0);
         // Small buffers are not kept; the oldest go first past the count.

@@ -1,7 +1,8 @@
 //! Byte lookup tables over interleaved channels ([`map_bytes`]): AVX-512
 //! VBMI byte permutes where the CPU has them (64 samples per table in a
-//! few instructions), AVX2 byte shuffles (32 samples per table in 31
-//! instructions; both in `super::x86`), one sample at a time elsewhere.
+//! few instructions), AVX2 byte shuffles (32 samples per table in 16
+//! shuffles and 15 blends; both in `super::x86`), one sample at a time
+//! elsewhere.
 
 use std::mem::MaybeUninit;
 
@@ -43,7 +44,8 @@ pub fn map_bytes<'d, const C: usize>(
     mem::write_pixels(&mut dst[done..], &src[done..], |px: [u8; C]| {
         std::array::from_fn(|c| tables[c][px[c] as usize])
     });
-    // SAFETY: `map_bytes_vbmi` wrote `dst[..done]` (it returns how many
-    // samples it wrote, from the start), and `write_pixels` the rest.
+    // SAFETY: `map_bytes_vbmi` and then `map_bytes_avx2` wrote
+    // `dst[..done]` (each returns how many samples it wrote, from where it
+    // started), and `write_pixels` the rest.
     unsafe { mem::assume_init_mut(dst) }
 }

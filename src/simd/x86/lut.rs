@@ -150,10 +150,10 @@ unsafe fn avx2<const C: usize>(tables: &[[u8; 256]; C], src: *const u8, dst: *mu
     while i < n {
         for (v, m) in mask.iter().enumerate() {
             // SAFETY: i + 32 v + 32 <= n, inside both buffers (the caller's contract).
-            let idx = unsafe { _mm256_loadu_si256(src.add(i + 32 * v).cast()) };
-            let mut out = rows16(&rows[0], idx);
+            let idx = Nibbles::new(unsafe { _mm256_loadu_si256(src.add(i + 32 * v).cast()) });
+            let mut out = rows16(&rows[0], &idx);
             for (m, r) in m[1..k].iter().zip(&rows[1..k]) {
-                out = _mm256_blendv_epi8(out, rows16(r, idx), *m);
+                out = _mm256_blendv_epi8(out, rows16(r, &idx), *m);
             }
             // SAFETY: as the load.
             unsafe { _mm256_storeu_si256(dst.add(i + 32 * v).cast(), out) };
@@ -162,28 +162,47 @@ unsafe fn avx2<const C: usize>(tables: &[[u8; 256]; C], src: *const u8, dst: *mu
     }
 }
 
+/// 32 indices as [`rows16`] reads them: the low 4 bits for the row
+/// lookups, and bits 4, 5, 6 and 7 each in its byte's bit 7 for the blends.
+struct Nibbles {
+    lo: __m256i,
+    b4: __m256i,
+    b5: __m256i,
+    b6: __m256i,
+    b7: __m256i,
+}
+
+impl Nibbles {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn new(idx: __m256i) -> Nibbles {
+        // `vpshufb` reads an index's low 4 bits, and gives 0 where its bit
+        // 7 is set, so the row lookups take the low nibble alone.
+        // `vpblendvb` reads bit 7 of each mask byte: shifting the 16-bit
+        // words left by 3, 2 and 1 brings each byte's bit 4, 5 and 6 there
+        // (what crosses from the low byte lands in the high byte's bits
+        // 0-2, never bit 7).
+        Nibbles {
+            lo: _mm256_and_si256(idx, _mm256_set1_epi8(0x0f)),
+            b4: _mm256_slli_epi16(idx, 3),
+            b5: _mm256_slli_epi16(idx, 2),
+            b6: _mm256_slli_epi16(idx, 1),
+            b7: idx,
+        }
+    }
+}
+
 /// The table of `rows` (row `h` holds entries `16 h .. 16 h + 16`, in both
-/// halves) at the bytes of `idx`.
+/// halves) at the indices `idx`.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn rows16(rows: &[__m256i; 16], idx: __m256i) -> __m256i {
-    // `vpshufb` reads an index's low 4 bits, and gives 0 where its bit 7
-    // is set, so the row lookups take the low nibble alone. `vpblendvb`
-    // reads bit 7 of each mask byte: shifting the 16-bit words left by 3,
-    // 2 and 1 brings each byte's bit 4, 5 and 6 there (what crosses from
-    // the low byte lands in the high byte's bits 0-2, never bit 7).
-    let lo = _mm256_and_si256(idx, _mm256_set1_epi8(0x0f));
-    let (b4, b5, b6) = (
-        _mm256_slli_epi16(idx, 3),
-        _mm256_slli_epi16(idx, 2),
-        _mm256_slli_epi16(idx, 1),
-    );
+fn rows16(rows: &[__m256i; 16], idx: &Nibbles) -> __m256i {
     let pick = |h: usize| {
-        let even = _mm256_shuffle_epi8(rows[2 * h], lo);
-        let odd = _mm256_shuffle_epi8(rows[2 * h + 1], lo);
-        _mm256_blendv_epi8(even, odd, b4)
+        let even = _mm256_shuffle_epi8(rows[2 * h], idx.lo);
+        let odd = _mm256_shuffle_epi8(rows[2 * h + 1], idx.lo);
+        _mm256_blendv_epi8(even, odd, idx.b4)
     };
-    let quad = |q: usize| _mm256_blendv_epi8(pick(2 * q), pick(2 * q + 1), b5);
-    let half = |f: usize| _mm256_blendv_epi8(quad(2 * f), quad(2 * f + 1), b6);
-    _mm256_blendv_epi8(half(0), half(1), idx)
+    let quad = |q: usize| _mm256_blendv_epi8(pick(2 * q), pick(2 * q + 1), idx.b5);
+    let half = |f: usize| _mm256_blendv_epi8(quad(2 * f), quad(2 * f + 1), idx.b6);
+    _mm256_blendv_epi8(half(0), half(1), idx.b7)
 }
