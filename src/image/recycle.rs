@@ -5,9 +5,10 @@
 //!
 //! Fresh memory is costly where the CPU paths are fast: the system hands
 //! out large allocations as new pages, and the kernel clears each page at
-//! its first write. On a 2-core AVX2 VM that clearing was a third of the
-//! time of a 3x3 median of a 3840x2160 f32 RGB image (`perf`, 2026-11-29),
-//! and it varied from run to run by up to 3x with the host's own paging.
+//! its first write. On a 2-core AVX2 VM that clearing was 32% of a `perf`
+//! profile of the median benchmark (3x3 to 7x7, u8 to f32, 3840x2160;
+//! 2026-11-29), and the benchmark's times varied from process to process by
+//! up to 3x with the host's own paging.
 //! A loop over frames, a bench, or a pipeline whose stages drop their
 //! inputs writes into memory it has already touched instead. (OpenCV's C++
 //! callers get the same by passing the same `dst` each time.)

@@ -22,6 +22,35 @@ fn has_vbmi() -> bool {
         && is_x86_feature_detected!("avx512vbmi")
 }
 
+/// The distinct tables of `C` channels: `k` of them, table `u` first used
+/// by channel `first[u]`, and channel `c` using table `owner[c]`.
+struct Distinct<const C: usize> {
+    owner: [usize; C],
+    first: [usize; C],
+    k: usize,
+}
+
+impl<const C: usize> Distinct<C> {
+    fn of(tables: &[[u8; 256]; C]) -> Distinct<C> {
+        let mut d = Distinct {
+            owner: [0; C],
+            first: [0; C],
+            k: 0,
+        };
+        for c in 0..C {
+            match (0..c).find(|&o| tables[o] == tables[c]) {
+                Some(o) => d.owner[c] = d.owner[o],
+                None => {
+                    d.owner[c] = d.k;
+                    d.first[d.k] = c;
+                    d.k += 1;
+                }
+            }
+        }
+        d
+    }
+}
+
 /// Maps the whole groups of `64 C` samples at the start of `src` into
 /// `dst` and returns how many samples that was (0 without AVX-512 VBMI).
 pub(crate) fn map_bytes_vbmi<const C: usize>(
@@ -48,21 +77,13 @@ pub(crate) fn map_bytes_vbmi<const C: usize>(
 unsafe fn vbmi<const C: usize>(tables: &[[u8; 256]; C], src: *const u8, dst: *mut u8, n: usize) {
     // Distinct tables (`k` of them), each as 4 registers, with the lanes
     // of vector `v` of a group that use it (`mask[v][u]`).
-    let mut owner = [0usize; C];
-    let mut k = 0;
+    let Distinct { owner, first, k } = Distinct::of(tables);
     let mut regs = [[_mm512_setzero_si512(); 4]; C];
     let mut mask = [[0u64; C]; C];
-    for c in 0..C {
-        match (0..c).find(|&o| tables[o] == tables[c]) {
-            Some(o) => owner[c] = owner[o],
-            None => {
-                owner[c] = k;
-                for (q, r) in regs[k].iter_mut().enumerate() {
-                    // SAFETY: 64 bytes from offset 64 q of a 256-byte table.
-                    *r = unsafe { _mm512_loadu_si512(tables[c][64 * q..].as_ptr().cast()) };
-                }
-                k += 1;
-            }
+    for (u, &c) in first[..k].iter().enumerate() {
+        for (q, r) in regs[u].iter_mut().enumerate() {
+            // SAFETY: 64 bytes from offset 64 q of a 256-byte table.
+            *r = unsafe { _mm512_loadu_si512(tables[c][64 * q..].as_ptr().cast()) };
         }
     }
     for j in 0..64 * C {
@@ -121,21 +142,13 @@ unsafe fn avx2<const C: usize>(tables: &[[u8; 256]; C], src: *const u8, dst: *mu
     // Distinct tables (`k` of them), each as 16 rows in both 128-bit
     // halves, with the lanes of vector `v` of a group that use it
     // (`mask[v][u]`, all ones there).
-    let mut owner = [0usize; C];
-    let mut k = 0;
+    let Distinct { owner, first, k } = Distinct::of(tables);
     let mut rows = [[_mm256_setzero_si256(); 16]; C];
-    for c in 0..C {
-        match (0..c).find(|&o| tables[o] == tables[c]) {
-            Some(o) => owner[c] = owner[o],
-            None => {
-                owner[c] = k;
-                for (h, r) in rows[k].iter_mut().enumerate() {
-                    // SAFETY: 16 bytes from offset 16 h of a 256-byte table.
-                    let row = unsafe { _mm_loadu_si128(tables[c][16 * h..].as_ptr().cast()) };
-                    *r = _mm256_broadcastsi128_si256(row);
-                }
-                k += 1;
-            }
+    for (u, &c) in first[..k].iter().enumerate() {
+        for (h, r) in rows[u].iter_mut().enumerate() {
+            // SAFETY: 16 bytes from offset 16 h of a 256-byte table.
+            let row = unsafe { _mm_loadu_si128(tables[c][16 * h..].as_ptr().cast()) };
+            *r = _mm256_broadcastsi128_si256(row);
         }
     }
     let mut lanes = [[[0u8; 32]; C]; C];
