@@ -577,6 +577,25 @@ fn s41_outputs_quiet_runs_and_messages() {
     .unwrap();
     let err = shell_fails(&cmd);
     assert!(err.contains("the reading end of the pipe closed"), "{err}");
+    // Sorted keys cut short by a closed pipe did not get through either
+    // (4 MiB: more than a pipe holds).
+    std::fs::write(
+        dir.path().join("keys.raw"),
+        (0..1u32 << 20)
+            .flat_map(|i| i.wrapping_mul(2654435761).to_le_bytes())
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let cmd = format!(
+        "'{}' -q --device cpu sort --type u32 '{}' -o - | head -c 1 > /dev/null; exit ${{PIPESTATUS[0]}}",
+        env!("CARGO_BIN_EXE_filterctl"),
+        s("keys.raw")
+    );
+    let err = shell_fails(&cmd);
+    assert!(
+        err.contains("sorted keys to stdout: the reading end of the pipe closed"),
+        "{err}"
+    );
     // f32 samples of +-3e38: percentiles of a range wider than f32 holds.
     let wide =
         clfilter::Image::<f32>::from_fn(

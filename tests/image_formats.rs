@@ -416,3 +416,102 @@ fn palette_indices_past_the_palette_are_errors() {
         );
     }
 }
+
+/// A PNM file of `w` x `h` x `channels` samples from `value`, with the
+/// given maxval: P5/P6 (binary: one byte per sample up to 255, else two,
+/// big-endian), P2/P3 (`ascii`) or P7 (`pam`).
+fn pnm(
+    w: usize,
+    h: usize,
+    channels: usize,
+    maxval: u32,
+    kind: &str,
+    value: impl Fn(usize) -> u32,
+) -> Vec<u8> {
+    let n = w * h * channels;
+    let mut out = match (kind, channels) {
+        ("pam", _) => {
+            let tuple = ["GRAYSCALE", "", "RGB", "RGB_ALPHA"][channels - 1];
+            format!("P7\nWIDTH {w}\nHEIGHT {h}\nDEPTH {channels}\nMAXVAL {maxval}\nTUPLTYPE {tuple}\nENDHDR\n")
+        }
+        ("ascii", 1) => format!("P2\n# a comment\n{w} {h}\n{maxval}\n"),
+        ("ascii", _) => format!("P3\n{w} {h}\n{maxval}\n"),
+        (_, 1) => format!("P5\n{w} {h}\n# a comment\n{maxval}\n"),
+        _ => format!("P6 {w} {h} {maxval}\n"),
+    }
+    .into_bytes();
+    for i in 0..n {
+        let v = value(i);
+        match kind {
+            "ascii" => out.extend_from_slice(
+                format!("{v}{}", if i % 7 == 6 { "\n" } else { " " }).as_bytes(),
+            ),
+            _ if maxval > 255 => out.extend_from_slice(&(v as u16).to_be_bytes()),
+            _ => out.push(v as u8),
+        }
+    }
+    out
+}
+
+/// A PNM sample above the header's maxval is a format error naming the
+/// pixel (the `image` decoder would scale it and clip it to white); every
+/// sample up to the maxval loads, scaled to the full range, for binary,
+/// ASCII and PAM files, 8- and 16-bit, at odd sizes.
+#[test]
+fn pnm_samples_above_the_maxval_are_errors() {
+    let mut rng = Rng::new(0x504e4d);
+    for (w, h, channels) in [(1, 1, 1), (1, 9, 3), (13, 1, 1), (7, 5, 3), (3, 4, 4)] {
+        for maxval in [1u32, 100, 254, 256, 1000, 65534] {
+            for kind in ["binary", "ascii", "pam"] {
+                if channels == 4 && kind != "pam" {
+                    continue;
+                }
+                let n = w * h * channels;
+                let values: Vec<u32> = (0..n)
+                    .map(|_| rng.below(maxval as u64 + 1) as u32)
+                    .collect();
+                let good = pnm(w, h, channels, maxval, kind, |i| values[i]);
+                let what = format!("{w}x{h}x{channels} maxval {maxval} {kind}");
+                let (img, _) = read_from(&good[..], "good.pnm", &DecodeLimits::default())
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let full = if maxval > 255 { 65535.0 } else { 255.0 };
+                let got: Vec<f64> = match img {
+                    DynImage::U8(i) => i.rows().flatten().map(|&v| f64::from(v)).collect(),
+                    DynImage::U16(i) => i.rows().flatten().map(|&v| f64::from(v)).collect(),
+                    other => panic!("{what}: {:?}", other.sample_type()),
+                };
+                for (i, (&g, &v)) in got.iter().zip(&values).enumerate() {
+                    let want = (f64::from(v) * full / f64::from(maxval)).round();
+                    assert!(
+                        (g - want).abs() <= 1.0,
+                        "{what}: sample {i}: {g} against {want}"
+                    );
+                }
+                let at = rng.below(n as u64) as usize;
+                let over = maxval + 1 + rng.below(3) as u32;
+                let over = if maxval > 255 {
+                    over.min(65535)
+                } else {
+                    over.min(255)
+                };
+                let bad = pnm(w, h, channels, maxval, kind, |i| {
+                    if i == at {
+                        over
+                    } else {
+                        values[i]
+                    }
+                });
+                let e = read_from(&bad[..], "bad.pnm", &DecodeLimits::default()).unwrap_err();
+                let m = e.to_string();
+                assert!(matches!(e, Error::Format { .. }), "{what}: {e:?}");
+                let pixel = at / channels;
+                let name = format!(
+                    "sample {over} of pixel ({}, {}) is above the header's maxval {maxval}",
+                    pixel % w,
+                    pixel / w
+                );
+                assert!(m.contains(&name), "{what}: {m}");
+            }
+        }
+    }
+}

@@ -143,10 +143,19 @@ fn read_input(path: &Path) -> Result<Vec<u8>, CliError> {
 fn write_output(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     if is_stdio(path) {
         let mut out = std::io::stdout().lock();
+        // As `apply`'s image: keys cut short by a closed pipe did not get
+        // through, which the quiet end of text outputs would hide.
         return out
             .write_all(bytes)
             .and_then(|_| out.flush())
-            .map_err(CliError::Stdout);
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::BrokenPipe => CliError::Failed(
+                    "writing the sorted keys to stdout: the reading end of the pipe closed \
+                     before they were all written (broken pipe)"
+                        .into(),
+                ),
+                _ => CliError::Stdout(e),
+            });
     }
     let mut f = OutputFile::create(path)?;
     f.write_all(bytes).map_err(|source| CliError::Io {

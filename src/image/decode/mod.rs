@@ -57,6 +57,8 @@ use crate::error::{Error, Result};
 ///   they are the rest of another file (a longer file overwritten in place);
 /// - (PNG) a pixel's palette index lies past the palette's entries (the
 ///   `png` crate would expand it to black);
+/// - (PNM) a sample lies above the header's maxval (the `image` decoder
+///   would scale it past white and clip it);
 /// - (JPEG) the marker segments and coded data do not lead to the
 ///   end-of-image marker (a cut near the end, which the decoder would pad
 ///   with zeros), or the decoder, in strict mode, finds anything out of

@@ -2,9 +2,9 @@
 //! single-channel f32 TIFF (which `image` cannot represent) through the
 //! `tiff` crate.
 
-use std::io::SeekFrom;
+use std::io::{Read, Seek, SeekFrom};
 
-use ::image::codecs::pnm::PnmDecoder;
+use ::image::codecs::pnm::{PnmDecoder, PnmHeader, PnmSubtype, SampleEncoding};
 use ::image::codecs::tiff::TiffDecoder;
 use ::image::codecs::webp::WebPDecoder;
 use ::image::metadata::Orientation;
@@ -33,9 +33,121 @@ pub(super) fn tiff(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metad
 }
 
 /// Decodes the PNM `input` (P1-P7; the decoder reads straight into the image).
+///
+/// A sample above the header's maxval is an error: the decoder scales a
+/// maxval other than 255 or 65535 to the full range and saturates such a
+/// sample, which would load a corrupt file (or one written with the wrong
+/// maxval) as a clipped image.
 pub(super) fn pnm(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metadata)> {
+    // The header twice: the first reading tells where the raster starts
+    // (the decoder reads the header a byte at a time, so the position after
+    // it is exact), the second feeds the decoder.
+    let (after, header) = PnmDecoder::new(&mut *input)
+        .map_err(|e| b.image(e))?
+        .into_inner();
+    let raster_at = after.stream_position().map_err(|e| b.io(e))?;
+    rewind(input, b)?;
     let dec = PnmDecoder::new(&mut *input).map_err(|e| b.image(e))?;
-    via_image(dec, b, 1)
+    let channels = u64::from(dec.color_type().channel_count());
+    let decoded = via_image(dec, b, 1)?;
+    let samples = u64::from(header.width()) * u64::from(header.height()) * channels;
+    check_maxval(b, &header, raster_at, samples, channels)?;
+    Ok(decoded)
+}
+
+/// Reads the raster of a PNM file whose maxval the decoder scales (not 255
+/// or 65535; bitmaps, 0 or 1 by construction, are checked by the decoder)
+/// a second time, and fails on the first sample above the maxval.
+fn check_maxval(
+    b: &Budget,
+    header: &PnmHeader,
+    raster_at: u64,
+    samples: u64,
+    channels: u64,
+) -> Result<()> {
+    let maxval = header.maximal_sample();
+    if matches!(header.subtype(), PnmSubtype::Bitmap(_)) || maxval == 255 || maxval == 65535 {
+        return Ok(());
+    }
+    let mut input = b.reopen()?;
+    input
+        .seek(SeekFrom::Start(raster_at))
+        .map_err(|e| b.io(e))?;
+    let over = match header.subtype().sample_encoding() {
+        SampleEncoding::Binary => first_over_binary(&mut *input, samples, maxval),
+        SampleEncoding::Ascii => first_over_ascii(&mut *input, samples, maxval),
+    }
+    .map_err(|e| b.io(e))?;
+    match over {
+        None => Ok(()),
+        Some((i, v)) => {
+            let (pixel, width) = (i / channels, u64::from(header.width()));
+            Err(b.format(format!(
+                "sample {v} of pixel ({}, {}) is above the header's maxval {maxval}: \
+                 the file is corrupt, or its maxval is wrong",
+                pixel % width,
+                pixel / width
+            )))
+        }
+    }
+}
+
+/// The index and value of the first of `samples` binary samples (one byte
+/// each up to maxval 255, else two, big-endian) above `maxval`.
+fn first_over_binary(
+    input: &mut dyn Input,
+    samples: u64,
+    maxval: u32,
+) -> std::io::Result<Option<(u64, u32)>> {
+    let wide = maxval > 255;
+    let size = if wide { 2 } else { 1 };
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut done = 0u64;
+    while done < samples {
+        let n = (samples - done).min(chunk.len() as u64 / size) as usize;
+        let bytes = &mut chunk[..n * size as usize];
+        input.read_exact(bytes)?;
+        let value = |j: usize| match wide {
+            true => u32::from(u16::from_be_bytes([bytes[2 * j], bytes[2 * j + 1]])),
+            false => u32::from(bytes[j]),
+        };
+        if let Some(j) = (0..n).find(|&j| value(j) > maxval) {
+            return Ok(Some((done + j as u64, value(j))));
+        }
+        done += n as u64;
+    }
+    Ok(None)
+}
+
+/// As [`first_over_binary`] for ASCII samples (P2, P3): decimal numbers
+/// between whitespace, which the decoder has already parsed.
+fn first_over_ascii(
+    input: &mut dyn Input,
+    samples: u64,
+    maxval: u32,
+) -> std::io::Result<Option<(u64, u32)>> {
+    let (mut index, mut value, mut digits) = (0u64, 0u32, false);
+    for byte in input.bytes() {
+        match byte? {
+            d @ b'0'..=b'9' => {
+                value = value.saturating_mul(10).saturating_add(u32::from(d - b'0'));
+                digits = true;
+            }
+            _ if digits => {
+                if value > maxval {
+                    return Ok(Some((index, value)));
+                }
+                index += 1;
+                if index == samples {
+                    return Ok(None);
+                }
+                (value, digits) = (0, false);
+            }
+            _ => {}
+        }
+    }
+    // The last sample may end the file without whitespace after it.
+    Ok((digits && value > maxval).then_some((index, value)))
 }
 
 /// Decodes the WebP `input`, lossy or lossless, to 8-bit RGB or RGBA (the
