@@ -15,12 +15,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use clfilter::backend::cache::fnv1a;
 use clfilter::image as io;
 use clfilter::ops::transpose;
 use clfilter::prelude::*;
 use clfilter::tune::{store, Candidate, Status, Timing, TuneEntry, TuneKey};
 use clfilter::{Backend, CacheDir, DynImage, Engine, Image};
+use common::files::{bin_file, bin_key, BIN_HEADER};
 use common::{assert_images, opencl_engine_with, opencl_options, random_image, Rng};
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -160,15 +160,6 @@ fn assert_has(text: &str, part: &str) {
     assert!(text.contains(part), "expected '{part}' in:\n{text}");
 }
 
-/// A cache file around `payload`, with a valid header and checksum.
-fn wrap(payload: &[u8]) -> Vec<u8> {
-    let mut v = b"CLFBIN01".to_vec();
-    v.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    v.extend_from_slice(&fnv1a(payload).to_le_bytes());
-    v.extend_from_slice(payload);
-    v
-}
-
 /// A PoCL binary that crashes PoCL 3.1 in `clCreateProgramWithBinary`:
 /// the length of the `/program.bc` path (the `u32` before it) set to
 /// 0xffff_fff0, so unpacking copies 4 GiB out of a buffer of a few KB.
@@ -208,7 +199,8 @@ fn binary_that_crashes_the_driver_is_discarded_by_the_next_run() {
     s.apply_ok("pocl-1", "first.png");
     let victim = s.programs().join(&s.names(".bin")[0]);
     let good = std::fs::read(&victim).unwrap();
-    std::fs::write(&victim, wrap(&crashing(&good[24..]))).unwrap();
+    let key = bin_key(&victim);
+    std::fs::write(&victim, bin_file(key, &crashing(&good[BIN_HEADER..]))).unwrap();
 
     // PoCL unpacks a binary only into a cold kernel cache, hence a new one.
     // No core file: the crash is the point.
@@ -240,8 +232,9 @@ fn binary_that_crashes_the_driver_is_discarded_by_the_next_run() {
     assert_has(&err, "rebuilding from source");
     assert!(s.names(".loading.").is_empty(), "marks left behind");
     let rebuilt = std::fs::read(&victim).unwrap();
-    assert_eq!(&rebuilt[..8], b"CLFBIN01");
-    assert_eq!(rebuilt, wrap(&rebuilt[24..]), "a valid file again");
+    assert_eq!(&rebuilt[..8], b"CLFBIN02");
+    let payload = &rebuilt[BIN_HEADER..];
+    assert_eq!(rebuilt, bin_file(key, payload), "a valid file again");
 
     let err = s.apply_ok("pocl-4", "again.png");
     assert!(!err.contains("WARN"), "{err}");
@@ -554,7 +547,11 @@ proptest! {
         }
         for f in bins_under(cache.path()) {
             let bytes = std::fs::read(&f).unwrap();
-            prop_assert!(bytes.len() >= 24 && bytes == wrap(&bytes[24..]), "{}", f.display());
+            prop_assert!(
+                bytes.len() >= BIN_HEADER && bytes == bin_file(bin_key(&f), &bytes[BIN_HEADER..]),
+                "{}",
+                f.display()
+            );
         }
     }
 

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use clfilter::backend::opencl::{ClDevice, ProgramCounts};
 use clfilter::ops::transpose;
 use clfilter::{Backend, CacheDir, DeviceSelector, Engine, EngineOptions, Error, Image};
+use common::files::{bin_file, bin_key, BIN_HEADER};
 use common::{assert_images, open_engine, opencl_engine_with, opencl_options, random_image, Rng};
 
 fn device(engine: &Engine) -> &ClDevice {
@@ -160,21 +161,20 @@ fn bins(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// Checks a cache file's header: magic, payload length and FNV-1a checksum.
+/// Checks a cache file's header: magic, the key its name gives, payload
+/// length and FNV-1a checksum.
 fn assert_valid_bin(file: &Path) {
     let bytes = std::fs::read(file).unwrap();
     assert!(
-        bytes.len() > 24 && &bytes[..8] == b"CLFBIN01",
+        bytes.len() > BIN_HEADER && &bytes[..8] == b"CLFBIN02",
         "{}: bad header",
         file.display()
     );
-    let len = u64::from_le_bytes(bytes[8..16].try_into().unwrap()) as usize;
-    let sum = u64::from_le_bytes(bytes[16..24].try_into().unwrap());
-    assert_eq!(len, bytes.len() - 24, "{}: length", file.display());
+    let payload = &bytes[BIN_HEADER..];
     assert_eq!(
-        clfilter::backend::cache::fnv1a(&bytes[24..]),
-        sum,
-        "{}: checksum",
+        bytes,
+        bin_file(bin_key(file), payload),
+        "{}",
         file.display()
     );
 }
@@ -189,11 +189,14 @@ fn damage(case: &str, file: &Path, rng: &mut Rng) {
         // Header and checksum are right, so only the driver can reject it.
         "driver-rejected" => {
             let payload: Vec<u8> = (0..4096).map(|_| rng.next_u64() as u8).collect();
-            let mut v = b"CLFBIN01".to_vec();
-            v.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-            v.extend_from_slice(&clfilter::backend::cache::fnv1a(&payload).to_le_bytes());
-            v.extend_from_slice(&payload);
-            v
+            bin_file(bin_key(file), &payload)
+        }
+        // A whole, valid file of another entry (the same source built with
+        // other options), copied or renamed over this one: the driver would
+        // take it, and its kernels would compute garbage.
+        "another entry's" => {
+            let [source, options] = bin_key(file);
+            bin_file([source, options ^ 1], &good[BIN_HEADER..])
         }
         other => unreachable!("{other}"),
     };
@@ -203,7 +206,13 @@ fn damage(case: &str, file: &Path, rng: &mut Rng) {
 #[test]
 fn corrupt_binary_cache_is_deleted_and_rebuilt() {
     let mut rng = Rng::new(11);
-    for case in ["garbage", "truncated", "empty", "driver-rejected"] {
+    for case in [
+        "garbage",
+        "truncated",
+        "empty",
+        "driver-rejected",
+        "another entry's",
+    ] {
         let cache = tempfile::tempdir().unwrap();
         let Some(first) = engine_in(cache.path()) else {
             return;
@@ -397,7 +406,7 @@ fn our_files(dir: &Path) -> Vec<PathBuf> {
             let rel = f.strip_prefix(dir).unwrap();
             rel.components()
                 .any(|c| c.as_os_str() == "clfilter" || c.as_os_str() == "explicit")
-                || std::fs::read(f).is_ok_and(|b| b.starts_with(b"CLFBIN01"))
+                || std::fs::read(f).is_ok_and(|b| b.starts_with(b"CLFBIN02"))
         })
         .collect()
 }

@@ -236,3 +236,27 @@ pub fn set_tiff_size(tiff: &mut [u8], width: u32, height: u32) -> bool {
     }
     done == 2
 }
+
+/// The key a program-binary cache file is named by (`SOURCE-OPTIONS.bin`,
+/// the source's and the build options' hashes in hex), which its header
+/// repeats.
+pub fn bin_key(file: &std::path::Path) -> [u64; 2] {
+    let stem = file.file_stem().unwrap().to_str().unwrap();
+    let (source, options) = stem.split_once('-').expect("SOURCE-OPTIONS.bin");
+    [source, options].map(|h| u64::from_str_radix(h, 16).unwrap())
+}
+
+/// Bytes before a cache file's payload: magic, key, length, checksum.
+pub const BIN_HEADER: usize = 40;
+
+/// A program-binary cache file for `key` around `payload`, with a valid
+/// header and FNV-1a checksum.
+pub fn bin_file(key: [u64; 2], payload: &[u8]) -> Vec<u8> {
+    let mut v = b"CLFBIN02".to_vec();
+    v.extend_from_slice(&key[0].to_le_bytes());
+    v.extend_from_slice(&key[1].to_le_bytes());
+    v.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    v.extend_from_slice(&clfilter::backend::cache::fnv1a(payload).to_le_bytes());
+    v.extend_from_slice(payload);
+    v
+}

@@ -1,15 +1,23 @@
-//! The program-binary cache file: `MAGIC`, the payload's length and its
+//! The program-binary cache file: `MAGIC`, the key it was built for (the
+//! source's hash and the build options' hash), the payload's length and its
 //! FNV-1a checksum (little-endian `u64`s), then the driver's binary. The
 //! checksum is checked before a driver sees the bytes, because drivers are
 //! not robust against damaged binaries. There is no index: each (source,
-//! options) pair has its own file, named by their hashes.
+//! options) pair has its own file, named by their hashes; the key in the
+//! header catches a whole, undamaged file under another entry's name (one
+//! copied or renamed over it), whose kernels would run with the wrong
+//! build options and compute garbage.
 
 use std::path::Path;
 
 use crate::backend::cache::{self, ReadFailure};
 
-const MAGIC: &[u8; 8] = b"CLFBIN01";
-const HEADER: usize = 8 + 8 + 8;
+const MAGIC: &[u8; 8] = b"CLFBIN02";
+const HEADER: usize = 8 + 16 + 8 + 8;
+
+/// What a cache file was built for: the hash of the program's source and
+/// the hash of its build options, as in its file name.
+pub(super) type Key = [u64; 2];
 
 /// The largest payload written or read: 256 MiB, PoCL's own limit for the
 /// binaries it serialises (`MAX_BINARY_SIZE` in `pocl_binary.c`). This
@@ -17,28 +25,37 @@ const HEADER: usize = 8 + 8 + 8;
 /// a larger file is damage, and reading it would cost its size in memory.
 pub(super) const MAX_PAYLOAD: usize = 256 << 20;
 
-/// The cache file for the driver's binary `binary`.
-pub(super) fn encode(binary: &[u8]) -> Vec<u8> {
+/// The cache file for the driver's binary `binary`, built for `key`.
+pub(super) fn encode(key: Key, binary: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(HEADER + binary.len());
     v.extend_from_slice(MAGIC);
+    v.extend_from_slice(&key[0].to_le_bytes());
+    v.extend_from_slice(&key[1].to_le_bytes());
     v.extend_from_slice(&(binary.len() as u64).to_le_bytes());
     v.extend_from_slice(&cache::fnv1a(binary).to_le_bytes());
     v.extend_from_slice(binary);
     v
 }
 
-/// The payload of a cache file, or why it is unusable. It borrows from
-/// `file` and allocates nothing, whatever the header says.
-pub(super) fn decode(file: &[u8]) -> Result<&[u8], &'static str> {
-    let (Some(magic), Some(len), Some(sum)) = (file.get(..8), file.get(8..16), file.get(16..24))
+/// The payload of a cache file expected to hold `key`'s program, or why it
+/// is unusable. It borrows from `file` and allocates nothing, whatever the
+/// header says.
+pub(super) fn decode(file: &[u8], key: Key) -> Result<&[u8], &'static str> {
+    let field = |i: usize| {
+        file.get(8 + 8 * i..16 + 8 * i)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    };
+    let (Some(magic), Some(source), Some(options), Some(len), Some(sum)) =
+        (file.get(..8), field(0), field(1), field(2), field(3))
     else {
         return Err("bad header");
     };
     if magic != MAGIC {
         return Err("bad header");
     }
-    let len = u64::from_le_bytes(len.try_into().expect("8 bytes"));
-    let sum = u64::from_le_bytes(sum.try_into().expect("8 bytes"));
+    if [source, options] != key {
+        return Err("built for another program: its header names other source or build options");
+    }
     let payload = &file[HEADER..];
     if payload.len() as u64 != len {
         return Err("truncated");
@@ -62,17 +79,25 @@ mod tests {
     use super::*;
     use crate::backend::cache::testing::cases;
 
+    const K: Key = [0x1234_5678_9abc_def0, 42];
+
     #[test]
     fn cache_files_detect_corruption() {
-        let enc = encode(b"binary payload");
-        assert_eq!(decode(&enc).unwrap(), b"binary payload");
+        let enc = encode(K, b"binary payload");
+        assert_eq!(decode(&enc, K).unwrap(), b"binary payload");
         let mut flipped = enc.clone();
         *flipped.last_mut().unwrap() ^= 1;
-        assert_eq!(decode(&flipped), Err("checksum mismatch"));
-        assert_eq!(decode(&enc[..enc.len() - 1]), Err("truncated"));
-        assert_eq!(decode(b"garbage"), Err("bad header"));
-        assert_eq!(decode(b""), Err("bad header"));
-        assert_eq!(decode(&encode(b"")).unwrap(), b"");
+        assert_eq!(decode(&flipped, K), Err("checksum mismatch"));
+        assert_eq!(decode(&enc[..enc.len() - 1], K), Err("truncated"));
+        assert_eq!(decode(b"garbage", K), Err("bad header"));
+        assert_eq!(decode(b"", K), Err("bad header"));
+        assert_eq!(decode(&encode(K, b""), K).unwrap(), b"");
+        // A whole file of another entry (a copy or a rename over this one).
+        for other in [[K[0], 43], [K[0] ^ 1, K[1]]] {
+            assert!(decode(&encode(other, b"binary payload"), K)
+                .unwrap_err()
+                .starts_with("built for another program"));
+        }
     }
 
     /// A header that claims an enormous payload is refused without
@@ -81,10 +106,12 @@ mod tests {
     fn huge_claimed_lengths_are_refused() {
         for len in [u64::MAX, 1 << 40, MAX_PAYLOAD as u64 + 1] {
             let mut file = MAGIC.to_vec();
+            file.extend_from_slice(&K[0].to_le_bytes());
+            file.extend_from_slice(&K[1].to_le_bytes());
             file.extend_from_slice(&len.to_le_bytes());
             file.extend_from_slice(&0u64.to_le_bytes());
             file.extend_from_slice(b"tiny");
-            assert_eq!(decode(&file), Err("truncated"));
+            assert_eq!(decode(&file, K), Err("truncated"));
         }
     }
 
@@ -109,27 +136,28 @@ mod tests {
         fn arbitrary_bytes_never_panic(
             bytes in proptest::collection::vec(any::<u8>(), 0..512),
         ) {
-            if let Ok(payload) = decode(&bytes) {
-                prop_assert_eq!(encode(payload), bytes);
+            if let Ok(payload) = decode(&bytes, K) {
+                prop_assert_eq!(encode(K, payload), bytes);
             }
         }
 
-        /// Arbitrary bytes behind a valid magic: the header's length and
-        /// checksum fields are what is tested.
+        /// Arbitrary bytes behind a valid magic and key: the header's
+        /// length and checksum fields are what is tested.
         #[test]
         fn arbitrary_headers_never_panic(
             bytes in proptest::collection::vec(any::<u8>(), 0..64),
         ) {
-            let file: Vec<u8> = MAGIC.iter().chain(&bytes).copied().collect();
-            if let Ok(payload) = decode(&file) {
-                prop_assert_eq!(encode(payload), file);
+            let key: Vec<u8> = K.iter().flat_map(|k| k.to_le_bytes()).collect();
+            let file: Vec<u8> = MAGIC.iter().chain(&key).chain(&bytes).copied().collect();
+            if let Ok(payload) = decode(&file, K) {
+                prop_assert_eq!(encode(K, payload), file);
             }
         }
 
         #[test]
         fn round_trip(payload in proptest::collection::vec(any::<u8>(), 0..1024)) {
-            let file = encode(&payload);
-            prop_assert_eq!(decode(&file), Ok(&payload[..]));
+            let file = encode(K, &payload);
+            prop_assert_eq!(decode(&file, K), Ok(&payload[..]));
         }
 
         /// Every cut is noticed.
@@ -138,9 +166,9 @@ mod tests {
             payload in proptest::collection::vec(any::<u8>(), 0..1024),
             cut in any::<prop::sample::Index>(),
         ) {
-            let file = encode(&payload);
+            let file = encode(K, &payload);
             let cut = cut.index(file.len());
-            prop_assert!(decode(&file[..cut]).is_err());
+            prop_assert!(decode(&file[..cut], K).is_err());
         }
 
         /// Every single flipped bit is noticed (FNV-1a changes with any one
@@ -150,13 +178,13 @@ mod tests {
             payload in proptest::collection::vec(any::<u8>(), 1..1024),
             flips in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..8), 1..4),
         ) {
-            let mut file = encode(&payload);
+            let mut file = encode(K, &payload);
             for (at, bit) in &flips {
                 let i = at.index(file.len());
                 file[i] ^= 1 << bit;
             }
-            let changed = file != encode(&payload);
-            prop_assert_eq!(decode(&file).is_err(), changed);
+            let changed = file != encode(K, &payload);
+            prop_assert_eq!(decode(&file, K).is_err(), changed);
         }
     }
 }

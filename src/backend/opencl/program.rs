@@ -168,13 +168,15 @@ impl ClDevice {
             Some(Entry::Failed(log)) => return Err(build_error(log.clone())),
             None => {}
         }
-        let file = cache.dir.as_ref().map(|d| {
-            d.join(format!(
-                "{src_hash:016x}-{:016x}.bin",
-                cache::fnv1a(options.as_bytes())
-            ))
-        });
-        let program = match file.as_deref().and_then(|f| self.load_binary(f, options)) {
+        let file_key = [src_hash, cache::fnv1a(options.as_bytes())];
+        let file = cache
+            .dir
+            .as_ref()
+            .map(|d| d.join(format!("{:016x}-{:016x}.bin", file_key[0], file_key[1])));
+        let program = match file
+            .as_deref()
+            .and_then(|f| self.load_binary(f, file_key, options))
+        {
             Some(p) => {
                 cache.loaded.fetch_add(1, Ordering::Relaxed);
                 p
@@ -194,7 +196,7 @@ impl ClDevice {
                 };
                 cache.built.fetch_add(1, Ordering::Relaxed);
                 if let Some(f) = &file {
-                    self.store_binary(&p, f);
+                    self.store_binary(&p, f, file_key);
                 }
                 p
             }
@@ -238,7 +240,7 @@ impl ClDevice {
 
     /// Loads and builds a cached binary. `None` means "build from source";
     /// a present but unusable file is deleted with a warning.
-    fn load_binary(&self, file: &Path, options: &str) -> Option<Program> {
+    fn load_binary(&self, file: &Path, key: binfile::Key, options: &str) -> Option<Program> {
         let died = loading::remove_dead(file);
         let reject = |why: String| {
             log::warn!(
@@ -260,7 +262,7 @@ impl ClDevice {
                  a binary that crashes the driver, or a process killed meanwhile"
             ));
         }
-        let payload = match binfile::decode(&bytes) {
+        let payload = match binfile::decode(&bytes, key) {
             Ok(p) => p,
             Err(why) => return reject(why.to_string()),
         };
@@ -290,7 +292,7 @@ impl ClDevice {
         Some(program)
     }
 
-    fn store_binary(&self, program: &Program, file: &Path) {
+    fn store_binary(&self, program: &Program, file: &Path, key: binfile::Key) {
         let binaries = match program.get_binaries() {
             Ok(b) => b,
             Err(e) => {
@@ -305,7 +307,7 @@ impl ClDevice {
                     b.len()
                 )
             }
-            Some(b) if !b.is_empty() => cache::write_atomic(file, &binfile::encode(b)),
+            Some(b) if !b.is_empty() => cache::write_atomic(file, &binfile::encode(key, b)),
             _ => log::debug!("driver returned an empty program binary; not caching"),
         }
     }
