@@ -372,6 +372,173 @@ fn env_values_that_are_not_text() {
     assert!(err.contains("FILTERCTL_SIMD=\"1\\xFF\" is not"), "{err}");
 }
 
+/// The s43 audit's findings: `stream -o NAME.png` (no frame number) would
+/// write raw bytes under an image name; a frame pattern without an
+/// extension was told to use `--out-format`, which `stream` lacks; a
+/// WebP or JPEG output too large for the format failed only after the work,
+/// with the encoder's words; a `FILTERCTL_DEVICE` or `FILTERCTL_VARIANT`
+/// that is not UTF-8 was "one or more arguments"; a tune that measures no
+/// key exited 0; `-o missing/` for one input said "no extension".
+#[test]
+fn s43_audit_findings() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let s = |p: &str| dir.path().join(p).to_string_lossy().into_owned();
+    std::fs::write(dir.path().join("s.raw"), vec![7u8; 64 * 48 * 2]).unwrap();
+    let stream = |o: &str| {
+        hostile(
+            &[
+                "--device",
+                "cpu",
+                "stream",
+                "-f",
+                "transpose",
+                "--size",
+                "64x48",
+                "--format",
+                "mono8",
+                &s("s.raw"),
+                "-o",
+                o,
+            ],
+            &[2],
+        )
+    };
+    let err = stream(&s("out.png"));
+    assert!(err.contains("names an image file (png)"), "{err}");
+    assert!(err.contains("out_%05d.png"), "{err}");
+    let err = stream(&s("x%d"));
+    assert!(err.contains("no extension after its frame number"), "{err}");
+    assert!(!err.contains("--out-format"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "only the input"
+    );
+
+    for (o, size) in [("y.webp", "16384"), ("y.jpg", "65535")] {
+        let wide = if o.ends_with("jpg") {
+            "70000x1"
+        } else {
+            "20000x1"
+        };
+        let bytes = if o.ends_with("jpg") { 70000 } else { 20000 };
+        std::fs::write(dir.path().join("w.raw"), vec![9u8; bytes]).unwrap();
+        let err = hostile(
+            &[
+                "--device",
+                "cpu",
+                "apply",
+                "-f",
+                "gaussian=sigma=1",
+                "--size",
+                wide,
+                "--format",
+                "mono8",
+                &s("w.raw"),
+                "-o",
+                &s(o),
+            ],
+            &[2],
+        );
+        assert!(
+            err.contains(&format!("at most {size} pixels a side")),
+            "{err}"
+        );
+        assert!(!dir.path().join(o).exists());
+        // The size after the pipeline: a transpose turns the row into a
+        // column, which the format holds no better.
+        let err = hostile(
+            &[
+                "--device",
+                "cpu",
+                "apply",
+                "-f",
+                "transpose",
+                "--size",
+                wide,
+                "--format",
+                "mono8",
+                &s("w.raw"),
+                "-o",
+                &s(o),
+            ],
+            &[2],
+        );
+        assert!(
+            err.contains(&format!("is 1x{}", &wide[..wide.len() - 2])),
+            "{err}"
+        );
+    }
+    let err = hostile(
+        &[
+            "--device",
+            "cpu",
+            "stream",
+            "-f",
+            "gaussian=sigma=1",
+            "--size",
+            "20000x1",
+            "--format",
+            "mono8",
+            &s("w.raw"),
+            "-o",
+            &s("f%d.webp"),
+        ],
+        &[2],
+    );
+    assert!(err.contains("at most 16384 pixels a side"), "{err}");
+
+    let png = dir.path().join("g.png");
+    let img = clfilter::Image::<u8>::from_vec(3, 2, 1, vec![1, 2, 3, 4, 5, 6]).unwrap();
+    clfilter::image::save(&clfilter::DynImage::U8(img), &png).unwrap();
+    for var in ["FILTERCTL_DEVICE", "FILTERCTL_VARIANT"] {
+        let out = filterctl()
+            .env(var, std::ffi::OsStr::from_bytes(b"\xff"))
+            .args(["--device", "cpu", "stats"])
+            .arg(&png)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!("environment variable {var} is not valid UTF-8")),
+            "{err}"
+        );
+    }
+
+    let out = filterctl()
+        .env("FILTERCTL_CACHE_DIR", dir.path().join("cache"))
+        .args([
+            "-q", "tune", "--ops", "demosaic", "--sizes", "3x5", "--budget", "0.2",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Without an OpenCL device tune is refused before measuring (exit 2 too).
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("nothing was tuned") || err.contains("needs an OpenCL device"),
+        "{err}"
+    );
+
+    hostile(
+        &[
+            "--device",
+            "cpu",
+            "apply",
+            "-f",
+            "transpose",
+            png.to_str().unwrap(),
+            "-o",
+            &s("new/"),
+        ],
+        &[0],
+    );
+    let t = clfilter::image::load(dir.path().join("new/g.png")).unwrap();
+    assert_eq!(t.shape(), (2, 3, 1));
+}
+
 /// The s41 audit's findings: a tune whose sigmas no key takes, and an
 /// `--ops` that names nothing, are refused before any work; a stream does
 /// not take a reporting stage; a buffer the system refuses is an error,

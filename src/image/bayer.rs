@@ -229,7 +229,14 @@ pub fn check_cfa_size(width: usize, height: usize) -> Result<()> {
         )));
     }
     // 4 output channels must fit the image shape rules (< 2^31 samples).
-    crate::image::check_shape(width, height, 4).map(|_| ())
+    crate::image::check_shape(width, height, 4)
+        .map(|_| ())
+        .map_err(|e| match e {
+            Error::InvalidArgument(m) => Error::InvalidArgument(format!(
+                "its demosaiced RGBA result would be too large: {m}"
+            )),
+            other => other,
+        })
 }
 
 impl Raw<'_> {

@@ -145,6 +145,26 @@ impl OutputFormat {
         ))
     }
 
+    /// Whether the format holds an image of `width` x `height` pixels:
+    /// JPEG's frame header keeps each side in 16 bits (at most 65535
+    /// pixels), WebP's in 14 (at most 16384); the others hold any size the
+    /// engine makes. The error says which limit and names formats without
+    /// one.
+    pub fn check_size(self, width: usize, height: usize) -> std::result::Result<(), String> {
+        let max = match self {
+            OutputFormat::Jpeg => 65535,
+            OutputFormat::WebP => 16384,
+            _ => return Ok(()),
+        };
+        if width <= max && height <= max {
+            return Ok(());
+        }
+        Err(format!(
+            "{self} holds images of at most {max} pixels a side, and the image is \
+             {width}x{height}; save it as .png or .tif"
+        ))
+    }
+
     /// A format that holds images of this sample type: TIFF for f32, PNG
     /// otherwise.
     pub fn fitting(sample: SampleType) -> OutputFormat {

@@ -142,9 +142,10 @@ pub fn write_to(
 
 /// Refuses what `format` cannot hold, and a JPEG quality outside 1..=100.
 fn check(img: &DynImage, format: OutputFormat, options: &SaveOptions, path: &Path) -> Result<()> {
-    let (_, _, ch) = img.shape();
+    let (w, h, ch) = img.shape();
     format
         .check(img.sample_type(), ch)
+        .and_then(|_| format.check_size(w, h))
         .map_err(|m| Error::format(path, m))?;
     if format == OutputFormat::Jpeg && !(1..=100).contains(&options.jpeg_quality) {
         return Err(Error::arg(format!(

@@ -219,6 +219,24 @@ fn init_logging(verbose: u8, quiet: u8) {
 /// written (`--help > /dev/full`) is exit 1 rather than a silent success; a
 /// reader that went away (`--help | head -1`) still ends quietly.
 fn clap_exit(e: clap::Error) -> ! {
+    // clap reads `FILTERCTL_DEVICE` and the other variables it is given
+    // as `env`, and says only that "one or more arguments" are not UTF-8.
+    if e.kind() == clap::error::ErrorKind::InvalidUtf8 {
+        let bad: Vec<String> = std::env::vars_os()
+            .filter(|(k, v)| {
+                k.to_str().is_some_and(|k| k.starts_with("FILTERCTL_")) && v.to_str().is_none()
+            })
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        if !bad.is_empty() {
+            note!(
+                "filterctl: error: the environment variable {} is not valid UTF-8; \
+                 unset it or give it a UTF-8 value",
+                bad.join(", ")
+            );
+            std::process::exit(2)
+        }
+    }
     match e.print() {
         Err(w) if !e.use_stderr() && w.kind() != std::io::ErrorKind::BrokenPipe => {
             note!("filterctl: error: writing to stdout: {w}");

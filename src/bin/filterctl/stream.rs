@@ -312,14 +312,26 @@ fn line(s: &StreamTotals) -> String {
 }
 
 /// Where `-o` sends the frames: nowhere, stdout, numbered image files, or
-/// one raw file. `ot`/`oc` are the output's type and channels. No output
-/// may be one of `inputs`.
+/// one raw file. `ot` and `(ow, oh, oc)` are the output frames' type and
+/// shape. No output may be one of `inputs`.
 fn open_sink(
     output: Option<&Path>,
     ot: clfilter::SampleType,
-    oc: usize,
+    (ow, oh, oc): (usize, usize, usize),
     inputs: Inputs,
 ) -> Result<Sink, CliError> {
+    // Image files of the frames: their type, channels and size.
+    let check_files = |pattern: &Pattern| {
+        let first = pattern.name(0);
+        check_output(&first, ot, oc, false)?;
+        match clfilter::image::OutputFormat::from_path(&first).map(|f| f.check_size(ow, oh)) {
+            Ok(Err(why)) => Err(CliError::usage(format!(
+                "output {}: {why}",
+                first.display()
+            ))),
+            _ => Ok(()),
+        }
+    };
     let raw = |out| {
         Sink::Raw(RawSink {
             out,
@@ -343,7 +355,17 @@ fn open_sink(
             }
             if let Some(pattern) = Pattern::parse(&s) {
                 let pattern = pattern?;
-                check_output(&pattern.name(0), ot, oc, false)?;
+                // `stream` has no --out-format, which check_output's
+                // message for a name without an extension suggests.
+                if Path::new(&pattern.name(0)).extension().is_none() {
+                    return Err(CliError::usage(format!(
+                        "output {s} has no extension after its frame number, and stream \
+                         takes the frames' image format from it: end the name with .png, \
+                         .tif/.tiff, .jpg/.jpeg, .webp, .pgm, .ppm, .pnm or .pam \
+                         (or write raw frames to a name without a frame number)"
+                    )));
+                }
+                check_files(&pattern)?;
                 Sink::Files { pattern, inputs }
             } else if p.is_dir() {
                 let pattern = Pattern {
@@ -355,9 +377,29 @@ fn open_sink(
                         ".png".into()
                     },
                 };
-                check_output(&pattern.name(0), ot, oc, false)?;
+                check_files(&pattern)?;
                 Sink::Files { pattern, inputs }
             } else {
+                // Raw bytes under an image name would be a file that is not
+                // what its name says (and would replace such an image).
+                if let Some(f) = p.extension().and_then(|e| {
+                    clfilter::image::OutputFormat::from_extension(&e.to_string_lossy())
+                }) {
+                    return Err(CliError::usage(format!(
+                        "output {s} names an image file ({}), but a name without a frame \
+                         number receives the raw frames one after another; use a frame \
+                         pattern such as {} for one image per frame, or a raw name such as \
+                         {} for the raw stream",
+                        f.extension(),
+                        p.with_file_name(format!(
+                            "{}_%05d.{}",
+                            p.file_stem().unwrap_or_default().to_string_lossy(),
+                            f.extension()
+                        ))
+                        .display(),
+                        p.with_extension("raw").display()
+                    )));
+                }
                 inputs.check_output(p)?;
                 raw(RawOut::File(OutputFile::create(p)?))
             }
@@ -434,7 +476,7 @@ pub fn run(global: &Global, a: Args) -> Result<(), CliError> {
         ));
     }
     let source = open_input(&a.input, a.synthetic)?;
-    let mut sink = open_sink(a.output.as_deref(), ot, oc, inputs)?;
+    let mut sink = open_sink(a.output.as_deref(), ot, (ow, oh, oc), inputs)?;
     log::info!(
         "stream: {w}x{h} {} -> {ow}x{oh}x{oc} {ot} per frame",
         a.format

@@ -201,12 +201,6 @@ fn run_one(
     Ok((img, stages, lines))
 }
 
-/// The channel count a pipeline produces from `input` channels.
-fn output_channels(ops: &[Op], input: usize) -> usize {
-    ops.iter()
-        .fold(input, |c, op| op.stage.output_shape((1, 1, c)).2)
-}
-
 /// `--size` with `--format` as a [`FrameSpec`], or `None` when the inputs
 /// are image files. A size the format does not allow (odd for Bayer) is a
 /// usage error.
@@ -418,18 +412,16 @@ fn apply_job(ctx: &Context, job: &Job) -> Result<(JsonFile, Vec<String>), CliErr
     } = load_job(ctx, job)?;
     let load = t.elapsed();
     let ((w, h), c, sample) = input.shape();
-    let out_sample = pipeline::output_type(&file_ops, sample);
+    let (ow, oh, oc, out_sample) = pipeline::stream::output_shape(&file_ops, (w, h, c), sample);
     let out_format = match &job.output {
-        Some(out) => Some(
-            check_output_as(
-                out,
-                args.out_format,
-                out_sample,
-                output_channels(&file_ops, c),
-                ctx.dir_mode,
-            )
-            .map_err(in_file)?,
-        ),
+        Some(out) => {
+            let format = check_output_as(out, args.out_format, out_sample, oc, ctx.dir_mode)
+                .map_err(in_file)?;
+            format.check_size(ow, oh).map_err(|why| {
+                in_file(CliError::usage(format!("output {}: {why}", out.display())))
+            })?;
+            Some(format)
+        }
         None => None,
     };
     if args.report && !args.json {
@@ -474,7 +466,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     // holds one image, and `-o` then names a folder that may not exist yet.
     let dir_mode = jobs.len() > 1
         || args.output.as_deref().is_some_and(|o| {
-            !is_stdio(o) && (o.is_dir() || args.inputs.iter().any(|i| i.is_dir()))
+            !is_stdio(o) && (plan::names_folder(o) || args.inputs.iter().any(|i| i.is_dir()))
         });
     prepare_outputs(&args, &jobs, dir_mode)?;
     let engine = global.engine()?;

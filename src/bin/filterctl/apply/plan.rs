@@ -44,7 +44,7 @@ pub(super) fn plan(args: &Args, ops: &[Op]) -> Result<Vec<Job>, CliError> {
             })
             .collect());
     };
-    let into_dir = !is_stdio(out) && (inputs.len() > 1 || folder_input || out.is_dir());
+    let into_dir = !is_stdio(out) && (inputs.len() > 1 || folder_input || names_folder(out));
     if !into_dir {
         if args.ext.is_some() {
             return Err(CliError::usage(
@@ -63,6 +63,12 @@ pub(super) fn plan(args: &Args, ops: &[Op]) -> Result<Vec<Job>, CliError> {
         }]);
     }
     folder_jobs(args, out, &inputs)
+}
+
+/// Whether `-o out` names a folder: one that exists, or a name ending in
+/// `/`, which says a folder is meant (created like one for several inputs).
+pub(super) fn names_folder(out: &Path) -> bool {
+    out.is_dir() || out.as_os_str().to_string_lossy().ends_with('/')
 }
 
 /// `-` (stdin) is the only input, and holds an image, not raw frames.

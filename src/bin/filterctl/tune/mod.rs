@@ -336,6 +336,15 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         );
     }
     let report = measure(&engine, &args)?;
+    if report.keys.is_empty() {
+        // Every key was refused (the warnings above say why, such as an
+        // odd size for demosaic): nothing was measured, which exit 0 would
+        // hide from a script.
+        return Err(CliError::usage(
+            "nothing was tuned: no key of these operations, sizes and formats could be \
+             measured (the warnings above say why)",
+        ));
+    }
     if args.json {
         out!("{}", serde_json::to_string_pretty(&report)?)?;
         return Ok(());
