@@ -328,6 +328,73 @@ fn every_variant_and_the_default_match_the_definition() {
     print_worst();
 }
 
+/// f32 samples of any magnitude the non-finite guard lets through (up to
+/// 2^120) match the definition relative to the image's largest magnitude,
+/// on every path and variant: the same photo at scales 1e-30 to 1e35 with
+/// sigma_r scaled alike, and sigma_r far above the samples (every range
+/// weight 1). Squared unscaled, differences from 1.8e19 overflowed, and
+/// `1 / (2 sigma_r²)` underflowed from sigma_r 1e23: the CPU path ignored
+/// the neighbours and every OpenCL variant gave NaN.
+#[test]
+fn f32_samples_of_any_scale_match_the_definition() {
+    let mut rng = Rng::new(43);
+    let mut cases = Vec::new();
+    for c in [1, 3, 4] {
+        let unit: Image<f32> = photo(&mut rng, 13, 7, c);
+        for (scale, sigma_r) in [
+            (1e-30f32, 0.15e-30f32),
+            (1e20, 0.15e20),
+            (1e35, 0.15e35),
+            (1e20, 1e30),
+            (1.0, 1e30),
+        ] {
+            let img = Image::from_fn(13, 7, c, |x, y, k| unit.get(x, y, k) * scale).unwrap();
+            for precision in [Precision::Exact, Precision::Fast] {
+                let p = BilateralParams {
+                    precision,
+                    ..BilateralParams::new(1.5, sigma_r)
+                };
+                let what = format!(
+                    "{c} channels, scale {scale:e}, sigma_r {sigma_r:e}, {}",
+                    precision.name()
+                );
+                cases.push((what, img.clone(), p));
+            }
+        }
+    }
+    for engine in engines() {
+        let mut paths = vec![("default", engine.clone())];
+        if engine.backend().device().is_some() {
+            paths.extend(
+                SPEC.variants
+                    .iter()
+                    .map(|v| (v.name, engine.with_variant(Some(SPEC.name), v.name))),
+            );
+        }
+        for (name, e) in &paths {
+            let mut ran = 0;
+            for (what, img, p) in &cases {
+                let got = match e.bilateral(img, p) {
+                    Ok(g) => g,
+                    Err(Error::Unsupported { .. }) => continue,
+                    Err(e) => panic!("{name} {what}: {e}"),
+                };
+                ran += 1;
+                let want = definition(img, p);
+                let big = img
+                    .rows()
+                    .flatten()
+                    .fold(0f64, |m, v| m.max(f64::from(v.abs())));
+                for (i, (g, w)) in got.rows().flatten().zip(&want).enumerate() {
+                    let err = (f64::from(*g) - w).abs() / big;
+                    assert!(err <= 2e-3, "{name} {what}: sample {i} is {g}, the definition {w} ({err:.1e} of the largest)");
+                }
+            }
+            assert!(ran > 0, "{name} ran no case");
+        }
+    }
+}
+
 /// The engines to check: the CPU, and the OpenCL one where there is one.
 fn engines() -> Vec<Engine> {
     let mut v = vec![Engine::cpu()];

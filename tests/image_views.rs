@@ -192,6 +192,40 @@ fn bad_layouts_are_typed_errors() {
     assert!(ImageView::with_stride(&buf, 4, 3, 1, usize::MAX).is_err());
 }
 
+/// A single row may have any stride (no row follows it): one near
+/// `usize::MAX` overflowed the byte offsets computed from it (a panic in
+/// the transpose and in the OpenCL upload). Packed data longer than the
+/// image is refused: a wrong width or channel count would misalign it.
+#[test]
+fn single_rows_take_any_stride_and_packed_data_is_exact() {
+    use clfilter::prelude::TransposeExt;
+    let data: Vec<f32> = (0..15).map(|i| i as f32 * 0.25 - 1.0).collect();
+    let packed = Image::from_vec(5, 1, 3, data.clone()).unwrap();
+    let want = Engine::cpu().transpose(&packed).unwrap();
+    let engines: Vec<Engine> = std::iter::once(Engine::cpu())
+        .chain(opencl_engine())
+        .collect();
+    for stride in [15, 16, 1 << 40, usize::MAX / 2, usize::MAX] {
+        let img = Image::from_vec_with_stride(5, 1, 3, stride, data.clone()).unwrap();
+        assert_eq!(img, packed, "stride {stride}");
+        let view = ImageView::with_stride(&data, 5, 1, 3, stride).unwrap();
+        for e in &engines {
+            assert_eq!(e.transpose(&img).unwrap(), want, "stride {stride}");
+            let p: Pipeline = "transpose".parse().unwrap();
+            let mut out = vec![0f32; 15];
+            let o = ImageViewMut::new(&mut out, 1, 5, 3).unwrap();
+            p.run_into(e, DynView::F32(view), &mut DynViewMut::F32(o))
+                .unwrap();
+            assert_eq!(out, want.rows().flatten().copied().collect::<Vec<_>>());
+        }
+    }
+    let long = Image::<u8>::from_vec(3, 3, 1, (0..12).collect()).unwrap_err();
+    assert!(matches!(long, Error::InvalidArgument(_)), "{long}");
+    assert!(long.to_string().contains("12 samples"), "{long}");
+    assert!(Image::<u8>::from_vec(3, 3, 1, (0..9).collect()).is_ok());
+    assert!(Image::<u8>::from_vec(3, 3, 1, (0..8).collect()).is_err());
+}
+
 /// An output of the wrong type is refused before anything runs, one of the
 /// wrong shape once the result exists; either way it is left as it was.
 #[test]

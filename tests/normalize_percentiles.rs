@@ -198,3 +198,50 @@ fn constant_nan_and_infinite_inputs() {
         Err(Error::InvalidArgument(_))
     ));
 }
+
+/// Percentiles built from the public fields are checked when they are used,
+/// as `Percentiles::new` checks them: by the engine call and by a stage in
+/// a pipeline on every engine (they stretched to an all-black image).
+#[test]
+fn percentiles_from_the_fields_are_checked_where_they_are_used() {
+    use clfilter::ops::normalize::stage::PercentileStage;
+    let img = Image::<u16>::from_fn(16, 16, 1, |x, y, _| (x * 256 + y * 16) as u16).unwrap();
+    for bad in [
+        Percentiles {
+            low: 90.0,
+            high: 10.0,
+        },
+        Percentiles {
+            low: f64::NAN,
+            high: f64::NAN,
+        },
+        Percentiles {
+            low: -50.0,
+            high: 500.0,
+        },
+        Percentiles {
+            low: 50.0,
+            high: 50.0,
+        },
+    ] {
+        for (name, e) in engines() {
+            let r = e.normalize_percentiles::<u16, u8>(&img, &bad);
+            assert!(
+                matches!(r, Err(Error::InvalidArgument(_))),
+                "{name} {bad:?}: {r:?}"
+            );
+            let p = Pipeline::builder()
+                .stage(PercentileStage {
+                    range: bad,
+                    out: Some(clfilter::SampleType::U8),
+                })
+                .build();
+            let r = p.run(&e, DynImage::U16(img.clone()));
+            assert!(
+                matches!(r, Err(Error::InvalidArgument(_))),
+                "{name} {bad:?}: {:?}",
+                r.err()
+            );
+        }
+    }
+}

@@ -365,6 +365,42 @@ fn packed_frames_demosaic_like_their_unpacked_samples() {
     }
 }
 
+/// A hand-built packed frame whose bytes do not match its size is a typed
+/// error on every engine, before a kernel reads the frame (the OpenCL
+/// pipeline uploaded the bytes as they were, and its kernels read past
+/// them: garbage, or a crash on PoCL); a consistent one runs.
+#[test]
+fn hand_built_packed_frames_are_checked_on_every_engine() {
+    let mut engines = vec![Engine::cpu()];
+    engines.extend(common::opencl_engine());
+    let p: pipeline::Pipeline = "demosaic,convert=u8".parse().unwrap();
+    for engine in &engines {
+        let name = engine.backend().describe();
+        for (w, h, len) in [(2048, 2048, 3), (8, 8, 95), (8, 8, 97), (8, 8, 0)] {
+            let frame = RawImage::Packed12 {
+                data: vec![0xAB; len],
+                width: w,
+                height: h,
+                packing: Packing::Pfnc12p,
+            };
+            let e = p.run_frame(engine, frame).unwrap_err();
+            assert!(
+                matches!(e, Error::InvalidInput(_)),
+                "{name} {w}x{h} {len}: {e:?}"
+            );
+            assert!(e.to_string().contains("12-bit packed frame has"), "{e}");
+        }
+        let frame = RawImage::Packed12 {
+            data: vec![0xAB; 96],
+            width: 8,
+            height: 8,
+            packing: Packing::Pfnc12p,
+        };
+        let (out, _) = p.run_frame(engine, frame).unwrap();
+        assert_eq!(out.shape(), (8, 8, 3), "{name}");
+    }
+}
+
 // ---------------------------------------------------------- FrameReader
 
 /// Returns at most `chunk` bytes per read, with an `Interrupted` error

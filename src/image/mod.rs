@@ -144,14 +144,23 @@ impl<T: Sample> Image<T> {
         })
     }
 
-    /// Wraps tightly packed samples; `data.len()` must be `width * height * channels`.
+    /// Wraps tightly packed samples; `data.len()` must be `width * height *
+    /// channels` (more is an error too: a wrong width or channel count
+    /// would otherwise give a misaligned image).
     pub fn from_vec(width: usize, height: usize, channels: usize, data: Vec<T>) -> Result<Self> {
-        check_shape(width, height, channels)?;
+        let n = check_shape(width, height, channels)?;
+        if data.len() > n {
+            return Err(Error::arg(format!(
+                "{} samples for a {width}x{height} image of {channels} channel(s), which holds {n}",
+                data.len()
+            )));
+        }
         Self::from_vec_with_stride(width, height, channels, width * channels, data)
     }
 
     /// Wraps samples whose rows start `stride` samples apart. The last row may
     /// omit its padding, so `data.len()` must be at least `stride * (height - 1) + width * channels`.
+    /// A single row's stride is kept at most `data.len()` (no row follows it).
     pub fn from_vec_with_stride(
         width: usize,
         height: usize,
@@ -159,7 +168,7 @@ impl<T: Sample> Image<T> {
         stride: usize,
         data: Vec<T>,
     ) -> Result<Self> {
-        view::check_layout(data.len(), width, height, channels, stride)
+        let stride = view::check_layout(data.len(), width, height, channels, stride)
             .map_err(|e| Error::arg(e.to_string()))?;
         Ok(Image {
             width,

@@ -98,13 +98,18 @@ impl From<ViewError> for Error {
 
 /// Checks that `len` samples hold a `width x height x channels` image
 /// whose rows start `stride` samples apart.
+///
+/// Returns the stride to keep: `stride`, but for a single row at most
+/// `len` (no row follows it, so its stride only says whether the data is
+/// padded; kept as given, a stride near `usize::MAX` would overflow the
+/// byte offsets computed from it).
 pub(crate) fn check_layout(
     len: usize,
     width: usize,
     height: usize,
     channels: usize,
     stride: usize,
-) -> std::result::Result<(), ViewError> {
+) -> std::result::Result<usize, ViewError> {
     check_shape(width, height, channels).map_err(|e| match e {
         Error::InvalidArgument(m) => ViewError::Shape(m),
         other => ViewError::Shape(other.to_string()),
@@ -120,7 +125,7 @@ pub(crate) fn check_layout(
     if len < need {
         return Err(ViewError::TooShort { len, need });
     }
-    Ok(())
+    Ok(if height == 1 { stride.min(len) } else { stride })
 }
 
 /// A byte stride in samples of `T`.
@@ -213,7 +218,7 @@ macro_rules! view_layout {
                 channels: usize,
                 stride: usize,
             ) -> Result<Self> {
-                check_layout(data.len(), width, height, channels, stride)?;
+                let stride = check_layout(data.len(), width, height, channels, stride)?;
                 Ok($view {
                     data,
                     width,

@@ -492,12 +492,38 @@ pub(crate) fn upload_frame(dev: &Dev, f: &crate::image::raw::RawImage) -> Result
             height,
             packing,
         } => DeviceRaw::Packed {
-            bytes: crate::backend::opencl::DeviceBuffer::from_slice(dev, data)?,
+            // A hand-built frame's bytes are checked here, as the host's
+            // unpacking checks them: the kernels read the whole frame.
+            bytes: crate::backend::opencl::DeviceBuffer::from_slice(
+                dev,
+                checked_packed(data, *width, *height)?,
+            )?,
             width: *width,
             height: *height,
             packing: *packing,
         },
     })
+}
+
+/// `data`, when it holds exactly a packed 12-bit frame of `width` x
+/// `height` (a valid image size with an even pixel count); otherwise the
+/// errors [`crate::image::raw::RawImage::to_dyn`] documents.
+fn checked_packed(data: &[u8], width: usize, height: usize) -> Result<&[u8]> {
+    crate::image::check_shape(width, height, 1)?;
+    if !(width * height).is_multiple_of(2) {
+        return Err(Error::InvalidArgument(format!(
+            "a {width}x{height} 12-bit packed frame: packed frames hold pairs of pixels, \
+             and {width}x{height} is an odd count"
+        )));
+    }
+    let need = crate::image::bayer::Packing::frame_bytes(width, height);
+    if data.len() != need {
+        return Err(Error::InvalidInput(format!(
+            "a {width}x{height} 12-bit packed frame has {need} bytes, got {}",
+            data.len()
+        )));
+    }
+    Ok(data)
 }
 
 /// Uploads an 8- or 16-bit image as a raw frame, checked as a Bayer frame

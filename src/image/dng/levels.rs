@@ -72,13 +72,15 @@ fn default_crop(t: &Tiff, ifd: &Ifd, aw: usize, ah: usize) -> Result<[usize; 4],
     let [cx, cy] = num(tag::CROP_ORIGIN)?
         .unwrap_or([0.0; 2])
         .map(|v| v as usize);
-    let [cw, ch] = num(tag::CROP_SIZE)?
+    let [tw, th] = num(tag::CROP_SIZE)?
         .unwrap_or([aw as f64, ah as f64])
-        .map(|v| v as usize & !1);
+        .map(|v| v as usize);
+    // Even sides, so that the crop keeps whole 2x2 CFA cells.
+    let (cw, ch) = (tw & !1, th & !1);
     if cw < 2 || ch < 2 || cx.saturating_add(cw) > aw || cy.saturating_add(ch) > ah {
         return Err(format!(
-            "the default crop {cw}x{ch} at ({cx}, {cy}) does not fit the {aw}x{ah} active area \
-             (a Bayer frame is at least 2x2)"
+            "the default crop {tw}x{th} at ({cx}, {cy}) does not fit the {aw}x{ah} active area \
+             (a Bayer frame is at least 2x2; odd sides are cut to even ones)"
         ));
     }
     Ok([cx, cy, cw, ch])

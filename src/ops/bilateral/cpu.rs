@@ -6,9 +6,11 @@
 //! reads without index checks for borders and without deinterleaving. Then,
 //! row by row and strip by strip of columns ([`Simd::strips`]: 16 or 8 lanes
 //! per vector, two vectors per strip), it walks the disk's taps: per tap and
-//! lane, the colour distance (`CC` fused multiply-adds), one
-//! [`exp2_nonpositive`] of `log2 e · (d² · -k_r + log w_s)` (the spatial
-//! weight folded into the exponent, `log2 e` into both coefficients), and
+//! lane, the colour distance of the differences scaled by
+//! `sqrt(log2 e · k_r)` (`CC` multiplies and fused multiply-adds; squared
+//! unscaled, a difference of f32 samples overflows), one
+//! [`exp2_nonpositive`] of `log w_s - d²` (the spatial weight folded into
+//! the exponent, `log2 e` into both terms), and
 //! `CC + 1` accumulations. The centre's weight is exactly 1, so the sum of
 //! weights is never below 1.
 //!
@@ -54,8 +56,9 @@ struct Setup {
     /// Each tap's offset in the padded planes (from the centre) and its
     /// spatial weight's base-2 log.
     taps: Vec<(isize, f32)>,
-    /// `log2 e / (2 sigma_r²)` in sample units.
-    kr: f32,
+    /// `sqrt(log2 e / (2 sigma_r²))` in sample units: differences times
+    /// this, squared, are the range weight's base-2 exponent.
+    rs: f32,
     /// The radius.
     r: usize,
     /// The padded planes' width.
@@ -91,8 +94,8 @@ impl Setup {
             .collect();
         Setup {
             taps,
-            // At most f32::MAX, so that `0 * -kr` is 0, never NaN.
-            kr: (f64::from(p.range_coefficient(T::TYPE.full_scale())) * LOG2_E)
+            // At most f32::MAX, so that a zero difference scales to 0.
+            rs: (f64::from(p.range_scale(T::TYPE.full_scale())) * LOG2_E.sqrt())
                 .min(f64::from(f32::MAX)) as f32,
             r,
             pw,
@@ -133,7 +136,7 @@ impl Setup {
                     planes: [&planes[..plane]],
                     res: [&mut res[..w]],
                     taps: &self.taps,
-                    kr: self.kr,
+                    rs: self.rs,
                     base,
                 }),
                 _ => {
@@ -145,7 +148,7 @@ impl Setup {
                         planes: [p0, p1, &p2[..plane]],
                         res: [r0, r1, &mut r2[..w]],
                         taps: &self.taps,
-                        kr: self.kr,
+                        rs: self.rs,
                         base,
                     })
                 }
@@ -171,7 +174,7 @@ struct RowOp<'a, const CC: usize> {
     /// The row's results, per colour.
     res: [&'a mut [f32]; CC],
     taps: &'a [(isize, f32)],
-    kr: f32,
+    rs: f32,
     /// The planes' index of the row's column 0.
     base: usize,
 }
@@ -199,7 +202,7 @@ impl<const CC: usize> Strips for RowOp<'_, CC> {
         }
         let mut acc = [[zero; CC]; K];
         let mut wsum = [zero; K];
-        let nkr = V::splat(t, -self.kr);
+        let rs = V::splat(t, self.rs);
         for &(off, lw) in self.taps {
             let i = c0.wrapping_add_signed(off);
             // One bounds check per plane and tap; the loads below index
@@ -215,10 +218,10 @@ impl<const CC: usize> Strips for RowOp<'_, CC> {
                 let mut d2 = zero;
                 for ch in 0..CC {
                     n[ch] = V::load(t, &win[ch][k * V::N..]);
-                    let d = n[ch].sub(centre[k][ch]);
+                    let d = n[ch].sub(centre[k][ch]).mul(rs);
                     d2 = d.fma(d, d2);
                 }
-                let wt = exp2_nonpositive(t, d2.fma(nkr, lw));
+                let wt = exp2_nonpositive(t, lw.sub(d2));
                 wsum[k] = wsum[k].add(wt);
                 for ch in 0..CC {
                     acc[k][ch] = wt.fma(n[ch], acc[k][ch]);

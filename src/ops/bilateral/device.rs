@@ -91,7 +91,7 @@ mod cl {
             Arg::int(w)?,
             Arg::int(h)?,
             Arg::int(p.radius())?,
-            Arg::F32(p.range_coefficient(full)),
+            Arg::F32(p.range_scale(full)),
         ];
         // The taps live until the launch is enqueued; OpenCL keeps a
         // released buffer until the commands that use it have finished.

@@ -66,6 +66,7 @@ pub trait NormalizeExt: Dispatch {
         img: &Image<T>,
         pc: &Percentiles,
     ) -> Result<((f32, f32), Vec<RunReport>)> {
+        pc.validate()?;
         let mut reports = Vec::new();
         let colour = percentile::colour_channels(img.channels());
         let mut range = (0.0, 0.0);

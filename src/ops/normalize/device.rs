@@ -126,6 +126,8 @@ pub(crate) fn run_percentile_stage(
 ) -> Result<crate::ops::work::Work> {
     use super::percentile;
     use crate::ops::{histogram, OpParams};
+    // A stage built from the public fields, not parsed.
+    stage.range.validate()?;
     let mut w = input.into_work();
     let out_ty = stage.out.unwrap_or(w.ty);
     let colour = percentile::colour_channels(w.channels);

@@ -39,12 +39,21 @@ pub struct Percentiles {
 impl Percentiles {
     /// Checked: both finite, `0 <= low < high <= 100`.
     pub fn new(low: f64, high: f64) -> Result<Self> {
+        let p = Percentiles { low, high };
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// Checks what [`Percentiles::new`] checks, for a value built from its
+    /// public fields: every operation taking percentiles checks them again.
+    pub fn validate(&self) -> Result<()> {
+        let (low, high) = (self.low, self.high);
         if !(low.is_finite() && high.is_finite() && 0.0 <= low && low < high && high <= 100.0) {
             return Err(Error::arg(format!(
                 "percentiles must satisfy 0 <= low < high <= 100, got low={low}% high={high}%"
             )));
         }
-        Ok(Percentiles { low, high })
+        Ok(())
     }
 
     /// The 1-based rank of percentile `p` among `n` samples.
