@@ -6,7 +6,8 @@ run, best of 3 each, as a markdown table.
     python3 benches/ops_cpu.py [--size WxH] FILTERCTL [FILTERCTL ...]
 
 Rows (random samples, WxH default 3840x2160):
-- transpose f32 gray and u8 RGBA: `cv2.transpose`;
+- transpose f32 gray, u8 RGBA, and u8, u16 and f32 RGB (3-byte, 6-byte
+  and 12-byte pixels, which have no square tiles): `cv2.transpose`;
 - normalize u8 RGBA into u8 with sub 1, factor 0.5 (`bench`'s CPU
   coefficients): `cv2.convertScaleAbs(alpha=0.5, beta=-0.5)`, which is
   the same map on u8, and `cv2.LUT` with its 256-entry table;
@@ -57,6 +58,11 @@ def main():
     rng = np.random.default_rng(21)
     f_gray = rng.random((h, w), dtype=np.float32)
     u_rgba = rng.integers(0, 256, (h, w, 4), dtype=np.uint8)
+    rgb = {
+        "u8": rng.integers(0, 256, (h, w, 3), dtype=np.uint8),
+        "u16": rng.integers(0, 65536, (h, w, 3), dtype=np.uint16),
+        "f32": rng.random((h, w, 3), dtype=np.float32),
+    }
     table = np.clip(np.round((np.arange(256) - 1.0) * 0.5), 0, 255).astype(np.uint8)
     assert np.array_equal(cv2.convertScaleAbs(u_rgba, alpha=0.5, beta=-0.5), cv2.LUT(u_rgba, table))
 
@@ -66,6 +72,8 @@ def main():
     peers = {
         "transpose f32 gray": [("cv2.transpose", lambda: cv2.transpose(f_gray))],
         "transpose u8 RGBA": [("cv2.transpose", lambda: cv2.transpose(u_rgba))],
+        **{f"transpose {t} RGB": [("cv2.transpose", lambda a=a: cv2.transpose(a))]
+           for t, a in rgb.items()},
         "normalize u8 RGBA": [
             ("cv2.convertScaleAbs", lambda: cv2.convertScaleAbs(u_rgba, alpha=0.5, beta=-0.5)),
             ("cv2.LUT", lambda: cv2.LUT(u_rgba, table)),
@@ -80,6 +88,8 @@ def main():
         r["transpose u8 RGBA"] = u["transpose"]
         r["normalize u8 RGBA"] = u["normalize"]
         r["minmax u8 RGBA"] = u["minmax"]
+        for t in rgb:
+            r[f"transpose {t} RGB"] = filterctl(b, size, t, 3, "transpose")["transpose"]
         ours.append(r)
 
     cols = " | ".join(f"`{b}` ms" for b in args)

@@ -332,7 +332,8 @@ fn every_variant_and_the_default_match_the_definition() {
 /// 2^120) match the definition relative to the image's largest magnitude,
 /// on every path and variant: the same photo at scales 1e-30 to 1e35 with
 /// sigma_r scaled alike, and sigma_r far above the samples (every range
-/// weight 1). Squared unscaled, differences from 1.8e19 overflowed, and
+/// weight 1; for u16 too). Squared unscaled, differences from 1.8e19
+/// overflowed, and
 /// `1 / (2 sigma_r²)` underflowed from sigma_r 1e23: the CPU path ignored
 /// the neighbours and every OpenCL variant gave NaN.
 #[test]
@@ -391,6 +392,28 @@ fn f32_samples_of_any_scale_match_the_definition() {
                 }
             }
             assert!(ran > 0, "{name} ran no case");
+            // Integer samples at the extremes of sigma_r: every range
+            // weight 0 (a copy) or 1 (the spatial mean).
+            for sigma_r in [1e-30f32, 1e30] {
+                for precision in [Precision::Exact, Precision::Fast] {
+                    let p = BilateralParams {
+                        precision,
+                        ..BilateralParams::new(1.5, sigma_r)
+                    };
+                    let img: Image<u16> = photo(&mut rng, 11, 5, 3);
+                    match e.bilateral(&img, &p) {
+                        Ok(got) => check(
+                            &format!("{name} u16 sigma_r {sigma_r:e}"),
+                            &img,
+                            &got,
+                            &definition(&img, &p),
+                            2e-3,
+                        ),
+                        Err(Error::Unsupported { .. }) => {}
+                        Err(e) => panic!("{name} u16 sigma_r {sigma_r:e}: {e}"),
+                    }
+                }
+            }
         }
     }
 }

@@ -1,12 +1,16 @@
 // bilateral.cl: the bilateral filter, one output pixel per work-item.
 //
 // Weight of tap (dx, dy), dx² + dy² <= r²:
-//   exp(-(dx² + dy²) ks) * exp(-|(I(q) - I(p)) rs|²),
-// ks = 1 / (2 sigma_s²), rs = 1 / (sigma_r sqrt 2) in sample units (both
-// from Rust). The differences are scaled before they are squared: the
-// square of a difference of f32 samples (up to 2^121) would overflow, and
-// 1 / (2 sigma_r²) underflow, where their product does neither (an
-// infinite scaled distance is a weight of 0, never NaN). The colour distance is over 1 channel (CH 1) or 3 (CH 3, 4); the
+//   exp(-(dx² + dy²) ks) * exp(-|I(q) - I(p)|² kr),
+// ks = 1 / (2 sigma_s²), kr = 1 / (2 sigma_r²) in sample units (both from
+// Rust). f32 samples (T_FLOAT 1) scale each difference by
+// rk = sqrt(kr) = 1 / (sigma_r sqrt 2) before squaring it: the square of a
+// difference of f32 samples (up to 2^121) would overflow, and kr overflow
+// or underflow for a sigma_r far from 1, where the scaled difference does
+// neither (an infinite one is a weight of 0, never NaN). Integer samples
+// differ by less than 65536, so their squares are exact and rk is kr itself
+// (capped at FLT_MAX: a zero difference still weighs 1), which saves the
+// multiply. The colour distance is over 1 channel (CH 1) or 3 (CH 3, 4); the
 // 4th channel (RGBA's alpha, or the unused lane of a pipeline's RGB
 // working image) is copied. The centre's weight is 1, so the sum of
 // weights is at least 1.
@@ -88,16 +92,24 @@ inline int isqrt(int q)
     return s;
 }
 
-// The exact weight of a tap at squared distance s2 with scaled colour
-// distance d2.
-#define EXACT_W(s2, d2) exp(-(float)(s2) * ks - (d2))
+// A tap's colour difference, and its range exponent from its squared
+// length d2 (see the top).
+#if T_FLOAT
+#define RANGE_D(n, c) (((n) - (c)) * rk)
+#define RANGE_E(d2) (d2)
+#else
+#define RANGE_D(n, c) ((n) - (c))
+#define RANGE_E(d2) ((d2) * rk)
+#endif
+// The exact weight of a tap at squared distance s2 with colour distance d2.
+#define EXACT_W(s2, d2) exp(-(float)(s2) * ks - RANGE_E(d2))
 // The fast weight: the tap's spatial weight times the range weight.
-#define FAST_W(sw, d2) ((sw) * native_exp(-(d2)))
+#define FAST_W(sw, d2) ((sw) * native_exp(-RANGE_E(d2)))
 
 // One work-item per pixel; every tap read from global memory with the
 // border applied. Exact.
 __kernel void bilateral_direct(__global const T* in, __global T* out, int w, int h,
-                               int r, float rs, float ks)
+                               int r, float rk, float ks)
 {
     int x = get_global_id(0), y = get_global_id(1);
     if (x >= w || y >= h) return;
@@ -109,7 +121,7 @@ __kernel void bilateral_direct(__global const T* in, __global T* out, int w, int
         int rx = isqrt(r * r - dy * dy);
         for (int dx = -rx; dx <= rx; dx++) {
             COLV n = LOADC(in, row + border_index(x + dx, w));
-            COLV d = (n - c) * rs;
+            COLV d = RANGE_D(n, c);
             float wt = EXACT_W(dx * dx + dy * dy, DIST2(d));
             ws += wt;
             acc += wt * n;
@@ -121,7 +133,7 @@ __kernel void bilateral_direct(__global const T* in, __global T* out, int w, int
 // The taps from constant memory (x, y: offset; z: spatial weight) and
 // native_exp. Fast.
 __kernel void bilateral_fast(__global const T* in, __global T* out, int w, int h,
-                             int r, float rs, __constant float4* taps, int ntaps)
+                             int r, float rk, __constant float4* taps, int ntaps)
 {
     int x = get_global_id(0), y = get_global_id(1);
     if (x >= w || y >= h) return;
@@ -132,7 +144,7 @@ __kernel void bilateral_fast(__global const T* in, __global T* out, int w, int h
         float4 t = taps[k];
         int xx = border_index(x + (int)t.x, w), yy = border_index(y + (int)t.y, h);
         COLV n = LOADC(in, yy * w + xx);
-        COLV d = (n - c) * rs;
+        COLV d = RANGE_D(n, c);
         float wt = FAST_W(t.z, DIST2(d));
         ws += wt;
         acc += wt * n;
@@ -168,7 +180,7 @@ inline void load_tile(__global const T* in, __local COLV* tile, int w, int h, in
 // A TX x TY tile and its halo of r <= LOCAL_RMAX staged in local memory;
 // every tap read from there. Exact.
 __kernel void bilateral_local(__global const T* in, __global T* out, int w, int h,
-                              int r, float rs, float ks)
+                              int r, float rk, float ks)
 {
     __local COLV tile[(TY + 2 * LOCAL_RMAX) * TILE_STRIDE];
     load_tile(in, tile, w, h, r);
@@ -182,7 +194,7 @@ __kernel void bilateral_local(__global const T* in, __global T* out, int w, int 
         int rx = isqrt(r * r - dy * dy);
         for (int dx = -rx; dx <= rx; dx++) {
             COLV n = ctr[dy * TILE_STRIDE + dx];
-            COLV d = (n - c) * rs;
+            COLV d = RANGE_D(n, c);
             float wt = EXACT_W(dx * dx + dy * dy, DIST2(d));
             ws += wt;
             acc += wt * n;
@@ -193,7 +205,7 @@ __kernel void bilateral_local(__global const T* in, __global T* out, int w, int 
 
 // bilateral_local with the taps from constant memory and native_exp. Fast.
 __kernel void bilateral_fast_local(__global const T* in, __global T* out, int w, int h,
-                                   int r, float rs, __constant float4* taps, int ntaps)
+                                   int r, float rk, __constant float4* taps, int ntaps)
 {
     __local COLV tile[(TY + 2 * LOCAL_RMAX) * TILE_STRIDE];
     load_tile(in, tile, w, h, r);
@@ -206,7 +218,7 @@ __kernel void bilateral_fast_local(__global const T* in, __global T* out, int w,
     for (int k = 0; k < ntaps; k++) {
         float4 t = taps[k];
         COLV n = ctr[(int)t.y * TILE_STRIDE + (int)t.x];
-        COLV d = (n - c) * rs;
+        COLV d = RANGE_D(n, c);
         float wt = FAST_W(t.z, DIST2(d));
         ws += wt;
         acc += wt * n;
@@ -232,7 +244,7 @@ inline void store4(__global const PIX4* in, __global PIX4* out, int i, float4 v)
 
 // bilateral_direct on RGBA pixels as T4 vectors. Exact.
 __kernel void bilateral_rgba(__global const PIX4* in, __global PIX4* out, int w, int h,
-                             int r, float rs, float ks)
+                             int r, float rk, float ks)
 {
     int x = get_global_id(0), y = get_global_id(1);
     if (x >= w || y >= h) return;
@@ -244,7 +256,7 @@ __kernel void bilateral_rgba(__global const PIX4* in, __global PIX4* out, int w,
         int rx = isqrt(r * r - dy * dy);
         for (int dx = -rx; dx <= rx; dx++) {
             float4 n = LOAD4(row, border_index(x + dx, w));
-            float4 d = (n - c) * rs;
+            float4 d = RANGE_D(n, c);
             float wt = EXACT_W(dx * dx + dy * dy, dot(d, d));
             ws += wt;
             acc += wt * n;
@@ -255,7 +267,7 @@ __kernel void bilateral_rgba(__global const PIX4* in, __global PIX4* out, int w,
 
 // bilateral_rgba with the taps from constant memory and native_exp. Fast.
 __kernel void bilateral_fast_rgba(__global const PIX4* in, __global PIX4* out, int w, int h,
-                                  int r, float rs, __constant float4* taps, int ntaps)
+                                  int r, float rk, __constant float4* taps, int ntaps)
 {
     int x = get_global_id(0), y = get_global_id(1);
     if (x >= w || y >= h) return;
@@ -266,7 +278,7 @@ __kernel void bilateral_fast_rgba(__global const PIX4* in, __global PIX4* out, i
         float4 t = taps[k];
         int xx = border_index(x + (int)t.x, w), yy = border_index(y + (int)t.y, h);
         float4 n = LOAD4(in, yy * w + xx);
-        float4 d = (n - c) * rs;
+        float4 d = RANGE_D(n, c);
         float wt = FAST_W(t.z, dot(d, d));
         ws += wt;
         acc += wt * n;

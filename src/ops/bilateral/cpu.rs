@@ -6,11 +6,9 @@
 //! reads without index checks for borders and without deinterleaving. Then,
 //! row by row and strip by strip of columns ([`Simd::strips`]: 16 or 8 lanes
 //! per vector, two vectors per strip), it walks the disk's taps: per tap and
-//! lane, the colour distance of the differences scaled by
-//! `sqrt(log2 e · k_r)` (`CC` multiplies and fused multiply-adds; squared
-//! unscaled, a difference of f32 samples overflows), one
-//! [`exp2_nonpositive`] of `log w_s - d²` (the spatial weight folded into
-//! the exponent, `log2 e` into both terms), and
+//! lane, the colour distance (`CC` fused multiply-adds), one
+//! [`exp2_nonpositive`] of `log2 e · (d² · -k_r + log w_s)` (the spatial
+//! weight folded into the exponent, `log2 e` into both coefficients), and
 //! `CC + 1` accumulations. The centre's weight is exactly 1, so the sum of
 //! weights is never below 1.
 //!
@@ -19,6 +17,12 @@
 //! weights: a relative error `e` in every weight moves a mean by at most
 //! `2e` of the window's range, so every result is within about 1e-5 of
 //! full scale of the f64 reference, ten times inside the exact bound.
+//!
+//! f32 samples scale each difference by `sqrt(log2 e · k_r)` before
+//! squaring it (`CC` more multiplies; the exponent is then `log w_s - d²`):
+//! squared as they are, differences of f32 samples overflow from 2^64, and
+//! `k_r` overflows or underflows for a `sigma_r` far from 1. Integer
+//! differences are below 65536, so they square exactly.
 
 use std::f64::consts::LOG2_E;
 
@@ -26,7 +30,7 @@ use rayon::prelude::*;
 
 use super::BilateralParams;
 use crate::error::{Error, Result};
-use crate::image::{Image, Sample};
+use crate::image::{Image, Sample, SampleType};
 use crate::ops::gaussian::reference::source_index;
 use crate::simd::{self, exp2_nonpositive, Simd, Strips, Vf32, WithSimd};
 
@@ -46,7 +50,10 @@ pub fn bilateral<T: Sample>(img: &Image<T>, p: &BilateralParams) -> Result<Image
     dst.par_chunks_mut(BAND_ROWS * w * c)
         .enumerate()
         .for_each_init(Scratch::default, |scratch, (b, rows)| {
-            setup.band(img, b * BAND_ROWS, rows, scratch);
+            match T::TYPE {
+                SampleType::F32 => setup.band::<T, true>(img, b * BAND_ROWS, rows, scratch),
+                _ => setup.band::<T, false>(img, b * BAND_ROWS, rows, scratch),
+            }
         });
     Ok(out)
 }
@@ -56,9 +63,11 @@ struct Setup {
     /// Each tap's offset in the padded planes (from the centre) and its
     /// spatial weight's base-2 log.
     taps: Vec<(isize, f32)>,
-    /// `sqrt(log2 e / (2 sigma_r²))` in sample units: differences times
-    /// this, squared, are the range weight's base-2 exponent.
-    rs: f32,
+    /// f32 samples: `sqrt(log2 e / (2 sigma_r²))` in sample units
+    /// (differences times this, squared, are the range weight's base-2
+    /// exponent); integers: `log2 e / (2 sigma_r²)`. At most `f32::MAX`,
+    /// so a zero difference weighs 1, never NaN.
+    rk: f32,
     /// The radius.
     r: usize,
     /// The padded planes' width.
@@ -94,9 +103,11 @@ impl Setup {
             .collect();
         Setup {
             taps,
-            // At most f32::MAX, so that a zero difference scales to 0.
-            rs: (f64::from(p.range_scale(T::TYPE.full_scale())) * LOG2_E.sqrt())
-                .min(f64::from(f32::MAX)) as f32,
+            rk: match T::TYPE {
+                SampleType::F32 => f64::from(p.range_scale(T::TYPE.full_scale())) * LOG2_E.sqrt(),
+                _ => f64::from(p.range_coefficient(T::TYPE.full_scale())) * LOG2_E,
+            }
+            .min(f64::from(f32::MAX)) as f32,
             r,
             pw,
             xmap,
@@ -104,8 +115,15 @@ impl Setup {
         }
     }
 
-    /// Filters the output rows `y0..` that `dst` holds.
-    fn band<T: Sample>(&self, img: &Image<T>, y0: usize, dst: &mut [T], s: &mut Scratch) {
+    /// Filters the output rows `y0..` that `dst` holds; `SCALED`: f32
+    /// samples (see [`Setup::rk`]).
+    fn band<T: Sample, const SCALED: bool>(
+        &self,
+        img: &Image<T>,
+        y0: usize,
+        dst: &mut [T],
+        s: &mut Scratch,
+    ) {
         let (w, c) = (img.width(), img.channels());
         let rows = dst.len() / (w * c);
         let colours = c.min(3);
@@ -132,11 +150,11 @@ impl Setup {
             let planes = &s.planes;
             let res = &mut s.res;
             match colours {
-                1 => simd::dispatch(RowOp::<1> {
+                1 => simd::dispatch(RowOp::<1, SCALED> {
                     planes: [&planes[..plane]],
                     res: [&mut res[..w]],
                     taps: &self.taps,
-                    rs: self.rs,
+                    rk: self.rk,
                     base,
                 }),
                 _ => {
@@ -144,11 +162,11 @@ impl Setup {
                     let (p1, p2) = rest.split_at(plane);
                     let (r0, rest) = res.split_at_mut(w);
                     let (r1, r2) = rest.split_at_mut(w);
-                    simd::dispatch(RowOp::<3> {
+                    simd::dispatch(RowOp::<3, SCALED> {
                         planes: [p0, p1, &p2[..plane]],
                         res: [r0, r1, &mut r2[..w]],
                         taps: &self.taps,
-                        rs: self.rs,
+                        rk: self.rk,
                         base,
                     })
                 }
@@ -167,19 +185,20 @@ impl Setup {
     }
 }
 
-/// One output row of `CC` colours: [`Simd::strips`] over its columns.
-struct RowOp<'a, const CC: usize> {
+/// One output row of `CC` colours: [`Simd::strips`] over its columns;
+/// `SCALED`: differences scaled before squaring (f32 samples).
+struct RowOp<'a, const CC: usize, const SCALED: bool> {
     /// The band's padded colour planes.
     planes: [&'a [f32]; CC],
     /// The row's results, per colour.
     res: [&'a mut [f32]; CC],
     taps: &'a [(isize, f32)],
-    rs: f32,
+    rk: f32,
     /// The planes' index of the row's column 0.
     base: usize,
 }
 
-impl<const CC: usize> WithSimd for RowOp<'_, CC> {
+impl<const CC: usize, const SCALED: bool> WithSimd for RowOp<'_, CC, SCALED> {
     type Output = ();
 
     #[inline(always)]
@@ -189,7 +208,7 @@ impl<const CC: usize> WithSimd for RowOp<'_, CC> {
     }
 }
 
-impl<const CC: usize> Strips for RowOp<'_, CC> {
+impl<const CC: usize, const SCALED: bool> Strips for RowOp<'_, CC, SCALED> {
     #[inline(always)]
     fn strip<V: Vf32, const K: usize>(&mut self, t: V::Token, j: usize) {
         let zero = V::splat(t, 0.0);
@@ -202,7 +221,8 @@ impl<const CC: usize> Strips for RowOp<'_, CC> {
         }
         let mut acc = [[zero; CC]; K];
         let mut wsum = [zero; K];
-        let rs = V::splat(t, self.rs);
+        let rk = V::splat(t, self.rk);
+        let nrk = V::splat(t, -self.rk);
         for &(off, lw) in self.taps {
             let i = c0.wrapping_add_signed(off);
             // One bounds check per plane and tap; the loads below index
@@ -218,10 +238,12 @@ impl<const CC: usize> Strips for RowOp<'_, CC> {
                 let mut d2 = zero;
                 for ch in 0..CC {
                     n[ch] = V::load(t, &win[ch][k * V::N..]);
-                    let d = n[ch].sub(centre[k][ch]).mul(rs);
+                    let d = n[ch].sub(centre[k][ch]);
+                    let d = if SCALED { d.mul(rk) } else { d };
                     d2 = d.fma(d, d2);
                 }
-                let wt = exp2_nonpositive(t, lw.sub(d2));
+                let e = if SCALED { lw.sub(d2) } else { d2.fma(nrk, lw) };
+                let wt = exp2_nonpositive(t, e);
                 wsum[k] = wsum[k].add(wt);
                 for ch in 0..CC {
                     acc[k][ch] = wt.fma(n[ch], acc[k][ch]);

@@ -91,7 +91,11 @@ mod cl {
             Arg::int(w)?,
             Arg::int(h)?,
             Arg::int(p.radius())?,
-            Arg::F32(p.range_scale(full)),
+            // `rk` (cl/bilateral/bilateral.cl): f32 differences are scaled.
+            Arg::F32(match T::TYPE {
+                SampleType::F32 => p.range_scale(full),
+                _ => p.range_coefficient(full),
+            }),
         ];
         // The taps live until the launch is enqueued; OpenCL keeps a
         // released buffer until the commands that use it have finished.

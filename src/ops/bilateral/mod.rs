@@ -176,13 +176,22 @@ impl BilateralParams {
         taps
     }
 
-    /// `1 / (sigma_r sqrt 2)` with `sigma_r` in sample units of a type of
-    /// full scale `full`: sample differences are multiplied by it before
-    /// they are squared, so the range weight is `exp(-(d · scale)²)`. (The
-    /// square of a difference of f32 samples overflows from 2^64, and
-    /// `1 / (2 sigma_r²)` underflows to 0 from sigma_r 2^63, which made
-    /// their product `inf · 0`.) At most `f32::MAX`, so a zero difference
-    /// scales to 0, never NaN.
+    /// `1 / (2 sigma_r²)` with `sigma_r` in sample units of a type of full
+    /// scale `full` (at most `f32::MAX`, so `0 * k` is never NaN): the
+    /// range weight is `exp(-d² k)` for integer samples, whose differences
+    /// square exactly.
+    pub fn range_coefficient(&self, full: f32) -> f32 {
+        let s = f64::from(self.sigma_r) * f64::from(full);
+        (1.0 / (2.0 * s * s)).min(f64::from(f32::MAX)) as f32
+    }
+
+    /// `1 / (sigma_r sqrt 2)`, the square root of
+    /// [`BilateralParams::range_coefficient`]: f32 sample differences are
+    /// multiplied by it before they are squared, so the range weight is
+    /// `exp(-(d · scale)²)`. (The square of a difference of f32 samples
+    /// overflows from 2^64, and the coefficient overflows or underflows for
+    /// a `sigma_r` far from 1, which made their product `inf · 0`.) At most
+    /// `f32::MAX`, so a zero difference scales to 0, never NaN.
     pub fn range_scale(&self, full: f32) -> f32 {
         let s = f64::from(self.sigma_r) * f64::from(full);
         (1.0 / (s * std::f64::consts::SQRT_2)).min(f64::from(f32::MAX)) as f32
@@ -273,6 +282,7 @@ mod tests {
             ..BilateralParams::new(1e6, 1e-30)
         };
         assert!(big.validate().is_ok());
+        assert!(big.range_coefficient(1.0).is_finite());
         assert!(big.range_scale(1.0).is_finite());
     }
 }
