@@ -63,8 +63,8 @@ fn decode(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metadata)> {
         Ok(ImageFormat::Png) => png::decode(input, b),
         Ok(ImageFormat::Jpeg) => jpeg::decode(input, b),
         Ok(ImageFormat::Tiff) if is_dng(input, b)? => Err(b.format(
-            "a DNG raw file: it holds a camera mosaic, not an image; demosaic it first \
-             (`filterctl apply IN.dng -o OUT.png`, or the library's `image::dng::load`)",
+            "a DNG raw file: it holds a camera mosaic, not an image; read it as a raw \
+             frame (`filterctl apply IN.dng -o OUT.png`, or the library's `image::dng::load`)",
         )),
         Ok(ImageFormat::Tiff) => other::tiff(input, b),
         Ok(ImageFormat::Pnm) => other::pnm(input, b),
