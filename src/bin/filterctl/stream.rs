@@ -311,27 +311,67 @@ fn line(s: &StreamTotals) -> String {
     )
 }
 
+/// Checks, before the first frame, that the image files of `pattern` can
+/// hold frames of type `ot` and shape `(ow, oh, oc)`: an extension (stream
+/// has no --out-format, which check_output's message for a name without
+/// one suggests), the type and channels, and the size the format allows.
+fn check_frame_files(
+    pattern: &Pattern,
+    ot: clfilter::SampleType,
+    (ow, oh, oc): (usize, usize, usize),
+) -> Result<(), CliError> {
+    let first = pattern.name(0);
+    if first.extension().is_none() {
+        return Err(CliError::usage(format!(
+            "output {} has no extension after its frame number, and stream takes the \
+             frames' image format from it: end the name with .png, .tif/.tiff, .jpg/.jpeg, \
+             .webp, .pgm, .ppm, .pnm or .pam (or write raw frames to a name without a frame \
+             number)",
+            first.display()
+        )));
+    }
+    check_output(&first, ot, oc, false)?;
+    match clfilter::image::OutputFormat::from_path(&first).map(|f| f.check_size(ow, oh)) {
+        Ok(Err(why)) => Err(CliError::usage(format!(
+            "output {}: {why}",
+            first.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a raw output `p` whose extension names an image format: raw
+/// bytes under an image name would be a file that is not what its name
+/// says (and would replace such an image).
+fn refuse_image_name(p: &Path) -> Result<(), CliError> {
+    let Some(f) = p
+        .extension()
+        .and_then(|e| clfilter::image::OutputFormat::from_extension(&e.to_string_lossy()))
+    else {
+        return Ok(());
+    };
+    let stem = p.file_stem().unwrap_or_default().to_string_lossy();
+    Err(CliError::usage(format!(
+        "output {} names an image file ({}), but a name without a frame number receives \
+         the raw frames one after another; use a frame pattern such as {} for one image per \
+         frame, or a raw name such as {} for the raw stream",
+        p.display(),
+        f.extension(),
+        p.with_file_name(format!("{stem}_%05d.{}", f.extension()))
+            .display(),
+        p.with_extension("raw").display()
+    )))
+}
+
 /// Where `-o` sends the frames: nowhere, stdout, numbered image files, or
-/// one raw file. `ot` and `(ow, oh, oc)` are the output frames' type and
-/// shape. No output may be one of `inputs`.
+/// one raw file. `ot` and `shape` are the output frames' type and shape.
+/// No output may be one of `inputs`.
 fn open_sink(
     output: Option<&Path>,
     ot: clfilter::SampleType,
-    (ow, oh, oc): (usize, usize, usize),
+    shape: (usize, usize, usize),
     inputs: Inputs,
 ) -> Result<Sink, CliError> {
-    // Image files of the frames: their type, channels and size.
-    let check_files = |pattern: &Pattern| {
-        let first = pattern.name(0);
-        check_output(&first, ot, oc, false)?;
-        match clfilter::image::OutputFormat::from_path(&first).map(|f| f.check_size(ow, oh)) {
-            Ok(Err(why)) => Err(CliError::usage(format!(
-                "output {}: {why}",
-                first.display()
-            ))),
-            _ => Ok(()),
-        }
-    };
     let raw = |out| {
         Sink::Raw(RawSink {
             out,
@@ -355,17 +395,7 @@ fn open_sink(
             }
             if let Some(pattern) = Pattern::parse(&s) {
                 let pattern = pattern?;
-                // `stream` has no --out-format, which check_output's
-                // message for a name without an extension suggests.
-                if Path::new(&pattern.name(0)).extension().is_none() {
-                    return Err(CliError::usage(format!(
-                        "output {s} has no extension after its frame number, and stream \
-                         takes the frames' image format from it: end the name with .png, \
-                         .tif/.tiff, .jpg/.jpeg, .webp, .pgm, .ppm, .pnm or .pam \
-                         (or write raw frames to a name without a frame number)"
-                    )));
-                }
-                check_files(&pattern)?;
+                check_frame_files(&pattern, ot, shape)?;
                 Sink::Files { pattern, inputs }
             } else if p.is_dir() {
                 let pattern = Pattern {
@@ -377,29 +407,10 @@ fn open_sink(
                         ".png".into()
                     },
                 };
-                check_files(&pattern)?;
+                check_frame_files(&pattern, ot, shape)?;
                 Sink::Files { pattern, inputs }
             } else {
-                // Raw bytes under an image name would be a file that is not
-                // what its name says (and would replace such an image).
-                if let Some(f) = p.extension().and_then(|e| {
-                    clfilter::image::OutputFormat::from_extension(&e.to_string_lossy())
-                }) {
-                    return Err(CliError::usage(format!(
-                        "output {s} names an image file ({}), but a name without a frame \
-                         number receives the raw frames one after another; use a frame \
-                         pattern such as {} for one image per frame, or a raw name such as \
-                         {} for the raw stream",
-                        f.extension(),
-                        p.with_file_name(format!(
-                            "{}_%05d.{}",
-                            p.file_stem().unwrap_or_default().to_string_lossy(),
-                            f.extension()
-                        ))
-                        .display(),
-                        p.with_extension("raw").display()
-                    )));
-                }
+                refuse_image_name(p)?;
                 inputs.check_output(p)?;
                 raw(RawOut::File(OutputFile::create(p)?))
             }
