@@ -23,7 +23,8 @@ use crate::Global;
 #[command(after_help = "Output: '-' writes raw frames to stdout; a name with a \
     frame-number pattern (out_%05d.png, %d) writes one image file per frame; an \
     existing folder receives frame_000000.png, ...; any other name receives the \
-    raw frames one after another. Without -o the frames are computed and dropped \
+    raw frames one after another (an image extension without a frame number, such \
+    as out.png, is refused). Without -o the frames are computed and dropped \
     (to measure). Example: filterctl stream -f 'demosaic=method=mhc,gaussian=sigma=2,convert=u8' \
     --size 4096x3000 --format bayer_rggb12p cam.raw -o out.rgb")]
 pub struct Args {
