@@ -514,4 +514,13 @@ fn pnm_samples_above_the_maxval_are_errors() {
             }
         }
     }
+    // The check reads samples as wide as the decoder does, which its tuple
+    // type decides: a PAM without TUPLTYPE is read as bytes whatever its
+    // maxval, a GRAYSCALE one of depth 0 as 16-bit words.
+    let bytes = b"P7\nWIDTH 2\nHEIGHT 1\nDEPTH 1\nMAXVAL 1000\nENDHDR\n\x00\x10";
+    assert!(read_from(&bytes[..], "no-tupltype.pam", &DecodeLimits::default()).is_ok());
+    let bytes =
+        b"P7\nWIDTH 2\nHEIGHT 1\nDEPTH 0\nMAXVAL 100\nTUPLTYPE GRAYSCALE\nENDHDR\n\x01\x01\x00\x05";
+    let e = read_from(&bytes[..], "depth0.pam", &DecodeLimits::default()).unwrap_err();
+    assert!(e.to_string().contains("sample 257 of pixel (0, 0)"), "{e}");
 }

@@ -33,11 +33,22 @@ where
     /// assert_eq!((img.width(), img.height(), img.channels()), (3, 2, 3));
     /// assert_eq!(img.get(2, 1, 2), 3);
     /// assert!(Image::<u8>::try_from(image::GrayAlphaImage::new(2, 2)).is_err());
+    /// // A longer container: the rest is not part of the image.
+    /// let long = image::GrayImage::from_raw(2, 2, vec![7; 5]).unwrap();
+    /// assert_eq!(Image::<u8>::try_from(long)?.row(1), [7, 7]);
     /// # Ok::<(), clfilter::Error>(())
     /// ```
     fn try_from(buf: ImageBuffer<P, Vec<P::Subpixel>>) -> Result<Self> {
-        let (w, h) = (buf.width() as usize, buf.height() as usize);
-        Image::from_vec(w, h, usize::from(P::CHANNEL_COUNT), buf.into_raw())
+        let (w, h, c) = (
+            buf.width() as usize,
+            buf.height() as usize,
+            usize::from(P::CHANNEL_COUNT),
+        );
+        let mut data = buf.into_raw();
+        // `ImageBuffer::from_raw` takes a longer container and ignores the
+        // rest, which `Image::from_vec` would refuse.
+        data.truncate(w.saturating_mul(h).saturating_mul(c));
+        Image::from_vec(w, h, c, data)
     }
 }
 

@@ -221,7 +221,9 @@ fn init_logging(verbose: u8, quiet: u8) {
 fn clap_exit(e: clap::Error) -> ! {
     // clap reads `FILTERCTL_DEVICE` and the other variables it is given
     // as `env`, and says only that "one or more arguments" are not UTF-8.
-    if e.kind() == clap::error::ErrorKind::InvalidUtf8 {
+    if e.kind() == clap::error::ErrorKind::InvalidUtf8
+        && std::env::args_os().all(|a| a.to_str().is_some())
+    {
         let bad: Vec<String> = std::env::vars_os()
             .filter(|(k, v)| {
                 k.to_str().is_some_and(|k| k.starts_with("FILTERCTL_")) && v.to_str().is_none()

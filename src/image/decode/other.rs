@@ -48,22 +48,28 @@ pub(super) fn pnm(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metada
     let raster_at = after.stream_position().map_err(|e| b.io(e))?;
     rewind(input, b)?;
     let dec = PnmDecoder::new(&mut *input).map_err(|e| b.image(e))?;
-    let channels = u64::from(dec.color_type().channel_count());
+    let color = dec.color_type();
+    let channels = u64::from(color.channel_count());
+    // The decoder's own sample width, which its tuple type sets (a PAM
+    // without TUPLTYPE is read as bytes whatever its maxval).
+    let wide = color.bytes_per_pixel() > color.channel_count();
     let decoded = via_image(dec, b, 1)?;
     let samples = u64::from(header.width()) * u64::from(header.height()) * channels;
-    check_maxval(b, &header, raster_at, samples, channels)?;
+    check_maxval(b, &header, raster_at, (samples, channels), wide)?;
     Ok(decoded)
 }
 
 /// Reads the raster of a PNM file whose maxval the decoder scales (not 255
 /// or 65535; bitmaps, 0 or 1 by construction, are checked by the decoder)
-/// a second time, and fails on the first sample above the maxval.
+/// a second time, `samples` of them in pixels of `channels`, two bytes each
+/// when `wide` (as the decoder read them), and fails on the first sample
+/// above the maxval.
 fn check_maxval(
     b: &Budget,
     header: &PnmHeader,
     raster_at: u64,
-    samples: u64,
-    channels: u64,
+    (samples, channels): (u64, u64),
+    wide: bool,
 ) -> Result<()> {
     let maxval = header.maximal_sample();
     if matches!(header.subtype(), PnmSubtype::Bitmap(_)) || maxval == 255 || maxval == 65535 {
@@ -74,7 +80,7 @@ fn check_maxval(
         .seek(SeekFrom::Start(raster_at))
         .map_err(|e| b.io(e))?;
     let over = match header.subtype().sample_encoding() {
-        SampleEncoding::Binary => first_over_binary(&mut *input, samples, maxval),
+        SampleEncoding::Binary => first_over_binary(&mut *input, samples, maxval, wide),
         SampleEncoding::Ascii => first_over_ascii(&mut *input, samples, maxval),
     }
     .map_err(|e| b.io(e))?;
@@ -93,13 +99,13 @@ fn check_maxval(
 }
 
 /// The index and value of the first of `samples` binary samples (one byte
-/// each up to maxval 255, else two, big-endian) above `maxval`.
+/// each, or two, big-endian, when `wide`) above `maxval`.
 fn first_over_binary(
     input: &mut dyn Input,
     samples: u64,
     maxval: u32,
+    wide: bool,
 ) -> std::io::Result<Option<(u64, u32)>> {
-    let wide = maxval > 255;
     let size = if wide { 2 } else { 1 };
     let mut chunk = vec![0u8; 1 << 16];
     let mut done = 0u64;

@@ -336,10 +336,11 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         );
     }
     let report = measure(&engine, &args)?;
-    if report.keys.is_empty() {
-        // Every key was refused (the warnings above say why, such as an
-        // odd size for demosaic): nothing was measured, which exit 0 would
-        // hide from a script.
+    if report.keys.is_empty() && args.for_input.is_none() {
+        // Every key of the options was refused (the warnings above say
+        // why, such as an odd size for demosaic): nothing was measured,
+        // which exit 0 would hide from a script. (`--for` may rightly find
+        // nothing to tune: a pipeline that dispatches no kernel.)
         return Err(CliError::usage(
             "nothing was tuned: no key of these operations, sizes and formats could be \
              measured (the warnings above say why)",
