@@ -207,7 +207,8 @@ fn single_rows_take_any_stride_and_packed_data_is_exact() {
         .collect();
     for stride in [15, 16, 1 << 40, usize::MAX / 2, usize::MAX] {
         let img = Image::from_vec_with_stride(5, 1, 3, stride, data.clone()).unwrap();
-        assert_eq!(img, packed, "stride {stride}");
+        assert_eq!(img.row(0), packed.row(0), "stride {stride}");
+        assert_eq!(img.is_packed(), stride == 15, "stride {stride}");
         let view = ImageView::with_stride(&data, 5, 1, 3, stride).unwrap();
         for e in &engines {
             assert_eq!(e.transpose(&img).unwrap(), want, "stride {stride}");

@@ -160,7 +160,8 @@ impl<T: Sample> Image<T> {
 
     /// Wraps samples whose rows start `stride` samples apart. The last row may
     /// omit its padding, so `data.len()` must be at least `stride * (height - 1) + width * channels`.
-    /// A single row's stride is kept at most `data.len()` (no row follows it).
+    /// A single row's stride past `data.len()` is kept as a smaller one (no
+    /// row follows it; the image stays padded).
     pub fn from_vec_with_stride(
         width: usize,
         height: usize,

@@ -100,9 +100,10 @@ impl From<ViewError> for Error {
 /// whose rows start `stride` samples apart.
 ///
 /// Returns the stride to keep: `stride`, but for a single row at most
-/// `len` (no row follows it, so its stride only says whether the data is
-/// padded; kept as given, a stride near `usize::MAX` would overflow the
-/// byte offsets computed from it).
+/// `len`, and still more than the row when `stride` is (no row follows it,
+/// so its stride only says whether the rows are padded; kept as given, a
+/// stride near `usize::MAX` would overflow the byte offsets computed from
+/// it).
 pub(crate) fn check_layout(
     len: usize,
     width: usize,
@@ -125,7 +126,11 @@ pub(crate) fn check_layout(
     if len < need {
         return Err(ViewError::TooShort { len, need });
     }
-    Ok(if height == 1 { stride.min(len) } else { stride })
+    Ok(if height == 1 && stride > len {
+        len.max(row + 1)
+    } else {
+        stride
+    })
 }
 
 /// A byte stride in samples of `T`.
