@@ -49,15 +49,19 @@ use crate::simd::{Isa, Narrow, Simd, WithSimd};
 /// AVX2 VM, 4K f32 (docs/results/2026-11-28-s38-cpu.md).
 pub(crate) const FIR_MAX_SIGMA: f32 = 3.0;
 
-/// The largest sigma the FIR takes for f32 where the recursion runs on
-/// 512-bit vectors ([`Isa::Avx512`]): on the GPU host's 16-core AVX-512
+/// The largest sigma the FIR takes for f32 gray where the recursion runs
+/// on 512-bit vectors ([`Isa::Avx512`]): on the GPU host's 16-core AVX-512
 /// Xeon (4K, 2, 8 and 16 threads) the FIR was level with it or faster up
 /// to sigma 1.5 (with 2 threads at 1.5, level in one call and slower in
 /// another), level at 1.75, and slower from 2
-/// (docs/results/2026-11-28-s39-cpu.md). u16, whose recursion converts
+/// (docs/results/2026-11-28-s39-cpu.md); on a 2-core Sapphire Rapids VM
+/// gray is level at 2 (docs/results/2026-11-29-s43-audit.md). Colour f32
+/// keeps [`FIR_MAX_SIGMA`]: on that VM RGBA at sigma 2, 2.5 and 3 took
+/// 29-30, 34 and 37 ms through the FIR against the recursion's 39-42
+/// (the Xeon host's two threads had it the other way at sigma 2, 82-95
+/// against 74-76 ms; with 16 threads level). u16, whose recursion converts
 /// each sample on the way in and out, had the FIR faster at sigma 2 at
-/// every thread count (sigma 3 was not measured there), so it keeps
-/// [`FIR_MAX_SIGMA`].
+/// every thread count there, so it keeps [`FIR_MAX_SIGMA`] too.
 pub(crate) const FIR_MAX_SIGMA_F32_512: f32 = 1.5;
 
 /// The most L1 distance allowed between an axis's f32 weights and the
@@ -135,19 +139,18 @@ pub(crate) struct Fir {
 }
 
 impl Fir {
-    /// The plan for a `width` x `height` image of samples `T` on the
-    /// instruction set `isa`, or `None` when `T` is not u16 or f32, or a
-    /// sigma is above [`FIR_MAX_SIGMA`] (for f32 with 512-bit vectors,
-    /// [`FIR_MAX_SIGMA_F32_512`]). The caller handles both axes being
-    /// copies.
+    /// The plan for a `width` x `height` image of `channels` samples `T`
+    /// on the instruction set `isa`, or `None` when `T` is not u16 or f32,
+    /// or a sigma is above [`FIR_MAX_SIGMA`] (for f32 gray with 512-bit
+    /// vectors, [`FIR_MAX_SIGMA_F32_512`]). The caller handles both axes
+    /// being copies.
     pub(crate) fn new<T: Sample>(
         p: &GaussianParams,
-        width: usize,
-        height: usize,
+        (width, height, channels): (usize, usize, usize),
         isa: Isa,
     ) -> Option<Fir> {
         let float = [TypeId::of::<f32>(), TypeId::of::<u16>()].contains(&TypeId::of::<T>());
-        let most = if same::<T, f32>() && isa.vector_bits() >= 512 {
+        let most = if same::<T, f32>() && channels == 1 && isa.vector_bits() >= 512 {
             FIR_MAX_SIGMA_F32_512
         } else {
             FIR_MAX_SIGMA

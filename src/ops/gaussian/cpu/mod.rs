@@ -225,7 +225,7 @@ fn fill_c<'o, T: Sample, const C: usize>(
             return mem::cast_slice_mut::<u8, T>(out).expect("u8 samples");
         }
     }
-    if let Some(f) = Fir::new::<T>(p, w, h, isa) {
+    if let Some(f) = Fir::new::<T>(p, (w, h, C), isa) {
         return fir::fill::<T, C>(Rows::of(img), (w, h), &f, isa, out);
     }
     // Each band writes all of its rows, each piece just before it is used:

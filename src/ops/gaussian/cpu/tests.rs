@@ -67,8 +67,8 @@ fn max_abs_error<T: Sample>(img: &Image<T>, p: &GaussianParams) -> f64 {
 /// The documented limits with the instruction set `isa`: 1e-5 of the
 /// largest |input| for the FIRs (below [`IIR_MIN_SIGMA`], and u16 and f32
 /// where [`Fir::new`] takes them), 1e-3 for Deriche's recursion.
-fn tolerance<T: Sample>(p: &GaussianParams, w: usize, h: usize, isa: Isa) -> f64 {
-    if p.sigma_x.max(p.sigma_y) < IIR_MIN_SIGMA || Fir::new::<T>(p, w, h, isa).is_some() {
+fn tolerance<T: Sample>(p: &GaussianParams, shape: (usize, usize, usize), isa: Isa) -> f64 {
+    if p.sigma_x.max(p.sigma_y) < IIR_MIN_SIGMA || Fir::new::<T>(p, shape, isa).is_some() {
         1e-5
     } else {
         1e-3
@@ -85,7 +85,7 @@ fn check<T: Sample>(w: usize, h: usize, c: usize, p: &GaussianParams, seed: u64)
     for isa in Isa::available() {
         let e = max_error(&img, p, isa);
         assert!(
-            e <= tolerance::<T>(p, w, h, isa),
+            e <= tolerance::<T>(p, (w, h, c), isa),
             "{w}x{h}x{c} {} {isa:?}: {p:?}: error {e:.2e}",
             T::TYPE
         );
@@ -427,7 +427,7 @@ fn fir_matches_the_reference_at_every_strip_width() {
                 let c = [1, 3, 4][i as usize % 3];
                 let sy = [s, 0.0, 1.3][i as usize % 3];
                 for p in [params(s, sy, border), params(0.0, s, border)] {
-                    assert!(Fir::new::<f32>(&p, w, h, Isa::Portable).is_some());
+                    assert!(Fir::new::<f32>(&p, (w, h, c), Isa::Portable).is_some());
                     check::<f32>(w, h, c, &p, i);
                     check::<u16>(w, h, c, &p, i + 1);
                     i += 2;
@@ -452,7 +452,7 @@ fn fir_column_ranges_and_row_groups_do_not_show() {
             for (w, h, c) in [(2100, 37, 1), (1400, 40, 3), (2600, 20, 4)] {
                 for (i, border) in [Border::Replicate, Border::Mirror].into_iter().enumerate() {
                     let p = params(2.5 + i as f32 * 0.5, 1.5, border);
-                    assert!(Fir::new::<f32>(&p, w, h, Isa::Portable).is_some());
+                    assert!(Fir::new::<f32>(&p, (w, h, c), Isa::Portable).is_some());
                     check::<f32>(w, h, c, &p, (w + i) as u64);
                     let p = params(FIR_MAX_SIGMA, 2.0, border);
                     check::<u16>(w, h, c, &p, (h + i + threads) as u64);
@@ -483,18 +483,23 @@ fn fir_weights_are_within_their_budget() {
     assert_eq!(radii, [5, 10, 14]);
     // Types and sigmas the FIR leaves to other paths.
     let p = params(2.0, FIR_MAX_SIGMA + 0.1, Border::Mirror);
-    assert!(Fir::new::<f32>(&p, 9, 9, Isa::Portable).is_none());
+    assert!(Fir::new::<f32>(&p, (9, 9, 1), Isa::Portable).is_none());
     let p = params(2.0, 2.0, Border::Mirror);
-    assert!(Fir::new::<u8>(&p, 9, 9, Isa::Portable).is_none());
-    // Where the recursion has 512-bit vectors, f32 takes the FIR up to
-    // FIR_MAX_SIGMA_F32_512 only; u16 up to FIR_MAX_SIGMA still.
+    assert!(Fir::new::<u8>(&p, (9, 9, 1), Isa::Portable).is_none());
+    // Where the recursion has 512-bit vectors, f32 gray takes the FIR up
+    // to FIR_MAX_SIGMA_F32_512 only; colour f32 and u16 up to
+    // FIR_MAX_SIGMA still.
     #[cfg(target_arch = "x86_64")]
     {
         let wide = |s: f32| params(s, FIR_MAX_SIGMA_F32_512, Border::Mirror);
-        assert!(Fir::new::<f32>(&wide(1.0), 9, 9, Isa::Avx512).is_some());
-        assert!(Fir::new::<f32>(&wide(FIR_MAX_SIGMA_F32_512 + 0.1), 9, 9, Isa::Avx512).is_none());
-        assert!(Fir::new::<f32>(&wide(2.0), 9, 9, Isa::Avx2).is_some());
-        assert!(Fir::new::<u16>(&wide(FIR_MAX_SIGMA), 9, 9, Isa::Avx512).is_some());
+        let over = wide(FIR_MAX_SIGMA_F32_512 + 0.1);
+        assert!(Fir::new::<f32>(&wide(1.0), (9, 9, 1), Isa::Avx512).is_some());
+        assert!(Fir::new::<f32>(&over, (9, 9, 1), Isa::Avx512).is_none());
+        assert!(Fir::new::<f32>(&wide(2.0), (9, 9, 1), Isa::Avx2).is_some());
+        for c in [3, 4] {
+            assert!(Fir::new::<f32>(&wide(FIR_MAX_SIGMA), (9, 9, c), Isa::Avx512).is_some());
+        }
+        assert!(Fir::new::<u16>(&wide(FIR_MAX_SIGMA), (9, 9, 1), Isa::Avx512).is_some());
     }
 }
 
