@@ -416,6 +416,15 @@ fn s43_audit_findings() {
         "only the input"
     );
 
+    // `apply` or `stream` of `spec` on w.raw (mono8 frames of `size`) into `o`.
+    let too_big = |cmd: &str, spec: &str, size: &str, o: &str| {
+        let (raw, out) = (s("w.raw"), s(o));
+        let args = [
+            "--device", "cpu", cmd, "-f", spec, "--size", size, "--format", "mono8", &raw, "-o",
+            &out,
+        ];
+        hostile(&args, &[2])
+    };
     for (o, size) in [("y.webp", "16384"), ("y.jpg", "65535")] {
         let wide = if o.ends_with("jpg") {
             "70000x1"
@@ -424,23 +433,7 @@ fn s43_audit_findings() {
         };
         let bytes = if o.ends_with("jpg") { 70000 } else { 20000 };
         std::fs::write(dir.path().join("w.raw"), vec![9u8; bytes]).unwrap();
-        let err = hostile(
-            &[
-                "--device",
-                "cpu",
-                "apply",
-                "-f",
-                "gaussian=sigma=1",
-                "--size",
-                wide,
-                "--format",
-                "mono8",
-                &s("w.raw"),
-                "-o",
-                &s(o),
-            ],
-            &[2],
-        );
+        let err = too_big("apply", "gaussian=sigma=1", wide, o);
         assert!(
             err.contains(&format!("at most {size} pixels a side")),
             "{err}"
@@ -448,45 +441,13 @@ fn s43_audit_findings() {
         assert!(!dir.path().join(o).exists());
         // The size after the pipeline: a transpose turns the row into a
         // column, which the format holds no better.
-        let err = hostile(
-            &[
-                "--device",
-                "cpu",
-                "apply",
-                "-f",
-                "transpose",
-                "--size",
-                wide,
-                "--format",
-                "mono8",
-                &s("w.raw"),
-                "-o",
-                &s(o),
-            ],
-            &[2],
-        );
+        let err = too_big("apply", "transpose", wide, o);
         assert!(
             err.contains(&format!("is 1x{}", &wide[..wide.len() - 2])),
             "{err}"
         );
     }
-    let err = hostile(
-        &[
-            "--device",
-            "cpu",
-            "stream",
-            "-f",
-            "gaussian=sigma=1",
-            "--size",
-            "20000x1",
-            "--format",
-            "mono8",
-            &s("w.raw"),
-            "-o",
-            &s("f%d.webp"),
-        ],
-        &[2],
-    );
+    let err = too_big("stream", "gaussian=sigma=1", "20000x1", "f%d.webp");
     assert!(err.contains("at most 16384 pixels a side"), "{err}");
 
     let png = dir.path().join("g.png");
