@@ -134,6 +134,42 @@ fn spread(mut t: Vec<Duration>) -> (f64, f64, f64) {
     (ms(t[t.len() / 2]), ms(t[0]), ms(t[t.len() - 1]))
 }
 
+/// The least time a CPU row's warm-up calls take.
+const CPU_WARM: Duration = Duration::from_millis(50);
+
+/// How long every thread of the rayon pool spins before the first CPU row.
+const POOL_WARM: Duration = Duration::from_millis(150);
+
+/// Keeps every thread of the rayon pool busy for [`POOL_WARM`]. Measured
+/// on a 2-core VM (s44): in a process's first 0.1 s or so the pool's
+/// second thread took part in about half of the calls of a 0.14 ms
+/// reduction (the median of 200 was 0.28 ms), so the first row that a
+/// `bench` timed was slower than the same calls later, even after
+/// [`warm_up`].
+fn warm_pool() {
+    let until = std::time::Instant::now() + POOL_WARM;
+    rayon::broadcast(|_| {
+        while std::time::Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    });
+}
+
+/// Calls `once` back to back for at least [`CPU_WARM`] (and at least once)
+/// before a CPU row is timed, so that the timed calls find the rayon
+/// pool's threads awake, as a peer's back-to-back calls do. Measured on a
+/// 2-core VM (docs/PERFORMANCE.md, s44): after the pause in which a row's
+/// input is made, the first calls of a 0.14 ms reduction ran on one thread
+/// (0.3-0.45 ms, and up to 1.2 ms), so `--iters 3` timed a waking pool.
+fn warm_up(once: &mut tuning::Runner<'_>) -> Result<()> {
+    let start = std::time::Instant::now();
+    once()?;
+    while start.elapsed() < CPU_WARM {
+        once()?;
+    }
+    Ok(())
+}
+
 /// The operations to time, each with the parameter sets `cfg` asks for.
 type Plan = Vec<(&'static dyn Tunable, Vec<OpParams>)>;
 
@@ -181,6 +217,7 @@ impl Bench<'_> {
     /// built (a sample type or channel count the operation does not read)
     /// is the row's error.
     fn cpu_rows(&mut self) -> Result<()> {
+        warm_pool();
         for (t, sets) in &self.plan {
             for params in sets.iter() {
                 let case = match self.case(*t, params.clone()) {
@@ -199,7 +236,7 @@ impl Bench<'_> {
                         continue;
                     }
                 };
-                once()?;
+                warm_up(&mut once)?;
                 let times = (0..self.cfg.iters)
                     .map(|_| once())
                     .collect::<Result<Vec<_>>>()?;

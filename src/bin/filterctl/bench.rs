@@ -30,7 +30,8 @@ pub struct Args {
     #[arg(long, value_name = "1|3|4", default_value_t = 1, value_parser = parse_channels)]
     channels: usize,
 
-    /// Timed runs per variant, after one warm-up run.
+    /// Timed runs per variant, after one warm-up run (the CPU path: warm-up
+    /// calls for at least 50 ms).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     iters: u32,
 
