@@ -529,3 +529,45 @@ fn view_checks_the_input_before_the_window() {
         .code(1)
         .stderr(contains("cannot open a window"));
 }
+
+/// A trailer (`--skip`) longer than the rest of the input ends the stream
+/// after the first frame with a warning, and where it swallowed whole
+/// frames' worth of bytes the warning asks whether its length is right; a
+/// trailer cut short within a frame's length does not say so.
+#[test]
+fn a_trailer_that_swallows_frames_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Ten frames of 8x4 mono8 (32 bytes each).
+    std::fs::write(
+        d.join("in.raw"),
+        (0..320).map(|i| i as u8).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let stream = |skip: &str| {
+        let mut c = filterctl(d);
+        c.args(["--device", "cpu", "stream", "-f", "gaussian=sigma=1"])
+            .args(["--size", "8x4", "--format", "mono8", "--skip", skip])
+            .args(["in.raw", "-o", "out.raw"]);
+        c
+    };
+    stream("1000000")
+        .assert()
+        .success()
+        .stderr(contains(
+            "288 bytes into the 1000000-byte trailer after frame 0",
+        ))
+        .stderr(contains(
+            "as many bytes as 9 more frame(s): is its length right?",
+        ));
+    assert_eq!(std::fs::read(d.join("out.raw")).unwrap().len(), 32);
+    // 3 frames of 32 bytes with 70-byte trailers: the third trailer is cut
+    // to 10 bytes, less than a frame.
+    std::fs::write(d.join("in.raw"), vec![7u8; 3 * 32 + 2 * 70 + 10]).unwrap();
+    stream("70")
+        .assert()
+        .success()
+        .stderr(contains("10 bytes into the 70-byte trailer after frame 2"))
+        .stderr(contains("is its length right").not());
+    assert_eq!(std::fs::read(d.join("out.raw")).unwrap().len(), 3 * 32);
+}

@@ -97,9 +97,20 @@ impl<R: Read> FrameReader<R> {
             let got = self.skip_trailer()?;
             if got < self.skip {
                 self.ended = true;
+                // A trailer longer than the frames it follows is most
+                // likely a wrong length, which has just swallowed frames.
+                let swallowed = got / self.frame_bytes;
+                let hint = if swallowed > 0 {
+                    format!(
+                        "; the trailer took as many bytes as {swallowed} more frame(s): \
+                         is its length right?"
+                    )
+                } else {
+                    String::new()
+                };
                 log::warn!(
                     "the input ended {got} bytes into the {}-byte trailer after frame {}; \
-                     that frame is whole and counts",
+                     that frame is whole and counts{hint}",
                     self.skip,
                     self.frames - 1
                 );
