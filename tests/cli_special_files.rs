@@ -529,3 +529,55 @@ fn a_full_stdout_is_named_stdout() {
         .code(1)
         .stderr(predicates::str::contains("stdout: No space left"));
 }
+
+/// `sort` holds its input whole, so it reads at most the decode limit
+/// (`FILTERCTL_DECODE_LIMIT`): an endless device is refused once past it
+/// (it used to be read until the system killed the process), a regular
+/// file over it before it is read, stdin once past it; the old output
+/// stays, and a file within the limit sorts.
+#[test]
+fn sort_reads_at_most_the_decode_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("k.bin");
+    std::fs::write(&out, b"old").unwrap();
+    let big = dir.path().join("big.bin");
+    std::fs::write(&big, vec![3u8; 8192]).unwrap();
+    let sort = |input: &str| {
+        let mut c = filterctl();
+        c.env("FILTERCTL_DECODE_LIMIT", "4K").args([
+            "sort",
+            "--type",
+            "u32",
+            input,
+            "-o",
+            &s(&out),
+        ]);
+        c
+    };
+    let refused = |a: assert_cmd::assert::Assert, what: &str| {
+        let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+        a.code(1);
+        assert!(err.contains(what), "{err}");
+        assert!(
+            err.contains("over the decode limit of 4 KiB (4096 bytes)"),
+            "{err}"
+        );
+        assert!(err.contains("FILTERCTL_DECODE_LIMIT="), "{err}");
+    };
+    refused(
+        sort("/dev/zero").assert(),
+        "/dev/zero: decoding the keys needs more",
+    );
+    refused(
+        sort(&s(&big)).assert(),
+        "decoding the keys needs 8 KiB (8192 bytes)",
+    );
+    refused(
+        sort("-").write_stdin(vec![0u8; 8192]).assert(),
+        "decoding the keys needs more",
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), b"old");
+    std::fs::write(&big, [9u8, 0, 0, 0, 2, 0, 0, 0]).unwrap();
+    sort(&s(&big)).assert().success();
+    assert_eq!(std::fs::read(&out).unwrap(), [2u8, 0, 0, 0, 9, 0, 0, 0]);
+}

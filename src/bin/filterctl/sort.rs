@@ -6,8 +6,10 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clfilter::image::output::OutputFile;
+use clfilter::image::DecodeLimits;
 use clfilter::ops::sort::{SortExt, SortKey};
 use clfilter::ops::RunReport;
+use clfilter::simd::mem::try_with_capacity;
 use clfilter::Engine;
 use serde::Serialize;
 
@@ -78,7 +80,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         inputs.check_output(&args.output)?;
         check_output_file(&args.output)?;
     }
-    let bytes = read_input(&args.input)?;
+    let bytes = read_input(&args.input, &DecodeLimits::from_env()?)?;
     if bytes.len() % 4 != 0 {
         return Err(CliError::Engine(clfilter::Error::InvalidInput(format!(
             "{}: {} bytes is not a whole number of 4-byte keys",
@@ -88,9 +90,9 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     }
     let engine = global.engine()?;
     let (sorted, report) = match args.key {
-        KeyType::F32 => sort_as::<f32>(&engine, &bytes, f32::from_le_bytes, f32::to_le_bytes),
-        KeyType::U32 => sort_as::<u32>(&engine, &bytes, u32::from_le_bytes, u32::to_le_bytes),
-        KeyType::I32 => sort_as::<i32>(&engine, &bytes, i32::from_le_bytes, i32::to_le_bytes),
+        KeyType::F32 => sort_as::<f32>(&engine, bytes, f32::from_le_bytes, f32::to_le_bytes),
+        KeyType::U32 => sort_as::<u32>(&engine, bytes, u32::from_le_bytes, u32::to_le_bytes),
+        KeyType::I32 => sort_as::<i32>(&engine, bytes, i32::from_le_bytes, i32::to_le_bytes),
     }
     .map_err(|e| e.context(input_name(&args.input)))?;
     status!("{}", report_line(None, "sort", &report, None));
@@ -112,32 +114,75 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
 }
 
 /// Sorts the words of `bytes` as `K` and returns them as bytes again.
+/// Every array here is asked for fallibly, and `bytes` and the keys are
+/// dropped once copied, so the most held at once is the keys and the
+/// sort's two working arrays (3 times the input; the probe below asks for
+/// the working arrays' size first, because the sort allocates them
+/// infallibly). Memory the system refuses is then an `OutOfMemory`
+/// error, not an abort.
 fn sort_as<K: SortKey>(
     engine: &Engine,
-    bytes: &[u8],
+    bytes: Vec<u8>,
     from: fn([u8; 4]) -> K,
     to: fn(K) -> [u8; 4],
 ) -> Result<(Vec<u8>, RunReport), CliError> {
-    let keys: Vec<K> = bytes
-        .chunks_exact(4)
-        .map(|c| from([c[0], c[1], c[2], c[3]]))
-        .collect();
+    let n = bytes.len() / 4;
+    let mut keys: Vec<K> = try_with_capacity(n)?;
+    keys.extend(
+        bytes
+            .chunks_exact(4)
+            .map(|c| from([c[0], c[1], c[2], c[3]])),
+    );
+    drop(bytes);
+    drop(try_with_capacity::<K>(2 * n)?);
     let (sorted, report) = engine.sort_report(&keys)?;
-    Ok((sorted.into_iter().flat_map(to).collect(), report))
+    drop(keys);
+    let mut out: Vec<u8> = try_with_capacity(4 * n)?;
+    out.extend(sorted.into_iter().flat_map(to));
+    Ok((out, report))
 }
 
-fn read_input(path: &Path) -> Result<Vec<u8>, CliError> {
+/// The input's bytes, at most `limits`' bytes (the decode limit, which
+/// bounds every input the tool holds whole): a regular file's length is
+/// checked first and its memory asked for fallibly; anything else (stdin,
+/// a pipe, a device such as `/dev/zero`) is read up to one byte past the
+/// limit.
+fn read_input(path: &Path, limits: &DecodeLimits) -> Result<Vec<u8>, CliError> {
     let io = |source| CliError::Io {
         path: path.to_path_buf(),
         source,
     };
+    let cap = limits.max_bytes.unwrap_or(u64::MAX);
+    let over = |need| clfilter::Error::DecodeLimit {
+        path: path.to_path_buf(),
+        what: "the keys".to_string(),
+        need,
+        limit: cap,
+    };
+    let mut v = Vec::new();
     if is_stdio(path) {
-        let mut v = Vec::new();
-        std::io::stdin().lock().read_to_end(&mut v).map_err(io)?;
-        Ok(v)
+        std::io::stdin()
+            .lock()
+            .take(cap.saturating_add(1))
+            .read_to_end(&mut v)
+            .map_err(io)?;
     } else {
-        std::fs::read(path).map_err(io)
+        let f = std::fs::File::open(path).map_err(io)?;
+        let meta = f.metadata().map_err(io)?;
+        if meta.is_file() {
+            if meta.len() > cap {
+                return Err(over(Some(meta.len())).into());
+            }
+            v = try_with_capacity(meta.len() as usize)?;
+        }
+        f.take(cap.saturating_add(1))
+            .read_to_end(&mut v)
+            .map_err(io)?;
     }
+    if v.len() as u64 > cap {
+        return Err(over(None).into());
+    }
+    Ok(v)
 }
 
 fn write_output(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
