@@ -230,6 +230,14 @@ fn the_cli_prints_the_json_shape_and_draws_a_png() {
             .assert()
             .code(2);
     }
+    // An end past f32's range is named as typed, not as the infinity it
+    // would round to.
+    filterctl()
+        .args(["--device", "cpu", "histogram", "--range", "0:1e300"])
+        .arg(&input)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("1e300 is beyond the f32 range"));
 }
 
 #[test]

@@ -62,10 +62,20 @@ fn parse_range(s: &str) -> Result<(f32, f32), CliError> {
         .find(|&(_, c)| c == ':')
         .map(|(i, _)| i);
     let (lo, hi) = at.map(|i| (&s[..i], &s[i + 1..])).ok_or_else(bad)?;
-    Ok((
-        lo.trim().parse().map_err(|_| bad())?,
-        hi.trim().parse().map_err(|_| bad())?,
-    ))
+    let end = |t: &str| -> Result<f32, CliError> {
+        let v: f64 = t.trim().parse().map_err(|_| bad())?;
+        // A finite value past f32's range would become an infinity, which
+        // the engine's message would show instead of what was typed.
+        if v.is_finite() && v.abs() > f64::from(f32::MAX) {
+            return Err(CliError::usage(format!(
+                "--range {s}: {} is beyond the f32 range (at most {:e} in magnitude)",
+                t.trim(),
+                f32::MAX
+            )));
+        }
+        Ok(v as f32)
+    };
+    Ok((end(lo)?, end(hi)?))
 }
 
 /// The channel names of a `channels`-channel image.
