@@ -770,3 +770,40 @@ fn tune_for_measures_what_apply_runs() {
     );
     assert!(!e.contains("not tuned"), "{e}");
 }
+
+/// `tune` at the default device where no OpenCL device can be opened
+/// (the ICD loader finds no platform) says why, not only that the CPU
+/// backend cannot be tuned; with `--device cpu`, chosen by the user, the
+/// short message stays. Both are exit 2.
+#[test]
+fn tune_without_a_usable_opencl_device_says_why() {
+    let cache = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let run = |device: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_filterctl"))
+            .env("FILTERCTL_CACHE_DIR", cache.path())
+            .env("OCL_ICD_VENDORS", empty.path())
+            .env("OCL_ICD_FILENAMES", "")
+            .env_remove("FILTERCTL_VARIANT")
+            .env_remove("RUST_LOG")
+            .args([
+                "--device",
+                device,
+                "tune",
+                "--ops",
+                "transpose",
+                "--sizes",
+                "16x16",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{device}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let auto = run("auto");
+    assert!(auto.contains("tuning needs an OpenCL device"), "{auto}");
+    assert!(auto.contains("; no OpenCL device was usable: "), "{auto}");
+    let cpu = run("cpu");
+    assert!(cpu.contains("tuning needs an OpenCL device"), "{cpu}");
+    assert!(!cpu.contains("was usable"), "{cpu}");
+}

@@ -198,6 +198,20 @@ impl Global {
             }
         }
     }
+
+    /// Why [`Global::measuring_engine`] fell back to the CPU backend: the
+    /// error of opening an OpenCL device, where the selector is `auto`
+    /// (`None` where the user chose the device, or one opens now).
+    pub fn no_opencl_reason(&self) -> Option<String> {
+        if self.device != DeviceSelector::Auto {
+            return None;
+        }
+        let opencl = Global {
+            device: DeviceSelector::OpenCl,
+            ..self.clone()
+        };
+        opencl.engine().err().map(|e| e.to_string())
+    }
 }
 
 fn init_logging(verbose: u8, quiet: u8) {

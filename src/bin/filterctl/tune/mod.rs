@@ -335,7 +335,18 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
             engine.backend().describe()
         );
     }
-    let report = measure(&engine, &args)?;
+    let report = measure(&engine, &args).map_err(|e| match (e, engine.backend().device()) {
+        // `auto` found no usable OpenCL device: say why, as `-v` would.
+        (CliError::Engine(clfilter::Error::InvalidArgument(m)), None) => {
+            match global.no_opencl_reason() {
+                Some(why) => CliError::Engine(clfilter::Error::InvalidArgument(format!(
+                    "{m}; no OpenCL device was usable: {why}"
+                ))),
+                None => CliError::Engine(clfilter::Error::InvalidArgument(m)),
+            }
+        }
+        (e, _) => e,
+    })?;
     if report.keys.is_empty() && args.for_input.is_none() {
         // Every key of the options was refused (the warnings above say
         // why, such as an odd size for demosaic): nothing was measured,
