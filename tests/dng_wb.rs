@@ -127,4 +127,15 @@ fn wb_camera_without_a_recorded_white_balance_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("not a DNG"), "{err}");
     assert!(!dir.path().join("y.png").exists());
+    // A DNG cut inside its first directory is not recognised as a DNG, and
+    // says that it is cut (exit 1), as it does without `wb=camera`.
+    let whole = dng(8, 6, &[]);
+    std::fs::write(p("cut.dng"), &whole[..12]).unwrap();
+    for spec in ["demosaic,wb=camera", "demosaic"] {
+        let o = filterctl(&["apply", "-f", spec, &p("cut.dng"), "-o", &p("z.png")]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{spec}: {err}");
+        assert!(err.contains("truncated"), "{spec}: {err}");
+        assert!(!dir.path().join("z.png").exists());
+    }
 }

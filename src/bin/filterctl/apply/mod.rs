@@ -301,6 +301,13 @@ fn load_job<'a>(ctx: &Context<'a>, job: &Job) -> Result<Loaded<'a>, CliError> {
     let regular = std::fs::metadata(&job.input).is_ok_and(|m| m.is_file());
     let is_dng = regular && !is_stdio(&job.input) && clfilter::image::dng::is_dng(&job.input)?;
     if !is_dng && uses_camera_wb(&ctx.args.spec) {
+        // A file that cannot be read at all (a DNG cut inside its first
+        // directory is not recognised as one) says so, as it would
+        // without `wb=camera`, rather than that it is no DNG.
+        if regular && !is_stdio(&job.input) && ctx.frame.is_none() {
+            let limits = ctx.args.decode_limit.unwrap_or_default();
+            clfilter::image::load_with(&job.input, &limits)?;
+        }
         return Err(in_file(CliError::usage(
             "wb=camera takes the white balance a DNG file recorded, and this input is not a DNG; \
              give r=, g=, b= or use wb=auto",
