@@ -194,25 +194,25 @@ fn load_capped(path: &Path, cap: u64) -> TuningFile {
         Err(ReadFailure::Missing) => return TuningFile::default(),
         Err(ReadFailure::TooBig(size)) => {
             match cache::set_aside(path, "oversized") {
-                Ok(aside) => log::warn!(
+                Ok(aside) => warn_once(format!(
                     "tuning cache {} is over the {cap}-byte limit ({size} bytes); \
                      moved it to {} and working without it",
                     path.display(),
                     aside.display()
-                ),
-                Err(e) => log::warn!(
+                )),
+                Err(e) => warn_once(format!(
                     "tuning cache {} is over the {cap}-byte limit ({size} bytes) \
                      and could not be moved aside ({e}); working without it",
                     path.display()
-                ),
+                )),
             }
             return TuningFile::default();
         }
         Err(e) => {
-            log::warn!(
+            warn_once(format!(
                 "tuning cache {} is unreadable ({e}); working without it",
                 path.display()
-            );
+            ));
             return TuningFile::default();
         }
     };
@@ -224,20 +224,34 @@ fn parse(path: &Path, bytes: &[u8]) -> TuningFile {
     match serde_json::from_slice::<TuningFile>(bytes) {
         Ok(f) if f.format == FORMAT => f,
         Ok(f) => {
-            log::warn!(
+            warn_once(format!(
                 "tuning cache {} has format {} (this build reads {FORMAT}); working without it",
                 path.display(),
                 f.format
-            );
+            ));
             TuningFile::default()
         }
         Err(e) => {
-            log::warn!(
+            warn_once(format!(
                 "tuning cache {} is corrupt ({e}); working without it, the next `filterctl tune` rewrites it",
                 path.display()
-            );
+            ));
             TuningFile::default()
         }
+    }
+}
+
+/// Logs `message` as a warning once per process: the engine and
+/// `filterctl tune` each read the cache, and a corrupt file would otherwise
+/// be reported as many times as it is read.
+fn warn_once(message: String) {
+    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !seen.contains(&message) {
+        log::warn!("{message}");
+        seen.push(message);
     }
 }
 
