@@ -571,3 +571,32 @@ fn a_trailer_that_swallows_frames_is_named() {
         .stderr(contains("is its length right").not());
     assert_eq!(std::fs::read(d.join("out.raw")).unwrap().len(), 3 * 32);
 }
+
+/// `stream`'s stage list names each stage's variants; a stage that runs no
+/// operation (a conversion to the type it already has) is named alone, not
+/// with an empty `()`.
+#[test]
+fn stream_stages_name_their_variants() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("in.raw"), noise(2 * 16 * 8, 7)).unwrap();
+    let out = filterctl(d)
+        .args(["--device", "cpu", "stream", "-f", "demosaic,convert=u8"])
+        .args([
+            "--size",
+            "16x8",
+            "--format",
+            "bayer_rggb8",
+            "in.raw",
+            "-o",
+            "out.raw",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("stages: demosaic=pattern=rggb:method=mhc (cpu) -> convert=u8\n"),
+        "{err}"
+    );
+}

@@ -577,6 +577,9 @@ fn sort_reads_at_most_the_decode_limit() {
         "decoding the keys needs more",
     );
     assert_eq!(std::fs::read(&out).unwrap(), b"old");
+    let a = sort(&s(dir.path())).assert().code(1);
+    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("is a folder, not a file of keys"), "{err}");
     std::fs::write(&big, [9u8, 0, 0, 0, 2, 0, 0, 0]).unwrap();
     sort(&s(&big)).assert().success();
     assert_eq!(std::fs::read(&out).unwrap(), [2u8, 0, 0, 0, 9, 0, 0, 0]);

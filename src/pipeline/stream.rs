@@ -473,7 +473,13 @@ fn stage_names(outcomes: &[super::StageOutcome]) -> Vec<String> {
         .iter()
         .map(|o| {
             let v: Vec<&str> = o.reports.iter().map(|r| r.variant.as_str()).collect();
-            format!("{} ({})", o.op, v.join(", "))
+            // A stage that runs no operation (a type conversion) has no
+            // variant to name.
+            if v.is_empty() {
+                o.op.to_string()
+            } else {
+                format!("{} ({})", o.op, v.join(", "))
+            }
         })
         .collect()
 }

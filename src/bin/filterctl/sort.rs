@@ -169,6 +169,12 @@ fn read_input(path: &Path, limits: &DecodeLimits) -> Result<Vec<u8>, CliError> {
     } else {
         let f = std::fs::File::open(path).map_err(io)?;
         let meta = f.metadata().map_err(io)?;
+        if meta.is_dir() {
+            return Err(CliError::Failed(format!(
+                "{}: is a folder, not a file of keys",
+                path.display()
+            )));
+        }
         if meta.is_file() {
             if meta.len() > cap {
                 return Err(over(Some(meta.len())).into());
