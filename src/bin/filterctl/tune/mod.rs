@@ -309,6 +309,23 @@ fn measure(engine: &Engine, args: &Args) -> Result<TuneReport, CliError> {
     with_progress(|p| clfilter::tune::tune(engine, &cfg, p))
 }
 
+/// `e`, a failed tuning run; where the engine fell back to the CPU
+/// backend because `auto` found no usable OpenCL device, with that
+/// device's error appended (as `-v` would log it).
+fn with_reason(global: &Global, engine: &Engine, e: CliError) -> CliError {
+    match (e, engine.backend().device()) {
+        (CliError::Engine(clfilter::Error::InvalidArgument(m)), None) => {
+            match global.no_opencl_reason() {
+                Some(why) => CliError::Engine(clfilter::Error::InvalidArgument(format!(
+                    "{m}; no OpenCL device was usable: {why}"
+                ))),
+                None => CliError::Engine(clfilter::Error::InvalidArgument(m)),
+            }
+        }
+        (e, _) => e,
+    }
+}
+
 /// Runs `filterctl tune`.
 pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     if args.clear {
@@ -335,18 +352,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
             engine.backend().describe()
         );
     }
-    let report = measure(&engine, &args).map_err(|e| match (e, engine.backend().device()) {
-        // `auto` found no usable OpenCL device: say why, as `-v` would.
-        (CliError::Engine(clfilter::Error::InvalidArgument(m)), None) => {
-            match global.no_opencl_reason() {
-                Some(why) => CliError::Engine(clfilter::Error::InvalidArgument(format!(
-                    "{m}; no OpenCL device was usable: {why}"
-                ))),
-                None => CliError::Engine(clfilter::Error::InvalidArgument(m)),
-            }
-        }
-        (e, _) => e,
-    })?;
+    let report = measure(&engine, &args).map_err(|e| with_reason(global, &engine, e))?;
     if report.keys.is_empty() && args.for_input.is_none() {
         // Every key of the options was refused (the warnings above say
         // why, such as an odd size for demosaic): nothing was measured,
