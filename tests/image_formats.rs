@@ -524,3 +524,28 @@ fn pnm_samples_above_the_maxval_are_errors() {
     let e = read_from(&bytes[..], "depth0.pam", &DecodeLimits::default()).unwrap_err();
     assert!(e.to_string().contains("sample 257 of pixel (0, 0)"), "{e}");
 }
+
+/// A lossless WebP header declaring 16384 pixels a side, one past what the
+/// decoder takes, is reported as an unreadable size (the decoder gives
+/// 0x0), not as an empty image.
+#[test]
+fn a_webp_size_the_decoder_does_not_take_is_named() {
+    let payload = [&[0x2f, 0xff, 0xff, 0xff, 0x0f][..], &[0u8; 100]].concat();
+    let chunk = [
+        b"VP8L".as_slice(),
+        &(payload.len() as u32).to_le_bytes(),
+        &payload,
+    ]
+    .concat();
+    let len = (4 + chunk.len()) as u32;
+    let riff = [b"RIFF".as_slice(), &len.to_le_bytes(), b"WEBP", &chunk].concat();
+    let d = dir();
+    let path = d.path().join("big.webp");
+    std::fs::write(&path, riff).unwrap();
+    let err = clfilter::image::load(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("the decoder read an image size of 0x0"),
+        "{err}"
+    );
+    assert!(!err.contains("is empty"), "{err}");
+}

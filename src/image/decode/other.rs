@@ -169,6 +169,14 @@ pub(super) fn webp(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metad
 fn via_image(mut dec: impl ImageDecoder, b: &Budget, copies: u64) -> Result<(DynImage, Metadata)> {
     let (w, h) = dec.dimensions();
     let (w, h) = (u64::from(w), u64::from(h));
+    if w == 0 || h == 0 {
+        // The decoders give 0 where they did not read a size (`image-webp`
+        // for a lossless header declaring 16384 a side, past its limit),
+        // so say that rather than that the image is empty.
+        return Err(b.format(format!(
+            "the decoder read an image size of {w}x{h}: the header is corrupt or declares a size the decoder does not take"
+        )));
+    }
     let color = dec.color_type();
     let channels = usize::from(color.channel_count());
     b.shape(w, h, if channels == 2 { 4 } else { channels })?;
