@@ -549,3 +549,66 @@ fn a_webp_size_the_decoder_does_not_take_is_named() {
     );
     assert!(!err.contains("is empty"), "{err}");
 }
+
+/// Halves the first value of a little-endian TIFF's StripByteCounts (tag
+/// 279, SHORT or LONG, inline or at its offset); false if not found.
+fn halve_first_strip(tiff: &mut [u8]) -> bool {
+    let u32_at = |t: &[u8], at: usize| u32::from_le_bytes(t[at..at + 4].try_into().unwrap());
+    let ifd = u32_at(tiff, 4) as usize;
+    let n = usize::from(u16::from_le_bytes([tiff[ifd], tiff[ifd + 1]]));
+    for k in 0..n {
+        let e = ifd + 2 + 12 * k;
+        if u16::from_le_bytes([tiff[e], tiff[e + 1]]) != 279 {
+            continue;
+        }
+        let kind = u16::from_le_bytes([tiff[e + 2], tiff[e + 3]]);
+        let count = u32_at(tiff, e + 4);
+        let size = if kind == 3 { 2 } else { 4 };
+        let at = if count as usize * size <= 4 {
+            e + 8
+        } else {
+            u32_at(tiff, e + 8) as usize
+        };
+        if kind == 3 {
+            let v = u16::from_le_bytes([tiff[at], tiff[at + 1]]) / 2;
+            tiff[at..at + 2].copy_from_slice(&v.to_le_bytes());
+        } else {
+            let v = u32_at(tiff, at) / 2;
+            tiff[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        return true;
+    }
+    false
+}
+
+/// A TIFF whose first strip's byte count is halved (its LZW data then ends
+/// before its pixels do, inside a whole file) is reported as corrupt strip
+/// data, not as a file cut short; a file cut short still is.
+#[test]
+fn a_short_strip_inside_a_whole_tiff_is_not_called_truncated() {
+    use tiff::encoder::{colortype, Compression, TiffEncoder};
+    let (w, h) = (64u32, 48u32);
+    let mut rng = Rng::new(5);
+    let px: Vec<u16> = (0..w * h * 3).map(|_| rng.next_u64() as u16).collect();
+    let mut file = std::io::Cursor::new(Vec::new());
+    TiffEncoder::new(&mut file)
+        .unwrap()
+        .with_compression(Compression::Lzw)
+        .write_image::<colortype::RGB16>(w, h, &px)
+        .unwrap();
+    let whole = file.into_inner();
+    let limits = DecodeLimits::default();
+    let mut short = whole.clone();
+    assert!(halve_first_strip(&mut short));
+    let err = read_from(&short[..], "short.tif", &limits)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("a strip's data is corrupt or shorter than its pixels need"),
+        "{err}"
+    );
+    let cut = &whole[..whole.len() / 2];
+    let err = read_from(cut, "cut.tif", &limits).unwrap_err().to_string();
+    assert!(err.contains("truncated"), "{err}");
+    assert!(!err.contains("a strip's data"), "{err}");
+}

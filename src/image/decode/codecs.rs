@@ -205,6 +205,11 @@ impl Budget<'_> {
         ))
     }
 
+    /// Whether `e` is [`Budget::truncated`]'s error.
+    pub(super) fn is_truncated(&self, e: &Error) -> bool {
+        e.to_string() == self.truncated().to_string()
+    }
+
     /// Maps an error of the `image` crate's decoders.
     pub(super) fn image(&self, e: ::image::ImageError) -> Error {
         match e {

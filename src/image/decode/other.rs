@@ -29,7 +29,17 @@ pub(super) fn tiff(input: &mut dyn Input, b: &Budget) -> Result<(DynImage, Metad
     }
     rewind(input, b)?;
     let dec = TiffDecoder::new(&mut *input).map_err(|e| b.image(e))?;
-    via_image(dec, b, 2)
+    via_image(dec, b, 2).map_err(|e| match input.stream_position() {
+        // The decoder ran out of data before the file's end: a strip whose
+        // compressed bytes end before its pixels do (a byte count too small,
+        // or corrupt data), not a file cut short.
+        Ok(at) if at < b.file_len && b.is_truncated(&e) => b.format(format!(
+            "a strip's data is corrupt or shorter than its pixels need: \
+             the decoder ran out of it at byte {at} of {}",
+            b.file_len
+        )),
+        _ => e,
+    })
 }
 
 /// Decodes the PNM `input` (P1-P7; the decoder reads straight into the image).
