@@ -299,6 +299,19 @@ fn gray_integer_lines_sum_exactly_whatever_their_alignment() {
 }
 
 #[test]
+fn tall_narrow_u8_gray_columns_sum_exactly() {
+    // y_split and y_fused on tall narrow u8 images: 64 blocks, each part
+    // of a block walking hundreds of rows (4 x 200003: 391 rows a part;
+    // 12 x 131101: 257), near full scale, so that a walk that lost or
+    // wrapped a narrower count of rows would show.
+    let mut rng = Rng::new(13);
+    for (w, h) in [(4, 200_003), (12, 131_101)] {
+        let data = (0..w * h).map(|_| 255 - rng.below(3) as u8).collect();
+        check_integer_exact(&Image::from_vec(w, h, 1, data).expect("shape"));
+    }
+}
+
+#[test]
 fn a_u16_row_longer_than_a_work_items_uint_still_sums_exactly() {
     // x_tree's work-item adds width / 256 samples: past 2^16 of them, the
     // uint accumulator must fold into the ulong before it overflows.

@@ -121,6 +121,26 @@ inline ULONGN walk_int(__global const T* in, size_t base, size_t stride, long co
     return t;
 }
 #define ACC_T ULONGN
+// f(a, b, c, d, op) with `op` a constant in each arm (BY_OP) or as given
+// (AT_RUN_TIME). A constant op inlines one copy of the walk per reduction,
+// each folding I_COMBINE to one operation a sample, where a run-time op
+// kept a choice of min, max and add for every sample. On an H200
+// (8192x8192, 2026-11-29, docs/results/2026-11-29-s45-gpu.md) that took u8
+// RGBA from 66-68% of copy to 79-82% along y and from 70-73% to 77-89%
+// along x, u8 gray along x from 65-73% to 75-81%, and u16 gray along y
+// from 76% to 79-81%; but u8 RGB lost (along y 51% to 40%) and so did the
+// u8 gray column walk (53% to 44%), so those two keep the run-time op.
+// Four arguments, as every walk has: NVIDIA's OpenCL C refuses variadic
+// macros.
+#define AT_RUN_TIME(op, f, a, b, c, d) f(a, b, c, d, op)
+#if CH == 3
+#define BY_OP AT_RUN_TIME
+#else
+#define BY_OP(op, f, a, b, c, d)                                        \
+    ((op) == REDUCE_MIN   ? f(a, b, c, d, REDUCE_MIN)                   \
+     : (op) == REDUCE_MAX ? f(a, b, c, d, REDUCE_MAX)                   \
+                          : f(a, b, c, d, REDUCE_SUM))
+#endif
 #else
 #define ACC_T FLOATN
 #endif
@@ -224,10 +244,10 @@ __kernel void reduce_x_row(__global const T* in, int width, int height, int op,
 inline ACC_T row_part(__global const T* in, int y, int width, int lid, int op)
 {
 #if defined(INT_SUM) && defined(PACK) && CH == 1
-    return walk_packed(in, (size_t)y * (size_t)width, width, lid, op);
+    return BY_OP(op, walk_packed, in, (size_t)y * (size_t)width, width, lid);
 #elif defined(INT_SUM)
     long count = lid < width ? (width - lid + TEAM - 1) / TEAM : 0;
-    return walk_int(in, (size_t)y * (size_t)width + lid, TEAM, count, op);
+    return BY_OP(op, walk_int, in, (size_t)y * (size_t)width + lid, TEAM, count);
 #else
     FLOATN a = IDENTITY(op), c = (FLOATN)(0.0f);
     int x = lid;
@@ -336,6 +356,13 @@ void merge_column(__global const float* partial, int width, int blocks, int heig
 #define YV CAT(T, YPACK)
 #define TO_YU(v) CAT(convert_, YU)(v)
 
+// u8 gray (PACK 16) keeps the run-time op here (see BY_OP).
+#if PACK == 16
+#define COLS_BY_OP AT_RUN_TIME
+#else
+#define COLS_BY_OP BY_OP
+#endif
+
 // `count` vectors at v[base + j * stride], folded with `op` per lane.
 inline YL walk_cols(__global const YV* v, size_t base, size_t stride, long count, int op)
 {
@@ -369,8 +396,9 @@ __kernel void Y_KERNEL(__global const T* in, int width, int height, int op, int 
     int y1 = min((block + 1) * rows, height);
     int y0 = block * rows + part;
     long count = (x < width && y0 < y1) ? (y1 - y0 + SPLIT - 1) / SPLIT : 0;
-    buf[part][lx] = walk_cols((__global const YV*)in, ((size_t)y0 * (size_t)width + x) / YPACK,
-                              (size_t)SPLIT * (size_t)(width / YPACK), count, op);
+    buf[part][lx] = COLS_BY_OP(op, walk_cols, (__global const YV*)in,
+                          ((size_t)y0 * (size_t)width + x) / YPACK,
+                          (size_t)SPLIT * (size_t)(width / YPACK), count);
     for (int s = SPLIT / 2; s > 0; s >>= 1) {
         barrier(CLK_LOCAL_MEM_FENCE);
         if (part < s) buf[part][lx] = I_COMBINE(op, buf[part][lx], buf[part + s][lx]);
@@ -406,8 +434,8 @@ __kernel void Y_KERNEL(__global const T* in, int width, int height, int op, int 
     // to rows 2 block and 2 block + 1 of `partial`, bit for bit.
     int y0 = block * rows + part;
     long count = (x < width && y0 < y1) ? (y1 - y0 + SPLIT - 1) / SPLIT : 0;
-    buf[part][lx] = walk_int(in, (size_t)y0 * (size_t)width + x, (size_t)SPLIT * (size_t)width,
-                             count, op);
+    buf[part][lx] = BY_OP(op, walk_int, in, (size_t)y0 * (size_t)width + x,
+                          (size_t)SPLIT * (size_t)width, count);
     for (int s = SPLIT / 2; s > 0; s >>= 1) {
         barrier(CLK_LOCAL_MEM_FENCE);
         if (part < s) buf[part][lx] = I_COMBINE(op, buf[part][lx], buf[part + s][lx]);
