@@ -17,8 +17,16 @@ pub const STEP: usize = 48;
 pub fn sum_row<const C: usize>(isa: Isa, row: &[f32]) -> [f64; C] {
     let mut lanes = [0f64; STEP];
     let done = sum_lanes(isa, row, &mut lanes);
+    // Halve the lanes twice (24 and 12 are multiples of 1, 3 and 4, so lane
+    // j keeps channel j % C), then 12 into the channels, rather than 48
+    // dependent adds a row (4K f32 gray x sums, 2 threads: minima
+    // 0.65-0.72 ms against 0.68-0.75 ms, 2026-11-29).
+    let (lo, hi) = lanes.split_at_mut(STEP / 2);
+    lo.iter_mut().zip(&*hi).for_each(|(a, b)| *a += b);
+    let (lo, hi) = lo.split_at_mut(STEP / 4);
+    lo.iter_mut().zip(&*hi).for_each(|(a, b)| *a += b);
     let mut out = [0f64; C];
-    for (j, v) in lanes.iter().enumerate() {
+    for (j, v) in lo.iter().enumerate() {
         out[j % C] += v;
     }
     // `done` is a multiple of STEP, so of C: sample j of the rest is channel j % C.
