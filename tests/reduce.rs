@@ -211,8 +211,8 @@ fn the_stage_runs_on_host_and_device_and_refuses_bad_options() {
 /// path); the others are held to their float bound elsewhere.
 const ROUNDED_ONCE: &[&str] = &["cpu", "x_tree", "x_shfl", "y_split", "y_fused"];
 
-/// Sums, min and max of `img` along both axes against u64 arithmetic,
-/// for the variants of [`ROUNDED_ONCE`].
+/// Sums, min and max of every channel of `img` along both axes against
+/// u64 arithmetic, for the variants of [`ROUNDED_ONCE`].
 fn check_integer_exact<T: Sample>(img: &Image<T>) {
     let (w, h) = (img.width(), img.height());
     for (name, e, _) in engines() {
@@ -227,12 +227,12 @@ fn check_integer_exact<T: Sample>(img: &Image<T>) {
                     Err(err) => panic!("{name}: {err}"),
                 };
                 let (n, len) = if axis == Axis::X { (h, w) } else { (w, h) };
-                for i in 0..n {
+                for (i, ch) in (0..n).flat_map(|i| (0..img.channels()).map(move |ch| (i, ch))) {
                     let at = |j| {
                         let v = if axis == Axis::X {
-                            img.get(j, i, 0)
+                            img.get(j, i, ch)
                         } else {
-                            img.get(i, j, 0)
+                            img.get(i, j, ch)
                         };
                         v.to_f32() as u64
                     };
@@ -242,11 +242,14 @@ fn check_integer_exact<T: Sample>(img: &Image<T>) {
                         _ => (0..len).map(at).max().unwrap_or(0),
                     };
                     let g = if axis == Axis::X {
-                        got.get(0, i, 0)
+                        got.get(0, i, ch)
                     } else {
-                        got.get(i, 0, 0)
+                        got.get(i, 0, ch)
                     };
-                    assert_eq!(g, want as f32, "{name} {axis:?} {op:?} line {i}");
+                    assert_eq!(
+                        g, want as f32,
+                        "{name} {axis:?} {op:?} line {i} channel {ch}"
+                    );
                 }
             }
         }
@@ -308,6 +311,23 @@ fn tall_narrow_u8_gray_columns_sum_exactly() {
     for (w, h) in [(4, 200_003), (12, 131_101)] {
         let data = (0..w * h).map(|_| 255 - rng.below(3) as u8).collect();
         check_integer_exact(&Image::from_vec(w, h, 1, data).expect("shape"));
+    }
+}
+
+#[test]
+fn integer_rgb_columns_sum_exactly_read_as_gray_or_as_pixels() {
+    // y_split and y_fused read integer RGB whose 3 x width is a multiple of
+    // 4 as gray samples 3 x width wide (4, 8, 1364: one and several groups
+    // of columns); other widths (5, 7) as pixels. Near full scale, tall
+    // enough for several blocks.
+    let mut rng = Rng::new(14);
+    for (w, h) in [(4, 3001), (5, 777), (7, 300), (8, 9), (1364, 41)] {
+        let data = (0..w * h * 3).map(|_| 255 - rng.below(7) as u8).collect();
+        check_integer_exact(&Image::from_vec(w, h, 3, data).expect("shape"));
+        let data = (0..w * h * 3)
+            .map(|_| 65535 - rng.below(1000) as u16)
+            .collect();
+        check_integer_exact(&Image::from_vec(w, h, 3, data).expect("shape"));
     }
 }
 

@@ -78,6 +78,18 @@ pub(crate) fn launch<T: Sample>(
     }
     let shape = Shape::new(w, h, c, T::TYPE).with_params(crate::ops::OpParams::new(*p));
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
+    let y_variant = matches!(spec.name, "y_split" | "y_fused");
+    // Column sums of integer RGB are those of a gray image 3w samples wide,
+    // in the same order: channel k of column x is sample column 3x + k. So
+    // RGB takes the gray kernels, which load 4 sample columns a work-item
+    // where 3-sample pixels took one load each (docs/results/2026-11-29-s45-gpu.md).
+    let (w, c) = match (y_variant, c, T::TYPE) {
+        (true, 3, ty) if ty != crate::image::SampleType::F32 && (3 * w).is_multiple_of(4) => {
+            (3 * w, 1)
+        }
+        _ => (w, c),
+    };
+    let shape = Shape::new(w, h, c, T::TYPE).with_params(crate::ops::OpParams::new(*p));
     let (mut extra, ypack) = options_for(spec, T::TYPE, c, w);
     let fused = spec.name == "y_fused";
     if fused && dev.info().vendor.to_ascii_lowercase().contains("nvidia") {
@@ -85,12 +97,12 @@ pub(crate) fn launch<T: Sample>(
     }
     let extra = extra.as_str();
     let k = progs.kernel(dev, SPEC.name, spec, &shape, extra, &spec.kernel_name(SPEC.name))?;
-    if matches!(spec.name, "y_split" | "y_fused") {
+    if y_variant {
         let merge = match fused {
             true => None,
             false => Some(progs.kernel(dev, SPEC.name, spec, &shape, extra, "reduce_y_merge")?),
         };
-        return launch_y(dev, (&k, merge.as_ref()), input, out, p, ypack);
+        return launch_y(dev, (&k, merge.as_ref()), (input, out), (w, h, c), p, ypack);
     }
     let rows = LWS / team(spec, T::TYPE, c, w);
     let (global, local): (Vec<usize>, Vec<usize>) = match spec.name {
@@ -113,19 +125,22 @@ pub(crate) fn launch<T: Sample>(
 }
 
 /// `y_split` (pass 1 `k`, then `merge`) or `y_fused` (`k` alone, no
-/// `merge`) over `ypack` columns per work-item.
+/// `merge`) over `ypack` columns per work-item, reading `input` as a
+/// `w` x `h` image of `c` channels (its own shape, or RGB as gray).
 #[cfg(feature = "opencl")]
 fn launch_y<T: Sample>(
     dev: &Dev,
     (k, merge): (&crate::backend::opencl::Kernel, Option<&crate::backend::opencl::Kernel>),
-    input: &crate::backend::opencl::DeviceImage<T>,
-    out: &crate::backend::opencl::DeviceImage<f32>,
+    (input, out): (
+        &crate::backend::opencl::DeviceImage<T>,
+        &crate::backend::opencl::DeviceImage<f32>,
+    ),
+    (w, h, c): (usize, usize, usize),
     p: &ReduceParams,
     ypack: usize,
 ) -> Result<crate::backend::opencl::ClEvent> {
     use super::variants::{COLS, SPLIT};
     use crate::backend::opencl::{Arg, DeviceBuffer, DeviceImage};
-    let (w, h, c) = (input.width(), input.height(), input.channels());
     let blocks = y_blocks(w / ypack, h);
     // Integer samples keep a block's result as a ulong: two rows of words.
     let words = if int_options(T::TYPE, c).is_empty() { 1 } else { 2 };
