@@ -211,8 +211,8 @@ fn the_stage_runs_on_host_and_device_and_refuses_bad_options() {
 /// path); the others are held to their float bound elsewhere.
 const ROUNDED_ONCE: &[&str] = &["cpu", "x_tree", "x_shfl", "y_split", "y_fused"];
 
-/// Sums, min and max of every channel of `img` along both axes against
-/// u64 arithmetic, for the variants of [`ROUNDED_ONCE`].
+/// Sums, means, min and max of every channel of `img` along both axes
+/// against u64 arithmetic, for the variants of [`ROUNDED_ONCE`].
 fn check_integer_exact<T: Sample>(img: &Image<T>) {
     let (w, h) = (img.width(), img.height());
     for (name, e, _) in engines() {
@@ -220,7 +220,12 @@ fn check_integer_exact<T: Sample>(img: &Image<T>) {
             continue;
         }
         for axis in [Axis::X, Axis::Y] {
-            for op in [Reduction::Sum, Reduction::Min, Reduction::Max] {
+            for op in [
+                Reduction::Sum,
+                Reduction::Mean,
+                Reduction::Min,
+                Reduction::Max,
+            ] {
                 let got = match e.reduce(img, &ReduceParams { axis, op }) {
                     Ok(g) => g,
                     Err(Error::Unsupported { .. }) => continue,
@@ -237,7 +242,7 @@ fn check_integer_exact<T: Sample>(img: &Image<T>) {
                         v.to_f32() as u64
                     };
                     let want = match op {
-                        Reduction::Sum => (0..len).map(at).sum::<u64>(),
+                        Reduction::Sum | Reduction::Mean => (0..len).map(at).sum::<u64>(),
                         Reduction::Min => (0..len).map(at).min().unwrap_or(0),
                         _ => (0..len).map(at).max().unwrap_or(0),
                     };
@@ -246,10 +251,19 @@ fn check_integer_exact<T: Sample>(img: &Image<T>) {
                     } else {
                         got.get(i, 0, ch)
                     };
-                    assert_eq!(
-                        g, want as f32,
-                        "{name} {axis:?} {op:?} line {i} channel {ch}"
-                    );
+                    let at_line = format!("{name} {axis:?} {op:?} line {i} channel {ch}");
+                    if op == Reduction::Mean {
+                        // The exact sum rounded once, then divided: within two
+                        // roundings of the exact mean.
+                        let exact = want as f64 / len as f64;
+                        let err = (f64::from(g) - exact).abs();
+                        assert!(
+                            err <= exact * 2f64.powi(-23),
+                            "{at_line}: {g} against {exact}"
+                        );
+                    } else {
+                        assert_eq!(g, want as f32, "{at_line}");
+                    }
                 }
             }
         }
@@ -318,10 +332,11 @@ fn tall_narrow_u8_gray_columns_sum_exactly() {
 fn integer_rgb_columns_sum_exactly_read_as_gray_or_as_pixels() {
     // y_split and y_fused read integer RGB whose 3 x width is a multiple of
     // 4 as gray samples 3 x width wide (4, 8, 1364: one and several groups
-    // of columns); other widths (5, 7) as pixels. Near full scale, tall
-    // enough for several blocks.
+    // of columns; 1364 x 520 is 32 strips of 3 blocks, so y_fused's last
+    // group of each strip merges), other widths (5, 7) as pixels. Near full
+    // scale; 4 x 3001 and 5 x 777 have several blocks too.
     let mut rng = Rng::new(14);
-    for (w, h) in [(4, 3001), (5, 777), (7, 300), (8, 9), (1364, 41)] {
+    for (w, h) in [(4, 3001), (5, 777), (7, 300), (8, 9), (1364, 520)] {
         let data = (0..w * h * 3).map(|_| 255 - rng.below(7) as u8).collect();
         check_integer_exact(&Image::from_vec(w, h, 3, data).expect("shape"));
         let data = (0..w * h * 3)

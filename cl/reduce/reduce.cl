@@ -122,16 +122,17 @@ inline ULONGN walk_int(__global const T* in, size_t base, size_t stride, long co
 }
 #define ACC_T ULONGN
 // f(a, b, c, d, op) with `op` a constant in each arm (BY_OP) or as given
-// (AT_RUN_TIME). A constant op inlines one copy of the walk per reduction,
-// each folding I_COMBINE to one operation a sample, where a run-time op
-// kept a choice of min, max and add for every sample. On an H200
-// (8192x8192, 2026-11-29, docs/results/2026-11-29-s45-gpu.md) that took u8
-// RGBA from 66-68% of copy to 79-82% along y and from 70-73% to 77-89%
-// along x, u8 gray along x from 65-73% to 75-81%, and u16 gray along y
-// from 76% to 79-81%; but u8 RGB lost (along y 51% to 40%) and so did the
-// u8 gray column walk (53% to 44%), so those two keep the run-time op.
-// Four arguments, as every walk has: NVIDIA's OpenCL C refuses variadic
-// macros.
+// (AT_RUN_TIME). A constant op inlines three copies of the walk (min, max,
+// and add, which serves sum and mean), each folding I_COMBINE to one
+// operation a sample, where a run-time op kept a choice of min, max and
+// add for every sample. On an H200 (8192x8192, 2026-11-29,
+// docs/results/2026-11-29-s45-gpu.md) that took u8 RGBA from 67-70% of
+// copy to 83-84% along y and from 70-73% to 77-89% along x, u8 gray along
+// x from 66-74% to 75-81%, and u16 gray along y from 75-77% to 79-81%; but
+// u8 RGB pixels lost (along y 51% to 40%) and so did the u8 gray column
+// walk (53% to 44%), so those keep the run-time op (RGB of u16 too, which
+// was not measured with a constant op). Four arguments, as every walk
+// has: NVIDIA's OpenCL C refuses variadic macros.
 #define AT_RUN_TIME(op, f, a, b, c, d) f(a, b, c, d, op)
 #if CH == 3
 #define BY_OP AT_RUN_TIME
@@ -351,6 +352,8 @@ void merge_column(__global const float* partial, int width, int blocks, int heig
 // per row, and the group COLS x YPACK columns. One sample per load left the
 // pass far below a GPU's bandwidth (H100, 8192x8192: u8 34-35 %, u16
 // 57-58 % of copy). Everything else is the scalar pass's, lane by lane.
+// Integer RGB whose 3 x width is a multiple of 4 comes here too, read by
+// the host as gray samples 3 x width wide (the same column sums, in order).
 #define YU CAT(uint, YPACK)
 #define YL CAT(ulong, YPACK)
 #define YV CAT(T, YPACK)

@@ -15,6 +15,12 @@ pub const STEP: usize = 48;
 /// holds whole pixels). With `isa` at [`Isa::Avx2`] or above, whole steps
 /// of [`STEP`] samples go through vectors of f64 lanes.
 pub fn sum_row<const C: usize>(isa: Isa, row: &[f32]) -> [f64; C] {
+    const {
+        assert!(
+            (STEP / 4) % C == 0,
+            "a quarter of STEP must hold whole pixels"
+        )
+    };
     let mut lanes = [0f64; STEP];
     let done = sum_lanes(isa, row, &mut lanes);
     // Halve the lanes twice (24 and 12 are multiples of 1, 3 and 4, so lane
@@ -139,7 +145,7 @@ mod tests {
     #[test]
     fn row_sums_match_a_plain_f64_sum_on_every_instruction_set() {
         for isa in Isa::available() {
-            for len in [0, 1, 3, 47, 48, 49, 95, 96, 97, 1000, 3841] {
+            for len in [0, 1, 3, 47, 48, 49, 95, 96, 97, 383, 384, 385, 1000, 3841] {
                 let row = samples(len - len % 3, len as u32);
                 let mut want = [0f64; 3];
                 for (j, v) in row.iter().enumerate() {
@@ -148,6 +154,12 @@ mod tests {
                 assert_eq!(sum_row::<3>(isa, &row), want, "{isa:?} {len}");
                 let all: f64 = row.iter().map(|&v| f64::from(v)).sum();
                 assert_eq!(sum_row::<1>(isa, &row), [all], "{isa:?} {len}");
+                let row = &row[..row.len() - row.len() % 4];
+                let mut want = [0f64; 4];
+                for (j, v) in row.iter().enumerate() {
+                    want[j % 4] += f64::from(*v);
+                }
+                assert_eq!(sum_row::<4>(isa, row), want, "{isa:?} {len}");
             }
         }
     }
