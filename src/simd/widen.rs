@@ -17,7 +17,7 @@ pub const STEP: usize = 48;
 pub fn sum_row<const C: usize>(isa: Isa, row: &[f32]) -> [f64; C] {
     const {
         assert!(
-            (STEP / 4) % C == 0,
+            (STEP / 4).is_multiple_of(C),
             "a quarter of STEP must hold whole pixels"
         )
     };
