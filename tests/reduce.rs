@@ -316,6 +316,41 @@ fn gray_integer_lines_sum_exactly_whatever_their_alignment() {
 }
 
 #[test]
+fn u8_rgb_lines_sum_exactly_whatever_their_alignment() {
+    // x_tree and x_shfl read u8 RGB rows as bytes in 16-byte loads from
+    // each row's first 16-byte boundary, a load's bytes going to the
+    // channels by its start (mod 3): widths of every length mod 16 (so
+    // rows start at every offset and phase), rows shorter than one load,
+    // of one to a few loads per work-item (teams of 32) and longer ones
+    // (the whole group). Each channel has its own range, so a byte counted
+    // in the wrong channel changes a sum, a min or a max.
+    let mut rng = Rng::new(15);
+    let sizes = [
+        (1, 5),
+        (5, 3),
+        (6, 7),
+        (11, 9),
+        (16, 4),
+        (21, 13),
+        (43, 11),
+        (333, 10),
+        (1365, 9),
+        (5462, 3),
+        (16387, 2),
+    ];
+    for (w, h) in sizes {
+        let data = (0..w * h * 3)
+            .map(|i| match i % 3 {
+                0 => rng.below(60) as u8,
+                1 => 100 + rng.below(60) as u8,
+                _ => 255 - rng.below(60) as u8,
+            })
+            .collect();
+        check_integer_exact(&Image::from_vec(w, h, 3, data).expect("shape"));
+    }
+}
+
+#[test]
 fn tall_narrow_u8_gray_columns_sum_exactly() {
     // y_split and y_fused on tall narrow u8 images: 64 blocks, each part
     // of a block walking hundreds of rows (4 x 200003: 391 rows a part;

@@ -20,3 +20,18 @@ inline uint sum_bytes(uint a, uint4 w)
 // A sum's fold of one 16-byte load (walk_packed in reduce.cl).
 #define SUM_PACKED(op, a, x) sum_bytes(a, as_uint4(x))
 #endif
+
+#if defined(INT_SUM) && defined(RGB_BYTES)
+// The sums of a 16-byte load's three classes of bytes (walk_rgb in
+// reduce.cl; class m: bytes m, m + 3, ..), each word's bytes of a class
+// picked by a dp4a against ones in their places: class 0 is bytes 0 and 3
+// of word x, 2 of y, 1 of z, 0 and 3 of w.
+inline uint3 rgb_sum_classes(uint4 w)
+{
+    const uint b03 = 0x01000001u, b1 = 0x00000100u, b2 = 0x00010000u;
+    return (uint3)(dp4a(w.x, b03, dp4a(w.y, b2, dp4a(w.z, b1, dp4a(w.w, b03, 0u)))),
+                   dp4a(w.x, b1, dp4a(w.y, b03, dp4a(w.z, b2, dp4a(w.w, b1, 0u)))),
+                   dp4a(w.x, b2, dp4a(w.y, b1, dp4a(w.z, b03, dp4a(w.w, b2, 0u)))));
+}
+#define RGB_SUM_CLASSES(w) rgb_sum_classes(w)
+#endif

@@ -131,16 +131,20 @@ inline ULONGN walk_int(__global const T* in, size_t base, size_t stride, long co
 // x from 66-74% to 75-81%, and u16 gray along y from 75-77% to 79-81%; but
 // u8 RGB pixels lost (along y 51% to 40%) and so did the u8 gray column
 // walk (53% to 44%), so those keep the run-time op (RGB of u16 too, which
-// was not measured with a constant op). Four arguments, as every walk
-// has: NVIDIA's OpenCL C refuses variadic macros.
+// was not measured with a constant op). u8 RGB rows read as bytes
+// (walk_rgb, RGB_BY_OP) take the constant: 75-84% of copy along x against
+// 62-75% with the op at run time (H200, s46). Four arguments, as every
+// walk has: NVIDIA's OpenCL C refuses variadic macros.
 #define AT_RUN_TIME(op, f, a, b, c, d) f(a, b, c, d, op)
-#if CH == 3
-#define BY_OP AT_RUN_TIME
-#else
-#define BY_OP(op, f, a, b, c, d)                                        \
+#define BY_OP_CONST(op, f, a, b, c, d)                                  \
     ((op) == REDUCE_MIN   ? f(a, b, c, d, REDUCE_MIN)                   \
      : (op) == REDUCE_MAX ? f(a, b, c, d, REDUCE_MAX)                   \
                           : f(a, b, c, d, REDUCE_SUM))
+#if CH == 3
+#define BY_OP AT_RUN_TIME
+#define RGB_BY_OP BY_OP_CONST
+#else
+#define BY_OP BY_OP_CONST
 #endif
 #else
 #define ACC_T FLOATN
@@ -216,6 +220,87 @@ inline ulong walk_packed(__global const T* in, size_t base, int width, int lid, 
 }
 #endif
 
+#if defined(INT_SUM) && CH == 3 && defined(RGB_BYTES)
+// u8 RGB rows read as bytes in 16-byte loads (the host defines RGB_BYTES
+// for them): a pixel of three bytes was one load each (H200, 8192x8192:
+// 58-66 % of copy along x, where 16-byte loads of gray and RGBA rows reach
+// 75-89 %). Byte b of a row is channel b % 3, and 16 = 1 (mod 3), so byte k
+// of the load that starts at row byte o is channel (o + k) % 3: a load's
+// bytes fall in three classes k % 3, and class m goes to channel
+// (m + o) % 3. The row's bytes before its first 16-byte boundary, and
+// those after its last whole load, are read one at a time.
+
+// The folds of a load's three classes of bytes (class m: bytes m, m + 3, ..).
+inline uint3 rgb_classes(int op, uint4 w)
+{
+    uint16 u = convert_uint16(as_uchar16(w));
+#define C_(a, b) I_COMBINE(op, a, b)
+    return (uint3)(C_(C_(C_(u.s0, u.s3), C_(u.s6, u.s9)), C_(u.sc, u.sf)),
+                   C_(C_(C_(u.s1, u.s4), C_(u.s7, u.sa)), u.sd),
+                   C_(C_(C_(u.s2, u.s5), C_(u.s8, u.sb)), u.se));
+#undef C_
+}
+
+// A load's contribution to the three channels when its first byte is
+// channel p: channel c takes class (c - p) mod 3.
+inline uint3 rgb_turn(uint3 s, uint p)
+{
+    return p == 0 ? s : p == 1 ? s.zxy : s.yzx;
+}
+
+// A variant may define RGB_SUM_CLASSES before this file (x_shfl:
+// cl/reduce/dp4a.cl), the class sums of one load for a sum.
+#ifdef RGB_SUM_CLASSES
+#define RGB_FOLD(op, w) ((op) == REDUCE_MIN || (op) == REDUCE_MAX ? rgb_classes(op, w) : RGB_SUM_CLASSES(w))
+#else
+#define RGB_FOLD(op, w) rgb_classes(op, w)
+#endif
+
+// One byte `v` of channel c as a pixel: the other channels hold op's identity.
+inline uint3 rgb_one(int op, uint c, uint v)
+{
+    uint3 a = I_IDENTITY(op);
+    return (uint3)(c == 0 ? v : a.x, c == 1 ? v : a.y, c == 2 ? v : a.z);
+}
+
+// Work-item `lid`'s share (lid < TEAM) of the `width` pixels from pixel
+// `base`, folded with `op` per channel: the 16-byte loads lid, lid + TEAM,
+// ... of the aligned middle (four in flight), and one byte of the
+// unaligned head and tail (each shorter than 16 <= TEAM bytes).
+inline ulong3 walk_rgb(__global const T* in, size_t base, int width, int lid, int op)
+{
+    size_t b0 = 3 * base;
+    int nbytes = 3 * width;
+    int head = min(nbytes, (int)((16 - b0 % 16) % 16));
+    int nvec = (nbytes - head) / 16;
+    int tail = head + nvec * 16;
+    ulong3 t = convert_ulong3(I_IDENTITY(op));
+    if (lid < head)
+        t = I_COMBINE(op, t, convert_ulong3(rgb_one(op, (uint)lid % 3, in[b0 + lid])));
+    if (lid < nbytes - tail)
+        t = I_COMBINE(op, t, convert_ulong3(rgb_one(op, (uint)(tail + lid) % 3, in[b0 + tail + lid])));
+    __global const uint4* v = (__global const uint4*)(in + b0 + head);
+    // Load j starts at row byte head + 16 j: its first byte is channel
+    // (head + j) % 3.
+    for (int j = lid; j < nvec;) {
+        uint3 a = I_IDENTITY(op);
+        int k = 0;
+        // A load adds at most 6 bytes to a channel.
+        for (; k < I_CHUNK / 6 && j + 3 * TEAM < nvec; k += 4, j += 4 * TEAM) {
+            uint4 v0 = v[j], v1 = v[j + TEAM], v2 = v[j + 2 * TEAM], v3 = v[j + 3 * TEAM];
+            a = I_COMBINE(op, a, rgb_turn(RGB_FOLD(op, v0), (uint)(head + j) % 3));
+            a = I_COMBINE(op, a, rgb_turn(RGB_FOLD(op, v1), (uint)(head + j + TEAM) % 3));
+            a = I_COMBINE(op, a, rgb_turn(RGB_FOLD(op, v2), (uint)(head + j + 2 * TEAM) % 3));
+            a = I_COMBINE(op, a, rgb_turn(RGB_FOLD(op, v3), (uint)(head + j + 3 * TEAM) % 3));
+        }
+        for (; k < I_CHUNK / 6 && j < nvec; k++, j += TEAM)
+            a = I_COMBINE(op, a, rgb_turn(RGB_FOLD(op, v[j]), (uint)(head + j) % 3));
+        t = I_COMBINE(op, t, convert_ulong3(a));
+    }
+    return t;
+}
+#endif
+
 #define PIXEL(in, x, y, width) TO_FLOATN(LOADPIX(in, (size_t)(y) * (size_t)(width) + (size_t)(x)))
 
 // Axis x, one work-item per row: a sequential compensated walk along it.
@@ -246,6 +331,8 @@ inline ACC_T row_part(__global const T* in, int y, int width, int lid, int op)
 {
 #if defined(INT_SUM) && defined(PACK) && CH == 1
     return BY_OP(op, walk_packed, in, (size_t)y * (size_t)width, width, lid);
+#elif defined(INT_SUM) && defined(RGB_BYTES)
+    return RGB_BY_OP(op, walk_rgb, in, (size_t)y * (size_t)width, width, lid);
 #elif defined(INT_SUM)
     long count = lid < width ? (width - lid + TEAM - 1) / TEAM : 0;
     return BY_OP(op, walk_int, in, (size_t)y * (size_t)width + lid, TEAM, count);

@@ -188,8 +188,8 @@ fn options_for(
 
 /// The work-items per row of `x_tree` and `x_shfl` (cl/reduce/reduce.cl,
 /// TEAM): a warp's 32 where a row is at most
-/// [`super::variants::SHORT_ROW`] loads (16-byte loads on gray integers,
-/// one pixel each otherwise), so that a work-item makes many loads and a
+/// [`super::variants::SHORT_ROW`] loads (16-byte loads on gray integers
+/// and u8 RGB, one pixel each otherwise), so that a work-item makes many loads and a
 /// group of [`super::variants::LWS`] takes several rows; else the whole group.
 #[cfg(feature = "opencl")]
 fn team(spec: &VariantSpec, ty: crate::image::SampleType, c: usize, w: usize) -> usize {
@@ -197,6 +197,7 @@ fn team(spec: &VariantSpec, ty: crate::image::SampleType, c: usize, w: usize) ->
     use crate::image::SampleType;
     let loads = match (ty, c) {
         (SampleType::U8, 1) => w / 16,
+        (SampleType::U8, 3) => 3 * w / 16,
         (SampleType::U16, 1) => w / 8,
         _ => w,
     };
@@ -211,12 +212,14 @@ fn team(spec: &VariantSpec, ty: crate::image::SampleType, c: usize, w: usize) ->
 /// The build options of the integer paths of the row-group variants and
 /// `y_split` (cl/reduce/reduce.cl, INT_SUM): samples per uint accumulator,
 /// so that `max sample * I_CHUNK < 2^32`; for gray rows, the samples per
-/// 16-byte load (`PACK`). Float samples take none.
+/// 16-byte load (`PACK`); for u8 RGB rows, `RGB_BYTES` (rows read as bytes
+/// in 16-byte loads). Float samples take none.
 #[cfg(feature = "opencl")]
 fn int_options(ty: crate::image::SampleType, channels: usize) -> &'static str {
     use crate::image::SampleType;
     match (ty, channels) {
         (SampleType::U8, 1) => "-DINT_SUM -DI_CHUNK=16777216 -DPACK=16",
+        (SampleType::U8, 3) => "-DINT_SUM -DI_CHUNK=16777216 -DRGB_BYTES",
         (SampleType::U8, _) => "-DINT_SUM -DI_CHUNK=16777216",
         (SampleType::U16, 1) => "-DINT_SUM -DI_CHUNK=65536 -DPACK=8",
         (SampleType::U16, _) => "-DINT_SUM -DI_CHUNK=65536",
