@@ -129,9 +129,10 @@ inline ULONGN walk_int(__global const T* in, size_t base, size_t stride, long co
 // docs/results/2026-11-29-s45-gpu.md) that took u8 RGBA from 67-70% of
 // copy to 83-84% along y and from 70-73% to 77-89% along x, u8 gray along
 // x from 66-74% to 75-81%, and u16 gray along y from 75-77% to 79-81%; but
-// u8 RGB pixels lost (along y 51% to 40%) and so did the u8 gray column
-// walk (53% to 44%), so those keep the run-time op (RGB of u16 too, which
-// was not measured with a constant op). u8 RGB rows read as bytes
+// u8 RGB pixels lost (along y 51% to 40%), so they keep the run-time op
+// (RGB of u16 too, which was not measured with a constant op). The u8
+// gray column walk lost as well (53% to 44%) until it held fewer
+// registers (walk_cols, s46). u8 RGB rows read as bytes
 // (walk_rgb, RGB_BY_OP) take the constant: 75-84% of copy along x against
 // 62-75% with the op at run time (H200, s46). Four arguments, as every
 // walk has: NVIDIA's OpenCL C refuses variadic macros.
@@ -446,17 +447,34 @@ void merge_column(__global const float* partial, int width, int blocks, int heig
 #define YV CAT(T, YPACK)
 #define TO_YU(v) CAT(convert_, YU)(v)
 
-// u8 gray (PACK 16) keeps the run-time op here (see BY_OP).
-#if PACK == 16
-#define COLS_BY_OP AT_RUN_TIME
-#else
-#define COLS_BY_OP BY_OP
-#endif
-
 // `count` vectors at v[base + j * stride], folded with `op` per lane.
+// Where the count fits one uint lane (always, but for parts of more than
+// I_CHUNK rows), the walk holds that lane alone, with 32-bit counters and
+// a moving pointer: the general walk kept its ulong lanes and 64-bit
+// indices live through the loop, 48 registers in the u8 gray program
+// against 42, so fewer groups per compute unit. With that, the reduction
+// as a constant (three inlined walks) is faster here too. H200, 8192x8192
+// (docs/results/2026-11-29-s46-gpu.md): u8 gray `y_fused` 52-55% of copy
+// to 61-65%, u8 RGB (read as gray) 66-69% to 81-83%, u16 gray unchanged;
+// the uint lane alone with the op at run time gave 56-68% and 55-71%.
 inline YL walk_cols(__global const YV* v, size_t base, size_t stride, long count, int op)
 {
     YU id = (op) == REDUCE_MIN ? (YU)(UINT_MAX) : (YU)(0);
+    if (count <= I_CHUNK) {
+        __global const YV* p = v + base;
+        int n = (int)count, k = 0;
+        YU a = id;
+        for (; k + 3 < n; k += 4, p += 4 * stride) {
+            YU v0 = TO_YU(p[0]), v1 = TO_YU(p[stride]);
+            YU v2 = TO_YU(p[2 * stride]), v3 = TO_YU(p[3 * stride]);
+            a = I_COMBINE(op, a, v0);
+            a = I_COMBINE(op, a, v1);
+            a = I_COMBINE(op, a, v2);
+            a = I_COMBINE(op, a, v3);
+        }
+        for (; k < n; k++, p += stride) a = I_COMBINE(op, a, TO_YU(*p));
+        return CAT(convert_, YL)(a);
+    }
     YL t = CAT(convert_, YL)(id);
     size_t i = base;
     for (long j0 = 0; j0 < count; j0 += I_CHUNK) {
@@ -486,7 +504,7 @@ __kernel void Y_KERNEL(__global const T* in, int width, int height, int op, int 
     int y1 = min((block + 1) * rows, height);
     int y0 = block * rows + part;
     long count = (x < width && y0 < y1) ? (y1 - y0 + SPLIT - 1) / SPLIT : 0;
-    buf[part][lx] = COLS_BY_OP(op, walk_cols, (__global const YV*)in,
+    buf[part][lx] = BY_OP(op, walk_cols, (__global const YV*)in,
                           ((size_t)y0 * (size_t)width + x) / YPACK,
                           (size_t)SPLIT * (size_t)(width / YPACK), count);
     for (int s = SPLIT / 2; s > 0; s >>= 1) {
