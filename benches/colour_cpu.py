@@ -19,8 +19,10 @@ same shape, WxH default 3840x2160; every row costs the same on any data):
   codes after the second row's second and third pixels, so RGGB is
   `COLOR_BayerBG2RGB`. bilinear against `cv2.cvtColor(.., BayerBG2RGB)`
   (bilinear too); edge (Hamilton-Adams, gradient-weighted) against the
-  edge-aware `BayerBG2RGB_EA`; mhc (5x5 Malvar-He-Cutler), which OpenCV
-  lacks, against `_EA` and (u8 only) VNG, OpenCV's best.
+  edge-aware `BayerBG2RGB_EA` and (u8 only) VNG, OpenCV's best (`_EA` is
+  the nearer method but 5 dB below ours, docs/QUALITY.md; VNG is 1.1 dB
+  below); mhc (5x5 Malvar-He-Cutler), which OpenCV lacks, against `_EA`
+  and (u8 only) VNG.
 - colormap u8 gray into RGB u8 through Turbo, the one map both have by
   that name: `cv2.applyColorMap(.., COLORMAP_TURBO)` (a 256-entry table
   lookup; ours maps 10%..90% of the range and interpolates between
@@ -209,8 +211,9 @@ def main():
         peers[f"demosaic edge {t}"] = [ea]
         peers[f"demosaic mhc {t}"] = [ea]
         if t == "u8":
-            peers[f"demosaic mhc {t}"].append(
-                ("cvtColor BayerBG2RGB_VNG", lambda r=raw: cvt(r, cv2.COLOR_BayerBG2RGB_VNG)))
+            vng = ("cvtColor BayerBG2RGB_VNG", lambda r=raw: cvt(r, cv2.COLOR_BayerBG2RGB_VNG))
+            peers[f"demosaic mhc {t}"].append(vng)
+            peers[f"demosaic edge {t}"].append(vng)
     peers["colormap turbo u8"] = [("applyColorMap TURBO", lambda: cv2.applyColorMap(gray, cv2.COLORMAP_TURBO))]
     for t in ("u8", "f32"):
         peers[f"ccm {t} RGB"] = [("transform", lambda i=rgb[t]: cv2.transform(i, CCM))]
