@@ -2,7 +2,7 @@
 // table entries require an NVIDIA device (reduce's x_shfl, stats'
 // vec4_dp4a). PTX is NVIDIA's dialect: no other device builds this file.
 
-// a + the dot product of b's and c's four unsigned bytes (dp4a against
+// c + the dot product of a's and b's four unsigned bytes (dp4a against
 // 0x01010101 adds a word's four bytes; exact into a u32 accumulator while
 // the caller's bound on the count holds).
 inline uint dp4a(uint a, uint b, uint c)

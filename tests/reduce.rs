@@ -321,9 +321,13 @@ fn u8_rgb_lines_sum_exactly_whatever_their_alignment() {
     // each row's first 16-byte boundary, a load's bytes going to the
     // channels by its start (mod 3): widths of every length mod 16 (so
     // rows start at every offset and phase), rows shorter than one load,
-    // of one to a few loads per work-item (teams of 32) and longer ones
-    // (the whole group). Each channel has its own range, so a byte counted
-    // in the wrong channel changes a sum, a min or a max.
+    // of one to a few loads per work-item, and rows of 16 whose byte
+    // count is odd (so they start at every offset mod 16) long enough for
+    // the walk's four loads in flight, with teams of 32 (1365: 255 loads
+    // a row) and of the whole group (5467: 1025 loads, one past the
+    // teams of 32 that 5466 still takes; 16387). Each channel has its own
+    // range, so a byte counted in the wrong channel changes a sum, a min
+    // or a max.
     let mut rng = Rng::new(15);
     let sizes = [
         (1, 5),
@@ -334,9 +338,10 @@ fn u8_rgb_lines_sum_exactly_whatever_their_alignment() {
         (21, 13),
         (43, 11),
         (333, 10),
-        (1365, 9),
-        (5462, 3),
-        (16387, 2),
+        (1365, 16),
+        (5466, 4),
+        (5467, 16),
+        (16387, 16),
     ];
     for (w, h) in sizes {
         let data = (0..w * h * 3)

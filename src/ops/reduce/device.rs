@@ -210,7 +210,7 @@ fn team(spec: &VariantSpec, ty: crate::image::SampleType, c: usize, w: usize) ->
 }
 
 /// The build options of the integer paths of the row-group variants and
-/// `y_split` (cl/reduce/reduce.cl, INT_SUM): samples per uint accumulator,
+/// `y_split` (cl/reduce/reduce.cl and columns.cl, INT_SUM): samples per uint accumulator,
 /// so that `max sample * I_CHUNK < 2^32`; for gray rows, the samples per
 /// 16-byte load (`PACK`); for u8 RGB rows, `RGB_BYTES` (rows read as bytes
 /// in 16-byte loads). Float samples take none.

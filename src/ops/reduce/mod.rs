@@ -39,6 +39,7 @@ pub static SPEC: OpSpec = OpSpec {
     name: "reduce",
     sources: &[
         crate::cl_source!("reduce/reduce.cl"),
+        crate::cl_source!("reduce/columns.cl"),
         crate::cl_source!("reduce/subgroup.cl"),
         crate::cl_source!("reduce/shfl.cl"),
         crate::cl_source!("reduce/dp4a.cl"),

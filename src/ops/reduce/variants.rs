@@ -140,7 +140,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "y_column",
         summary: "axis y: one work-item per column, a compensated walk down it",
-        files: &["reduce/reduce.cl"],
+        files: &["reduce/reduce.cl", "reduce/columns.cl"],
         options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
         local: [64, 1],
         local_bytes: crate::ops::no_local,
@@ -151,7 +151,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "y_split",
         summary: "axis y in two passes: blocks of rows, 8 work-items per column in each, combined in local memory; then the blocks per column",
-        files: &["reduce/reduce.cl"],
+        files: &["reduce/reduce.cl", "reduce/columns.cl"],
         options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
         local: [COLS, SPLIT],
         local_bytes: split_floats,
@@ -162,7 +162,7 @@ pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "y_fused",
         summary: "axis y: y_split's passes in one kernel, the last block of each strip of columns (a global counter) merging the strip",
-        files: &["reduce/reduce.cl"],
+        files: &["reduce/reduce.cl", "reduce/columns.cl"],
         options: "-DLWS=256 -DCOLS=32 -DSPLIT=8",
         local: [COLS, SPLIT],
         local_bytes: split_floats,
