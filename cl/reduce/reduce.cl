@@ -140,7 +140,7 @@ inline ULONGN walk_int(__global const T* in, size_t base, size_t stride, long co
 // (RGB of u16 too, which was not measured with a constant op). The u8
 // gray column walk lost as well (53% to 44%) until it held fewer
 // registers (walk_cols, s46). u8 RGB rows read as bytes
-// (walk_rgb, RGB_BY_OP) take the constant: 75-84% of copy along x against
+// (walk_rgb, RGB_BY_OP) take the constant: 71-84% of copy along x against
 // 62-75% with the op at run time (H200, s46). Four arguments, as every
 // walk has: NVIDIA's OpenCL C refuses variadic macros.
 #define AT_RUN_TIME(op, f, a, b, c, d) f(a, b, c, d, op)
