@@ -89,7 +89,10 @@ fn f32_counts_are_exact_with_the_edges_and_nan_rules() {
             })
             .collect();
         img = Image::from_vec(w, h, c, data.clone()).unwrap();
-        for bins in [1, 7, 256, 1000] {
+        // local_private keeps 8192 counts as words, 16384 as 16-bit
+        // halves (3000 bins of 3 or 4 channels, 12000 of gray), more as
+        // halves of a channel per group (12000 bins of 3 or 4 channels).
+        for bins in [1, 7, 256, 1000, 3000, 12000] {
             let p = HistogramParams {
                 bins,
                 lo: -2.0,
@@ -98,11 +101,9 @@ fn f32_counts_are_exact_with_the_edges_and_nan_rules() {
             let want = count(&data, c, bins, -2.0, 2.0);
             let counted: u64 = want.iter().flatten().sum();
             for (name, e) in engines() {
-                let got = match e.histogram(&img, &p) {
-                    Ok(g) => g,
-                    Err(Error::Unsupported { .. }) => continue,
-                    Err(err) => panic!("{name}: {err}"),
-                };
+                let got = e
+                    .histogram(&img, &p)
+                    .unwrap_or_else(|err| panic!("{name} bins {bins}: {err}"));
                 assert_eq!(got.counts, want, "{name} {w}x{h}x{c} bins {bins}");
                 let excluded: u64 = got.excluded.iter().sum();
                 assert_eq!(excluded + counted, n as u64, "{name}: excluded");
@@ -123,20 +124,24 @@ fn u8_counts_follow_the_rule_for_any_range() {
             .rows()
             .flat_map(|r| r.iter().map(|&v| v as f32))
             .collect();
+        // Every variant takes every binning of u8 (local_private counts
+        // the levels and bins them at its merge).
         for (bins, lo, hi) in [
             (256, 0.0, 255.0),
             (7, 10.0, 200.0),
             (4096, 0.0, 255.0),
             (1, 100.0, 101.0),
+            (100, 0.5, 256.5),
+            (256, 0.0, 256.0),
+            (300, -20.0, 280.0),
+            (20000, 3.0, 250.0),
         ] {
             let p = HistogramParams { bins, lo, hi };
             let want = count(&data, c, bins, lo as f64, hi as f64);
             for (name, e) in engines() {
-                let got = match e.histogram(&img, &p) {
-                    Ok(g) => g,
-                    Err(Error::Unsupported { .. }) => continue,
-                    Err(err) => panic!("{name}: {err}"),
-                };
+                let got = e
+                    .histogram(&img, &p)
+                    .unwrap_or_else(|err| panic!("{name} {bins} {lo}:{hi}: {err}"));
                 assert_eq!(got.counts, want, "{name} {w}x{h}x{c} bins {bins} {lo}:{hi}");
             }
         }
@@ -307,6 +312,90 @@ fn u8_large_images_count_exactly_with_more_pixels_per_item() {
                 let got = e.histogram(&img, &params).expect("histogram");
                 assert_eq!(got.counts, want, "{name} {what} 1031x1021x{c}");
             }
+            // Levels binned at the merge of every group: coarse bins (many
+            // levels, and groups, adding into one bin) and fine ones.
+            let data: Vec<f32> = img
+                .rows()
+                .flat_map(|r| r.iter().map(|&v| v as f32))
+                .collect();
+            for (bins, lo, hi) in [(37, 5.5, 250.0), (4096, 0.0, 255.0)] {
+                let want = count(&data, c, bins, lo as f64, hi as f64);
+                let p = HistogramParams { bins, lo, hi };
+                for (name, e) in engines() {
+                    let got = e.histogram(&img, &p).expect("histogram");
+                    assert_eq!(got.counts, want, "{name} {what} 1031x1021x{c} {bins}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn u16_and_f32_counts_hold_in_every_local_layout() {
+    // local_private keeps at most 8192 counts (channels x bins) in
+    // words; past 8192 it keeps 16-bit
+    // halves (3 or 4 channels of 3072 or 4096 bins), past 16384 one
+    // channel's halves per group (6144 bins; a second launch dimension).
+    // Random samples on odd sizes, ranges that leave samples out at both
+    // ends, and constant images (a group's whole count in one half).
+    let mut rng = Rng::new(0x0C4A);
+    for (w, h, c) in [
+        (1, 1, 3),
+        (1, 41, 4),
+        (263, 1, 3),
+        (131, 67, 4),
+        (1031, 97, 3),
+    ] {
+        let random: Image<u16> = common::random_image(&mut rng, w, h, c);
+        let flat =
+            Image::<u16>::from_fn(w, h, c, |_, _, k| [65535u16, 2, 40000, 0][k]).expect("shape");
+        for img16 in [random, flat] {
+            let d16: Vec<f32> = img16
+                .rows()
+                .flat_map(|r| r.iter().map(|&v| v as f32))
+                .collect();
+            // Bin widths of powers of two: f64 and f32 bin alike.
+            for (bins, lo, hi) in [
+                (4096, 0.0, 65536.0),
+                (6144, 1000.0, 25576.0),
+                (3072, 0.0, 24576.0),
+            ] {
+                let p = HistogramParams { bins, lo, hi };
+                let want = count(&d16, c, bins, lo as f64, hi as f64);
+                for (name, e) in engines() {
+                    let got = e.histogram(&img16, &p).expect("u16 histogram");
+                    assert_eq!(got.counts, want, "{name} u16 {w}x{h}x{c} {bins}");
+                }
+            }
+        }
+        // Gray u16: the default 256 bins over 0:65535 (v * 256 / 65535 is
+        // whole only at the ends), and 100 over a narrower range.
+        let gray: Image<u16> = common::random_image(&mut rng, w, h * c, 1);
+        let dg: Vec<f32> = gray
+            .rows()
+            .flat_map(|r| r.iter().map(|&v| v as f32))
+            .collect();
+        for (bins, lo, hi) in [(256, 0.0, 65535.0), (100, 12800.0, 38400.0)] {
+            let p = HistogramParams { bins, lo, hi };
+            let want = count(&dg, 1, bins, lo as f64, hi as f64);
+            for (name, e) in engines() {
+                let got = e.histogram(&gray, &p).expect("u16 histogram");
+                assert_eq!(got.counts, want, "{name} u16 {w}x{}x1 {bins}", h * c);
+            }
+        }
+        let img32: Image<f32> = common::random_image(&mut rng, w, h, c);
+        let d32: Vec<f32> = img32.rows().flat_map(|r| r.iter().copied()).collect();
+        for bins in [4096, 8192] {
+            let p = HistogramParams {
+                bins,
+                lo: 0.0,
+                hi: 0.5,
+            };
+            let want = count(&d32, c, bins, 0.0, 0.5);
+            for (name, e) in engines() {
+                let got = e.histogram(&img32, &p).expect("f32 histogram");
+                assert_eq!(got.counts, want, "{name} f32 {w}x{h}x{c} {bins}");
+            }
         }
     }
 }
@@ -381,6 +470,75 @@ fn cpu_u8_level_counts_bin_like_the_reference_on_padded_and_flat_images() {
                         histogram::reference::histogram(&img, &b),
                         "{w}x{h}x{c} {bins} {lo}:{hi}"
                     );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn u16_level_shifts_hold_for_every_level() {
+    // Binnings whose bins are a shift of the u16 levels (the kernels then
+    // bin by the shift), and near misses that must not be taken for one.
+    for (bins, lo, hi, want) in [
+        (256, 0.0, 65535.0, Some((8, 65535, 255))),
+        (4096, 0.0, 65536.0, Some((4, 65535, 4095))),
+        (1024, -0.5, 4095.5, Some((2, 4095, 1023))),
+        (1, 0.0, 65535.0, Some((16, 65535, 0))),
+        // The hi edge's level clamped into the last bin.
+        (4096, 0.0, 4096.0, Some((0, 4096, 4095))),
+        (3072, 0.0, 24576.0, Some((3, 24576, 3071))),
+        // 4096 / 4095 rounded to f32 puts level 4094 in bin 4095.
+        (4096, 0.0, 4095.0, None),
+        // Level 0 outside the range or not in bin 0; bins of no shift.
+        (100, 12800.0, 38400.0, None),
+        (256, -1.0, 255.0, None),
+        (1000, 0.0, 65535.0, None),
+    ] {
+        let b = HistogramParams { bins, lo, hi }.binning().expect("binning");
+        let got = b.level_shift(65535);
+        assert_eq!(got, want, "{bins} {lo}:{hi}");
+        if let Some((s, top, last)) = got {
+            for v in 0..=65535u32 {
+                let rule = (v <= top).then_some((v >> s).min(last) as usize);
+                assert_eq!(b.bin(v as f32), rule, "{bins} {lo}:{hi} level {v}");
+            }
+        }
+    }
+}
+
+#[test]
+fn u16_shifted_bins_count_like_the_rule_on_every_path() {
+    // 12-bit data in u16 and full-range u16 (past TOP: left out), gray and
+    // colour, in binnings the kernels take by a shift.
+    let mut rng = Rng::new(0x5_4F7);
+    for (w, h, c) in [(1, 1, 1), (263, 3, 3), (131, 67, 1), (517, 31, 4)] {
+        let full: Image<u16> = common::random_image(&mut rng, w, h, c);
+        let twelve = Image::<u16>::from_fn(w, h, c, |x, y, k| {
+            ((x * 7919 + y * 104_729 + k * 31) % 4096) as u16
+        })
+        .expect("shape");
+        for img in [full, twelve] {
+            let data: Vec<f32> = img
+                .rows()
+                .flat_map(|r| r.iter().map(|&v| v as f32))
+                .collect();
+            for (bins, lo, hi) in [
+                (256, 0.0, 65535.0),
+                (4096, 0.0, 4095.0),
+                (1024, -0.5, 4095.5),
+            ] {
+                let p = HistogramParams { bins, lo, hi };
+                let b = p.binning().expect("binning");
+                let mut want = vec![vec![0u64; bins]; c];
+                for (i, &v) in data.iter().enumerate() {
+                    if let Some(k) = b.bin(v) {
+                        want[i % c][k] += 1;
+                    }
+                }
+                for (name, e) in engines() {
+                    let got = e.histogram(&img, &p).expect("histogram");
+                    assert_eq!(got.counts, want, "{name} {w}x{h}x{c} {bins} {lo}:{hi}");
                 }
             }
         }

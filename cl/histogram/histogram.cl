@@ -1,7 +1,11 @@
 // histogram.cl: per-channel histograms with exact integer counts.
 // Options: LWS (work-group size), PER_ITEM (pixels per work-item of
-// local_private), HIST_LEN (CH * bins, local_private only: its local
-// array, so a program is built per bin count).
+// local_private), HIST_LEN (local_private's local array, so a program is
+// built per bin count: CH * bins, or bins with ONE_CHANNEL; HALF_COUNTS
+// keeps them in 16-bit halves; LEVEL_SHIFT, TOP and LAST bin u16 by a
+// shift;
+// u8 samples take BYTE_BINS instead, one
+// program for every bin count).
 //
 // counts holds CH lists of `bins` uints, channel-major. A sample v counts
 // when lo <= v <= hi (NaN never does), in bin
@@ -47,9 +51,13 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 // LWS * PER_ITEM consecutive pixels (strided by LWS, so loads coalesce),
 // then added to `counts` with one global atomic per non-empty bin.
 #ifdef BYTE_BINS
-// local_private for uchar samples whose bin is the byte itself (256 bins
-// per channel; the host checks every level with the f32 formula and then
-// defines BYTE_BINS), with no float math. The group's tile is
+// local_private for uchar samples (the host defines BYTE_BINS for them):
+// a group counts each channel's 256 levels, the byte itself, with no float
+// math, and its merge adds level v's count into bin_of(v), whatever the
+// bins (as the rayon path, `levels.rs`, and OpenCV's calcHist on 8-bit
+// images do). With bins of their own (4096 bins of u8 RGB in 48 KiB of
+// local memory) RGB and RGBA did not fit and fell to global atomics: 1 %
+// of copy on the H200. The group's tile is
 // LWS * BYTE_ITEM consecutive pixels (it starts at a multiple of 16
 // bytes); byte b of the image is channel b % CH. A work-item reads uint4
 // chunks of 16 bytes, chunk q of the tile at q * LWS + lid, so a warp's
@@ -86,6 +94,13 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 #error "RGB's 16-bit counts of slot 10 could overflow"
 #endif
 #define HIST_WORDS (256 * 32)
+
+// Adds the group's count s of level v of channel c to its bin.
+#define ADD_LEVEL(c, v, s)                                              \
+    if (s) {                                                            \
+        int b_ = bin_of((float)(v), lo, hi, scale, bins);               \
+        if (b_ >= 0) atomic_add(&counts[(c) * bins + b_], (s));         \
+    }
 
 // Lane `lane`'s bank for channel c, and the amount that counts one sample
 // there (1, or 1 << 16 for RGB's high halves).
@@ -199,14 +214,14 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
         int q = v * 8 + c * 2;
         uint4 a = hist4[q + v % 2] + hist4[q + 1 - v % 2];
         uint s = a.x + a.y + a.z + a.w;
-        if (s) atomic_add(&counts[c * 256 + v], s);
+        ADD_LEVEL(c, v, s)
     }
 #elif CH == 1
     for (int v = lid; v < 256; v += LWS) {
         uint4 a = (uint4)(0);
         for (int i = 0; i < 8; i++) a += hist4[v * 8 + (i + v) % 8];
         uint s = a.x + a.y + a.z + a.w;
-        if (s) atomic_add(&counts[v], s);
+        ADD_LEVEL(0, v, s)
     }
 #else
     for (int v = lid; v < 256; v += LWS) {
@@ -226,9 +241,9 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
                 s2 += (b >= 22 ? low : 0u) + (halves ? w[e] >> 16 : 0u);
             }
         }
-        if (s0) atomic_add(&counts[v], s0);
-        if (s1) atomic_add(&counts[256 + v], s1);
-        if (s2) atomic_add(&counts[512 + v], s2);
+        ADD_LEVEL(0, v, s0)
+        ADD_LEVEL(1, v, s1)
+        ADD_LEVEL(2, v, s2)
     }
 #endif
 }
@@ -236,19 +251,64 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
 #if PER_ITEM % (4 * UNROLL) != 0
 #error "PER_ITEM must be a multiple of 4 * UNROLL"
 #endif
+#ifdef HALF_COUNTS
+// Two 16-bit counts a word, count j in half j % 2 of word j / 2: twice
+// the bins in the same local memory (4096 bins of u16 RGBA took 4.9 ms in
+// global atomics on the H200). A group counts at most LWS * PER_ITEM
+// samples of a channel, so a half cannot carry into its neighbour.
+#if LWS * PER_ITEM > 65535
+#error "16-bit counts could overflow"
+#endif
+#define HIST_WORDS ((HIST_LEN + 1) / 2)
+#define COUNT_AT(j) atomic_add(&hist[(j) >> 1], 1u << (((j) & 1) << 4))
+#else
+#define HIST_WORDS HIST_LEN
+#define COUNT_AT(j) atomic_inc(&hist[j])
+#endif
+#ifdef LEVEL_SHIFT
+// u16 samples whose bin is min(v >> LEVEL_SHIFT, LAST) for every level
+// v <= TOP, and none above (the host checks the levels against the f32
+// formula, Binning::level_shift): integer lanes and a shift, no float
+// math.
+#define QUADV uint4
+#define TO_QUADV convert_uint4
+#define PIXV VEC(uint)
+#define TO_PIXV CAT(convert_, VEC(uint))
+#define TO_SCALAR(v) ((uint)(v))
+#define BIN(v) ((v) <= TOP ? min((int)((v) >> LEVEL_SHIFT), LAST) : -1)
+#else
+#define QUADV float4
+#define TO_QUADV convert_float4
+#define PIXV FLOATN
+#define TO_PIXV TO_FLOATN
+#define TO_SCALAR(v) convert_float(v)
+#define BIN(v) bin_of((v), lo, hi, scale, bins)
+#endif
 // Counts gray sample v.
 #define COUNT_GRAY(v)                                                   \
     {                                                                   \
-        int b_ = bin_of((v), lo, hi, scale, bins);                      \
-        if (b_ >= 0) atomic_inc(&hist[b_]);                             \
+        int b_ = BIN(v);                                                \
+        if (b_ >= 0) COUNT_AT(b_);                                      \
     }
 __kernel void histogram_local_private(__global const T* in, int n, float lo, float hi,
                                       float scale, int bins, __global uint* counts)
 {
-    __local uint hist[HIST_LEN];
+    __local uint hist[HIST_WORDS];
     int lid = get_local_id(0);
-    int total = CH * bins;
-    for (int j = lid; j < total; j += LWS) hist[j] = 0;
+#ifdef ONE_CHANNEL
+    // The group counts channel k0 alone (dimension 1 of the launch), so
+    // that more bins than the channels' together fit still fit one
+    // channel's: each channel's groups read the whole pixels.
+    int k0 = get_global_id(1), k1 = k0 + 1, total = bins;
+#else
+    int k0 = 0, k1 = CH, total = CH * bins;
+#endif
+#ifdef HALF_COUNTS
+    int words = (total + 1) / 2;
+#else
+    int words = total;
+#endif
+    for (int j = lid; j < words; j += LWS) hist[j] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     // The group's tile from its global position: chunked launches agree.
     size_t first = (get_global_id(0) - lid) * PER_ITEM;
@@ -259,17 +319,17 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
     // atomics that the compiler would not move them across.
     size_t q0 = first / 4;
     for (int r0 = 0; r0 < PER_ITEM / 4; r0 += UNROLL) {
-        float4 p[UNROLL];
+        QUADV p[UNROLL];
         for (int u = 0; u < UNROLL; u++) {
             size_t q = q0 + (size_t)(r0 + u) * LWS + lid;
-            if (4 * q + 4 <= (size_t)n) p[u] = convert_float4(((__global const CAT(T, 4)*)in)[q]);
+            if (4 * q + 4 <= (size_t)n) p[u] = TO_QUADV(((__global const CAT(T, 4)*)in)[q]);
         }
         for (int u = 0; u < UNROLL; u++) {
             size_t q = q0 + (size_t)(r0 + u) * LWS + lid;
             if (4 * q + 4 <= (size_t)n) {
                 COUNT_GRAY(p[u].x) COUNT_GRAY(p[u].y) COUNT_GRAY(p[u].z) COUNT_GRAY(p[u].w)
             } else {
-                for (size_t i = 4 * q; i < (size_t)n; i++) COUNT_GRAY(convert_float(in[i]))
+                for (size_t i = 4 * q; i < (size_t)n; i++) COUNT_GRAY(TO_SCALAR(in[i]))
             }
         }
     }
@@ -277,26 +337,33 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
     // Loads go out UNROLL at a time, before the atomics that the compiler
     // would not move them across: more bytes in flight per work-item.
     for (int r0 = 0; r0 < PER_ITEM; r0 += UNROLL) {
-        FLOATN p[UNROLL];
+        PIXV p[UNROLL];
         for (int u = 0; u < UNROLL; u++) {
             size_t i = first + (size_t)(r0 + u) * LWS + lid;
-            if (i < (size_t)n) p[u] = TO_FLOATN(LOADP(in, i));
+            if (i < (size_t)n) p[u] = TO_PIXV(LOADP(in, i));
         }
         for (int u = 0; u < UNROLL; u++) {
             size_t i = first + (size_t)(r0 + u) * LWS + lid;
             if (i < (size_t)n) {
-                for (int k = 0; k < CH; k++) {
-                    int b = bin_of(SAMPLE(p[u], k), lo, hi, scale, bins);
-                    if (b >= 0) atomic_inc(&hist[k * bins + b]);
+                for (int k = k0; k < k1; k++) {
+                    int b = BIN(SAMPLE(p[u], k));
+                    if (b >= 0) COUNT_AT((k - k0) * bins + b);
                 }
             }
         }
     }
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int j = lid; j < total; j += LWS) {
+    __global uint* out = counts + k0 * bins;
+    for (int j = lid; j < words; j += LWS) {
         uint c = hist[j];
-        if (c) atomic_add(&counts[j], c);
+#ifdef HALF_COUNTS
+        // A high half is only counted where 2 j + 1 < total.
+        if (c & 0xFFFFu) atomic_add(&out[2 * j], c & 0xFFFFu);
+        if (c >> 16) atomic_add(&out[2 * j + 1], c >> 16);
+#else
+        if (c) atomic_add(&out[j], c);
+#endif
     }
 }
 #endif

@@ -41,7 +41,7 @@ pub(crate) fn launch<T: Sample>(
     input: &crate::backend::opencl::DeviceImage<T>,
     b: &Binning,
 ) -> Result<(Histogram, Duration)> {
-    use super::variants::{byte_pixels_per_item, LWS, PER_ITEM};
+    use super::variants::{byte_pixels_per_item, Private, LWS, PER_ITEM};
     use crate::backend::opencl::{Arg, DeviceBuffer};
     let c = input.channels();
     let params = HistogramParams {
@@ -53,31 +53,57 @@ pub(crate) fn launch<T: Sample>(
         .with_params(crate::ops::OpParams::new(params));
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
     let len = c * b.bins;
-    let private = spec.name == "local_private";
-    let bytes = private && super::variants::byte_bins(&shape);
+    let layout = match spec.name {
+        // check_variant has accepted the shape, so this is Ok.
+        "local_private" => Some(super::variants::private_layout(&shape).map_err(|reason| {
+            Error::Unsupported {
+                op: SPEC.name.into(),
+                variant: spec.name.into(),
+                reason,
+            }
+        })?),
+        _ => None,
+    };
     let n = input.pixel_count();
     let byte_item = byte_pixels_per_item(n, dev.info().compute_units as usize, c);
-    let extra = match (private, bytes) {
-        (true, true) => format!("-DHIST_LEN={len} -DBYTE_BINS -DBYTE_ITEM={byte_item}"),
-        (true, false) => format!("-DHIST_LEN={len}"),
-        (false, _) => String::new(),
+    let extra = match layout {
+        // One program serves every binning of u8 (bins are arguments).
+        Some(Private::Levels) => format!("-DBYTE_BINS -DBYTE_ITEM={byte_item}"),
+        Some(Private::Words) => format!("-DHIST_LEN={len}"),
+        Some(Private::Halves) => format!("-DHIST_LEN={len} -DHALF_COUNTS"),
+        Some(Private::HalvesPerChannel) => {
+            format!("-DHIST_LEN={} -DHALF_COUNTS -DONE_CHANNEL", b.bins)
+        }
+        None => String::new(),
+    };
+    // u16 whose bins are a shift of the levels (the host's check stands
+    // for every level).
+    let shift = (T::TYPE == SampleType::U16 && layout.is_some_and(|l| l != Private::Levels))
+        .then(|| b.level_shift(u16::MAX.into()))
+        .flatten();
+    let extra = match shift {
+        Some((s, top, last)) => format!("{extra} -DLEVEL_SHIFT={s} -DTOP={top}u -DLAST={last}"),
+        None => extra,
     };
     let k = progs.kernel(dev, SPEC.name, spec, &shape, &extra, &spec.kernel_name(SPEC.name))?;
     // Zeroed by a write with the allocation: on the H200 one more kernel
     // costs 7-8 us of event time (stats at 64x64, two kernels against one,
     // 2026-11-28), a fifth of a 8192x8192 u8 count.
     let counts = DeviceBuffer::<u32>::from_slice(dev, &vec![0; len])?;
-    let items = if bytes {
-        n.div_ceil(byte_item)
-    } else if private {
-        n.div_ceil(PER_ITEM)
+    let items = match layout {
+        Some(Private::Levels) => n.div_ceil(byte_item),
+        Some(_) => n.div_ceil(PER_ITEM),
+        None => n,
+    };
+    let (global, local) = if layout == Some(Private::HalvesPerChannel) {
+        (vec![items, c], vec![LWS, 1])
     } else {
-        n
+        (vec![items], vec![LWS])
     };
     let e = dev.launch(
         &k,
-        &[items],
-        &[LWS],
+        &global,
+        &local,
         &[
             Arg::img(input),
             Arg::int(n)?,

@@ -170,6 +170,42 @@ impl Binning {
         Some(b.min(self.bins - 1))
     }
 
+    /// For integer samples of levels `0..=max`: `(s, top, last)` when
+    /// the bin of level `v` is `min(v >> s, last)` for every `v <= top`
+    /// and no level above `top` has a bin (as [`Binning::bin`] computes
+    /// them), so that a kernel can bin by a shift: 256 bins of u16 over
+    /// `0:65535` (s = 8), 4096 bins of 12-bit data over `0:4096` (s = 0,
+    /// level 4096 clamped into bin 4095).
+    pub fn level_shift(&self, max: u32) -> Option<(u32, u32, u32)> {
+        if self.bin(0.0) != Some(0) {
+            return None;
+        }
+        // Levels with a bin are those in lo..=hi, and lo <= 0 here.
+        let top = if self.hi >= max as f32 {
+            max
+        } else {
+            self.hi as u32
+        };
+        let last = self.bin(top as f32)? as u32;
+        let shifted = |s: u32| top.checked_shr(s).unwrap_or(0);
+        // top >> s falls strictly with s until 0: a candidate where top's
+        // bin is its shift, and one where it is clamped from the next.
+        [last, last + 1]
+            .into_iter()
+            .filter_map(|want| (0..=16).find(|&s| shifted(s) == want))
+            .find(|&s| {
+                // bin() is monotone in v (f32 subtraction, product and
+                // truncation are), so each bin's first level and the one
+                // before it decide.
+                (1..=last).all(|b| {
+                    let first = b << s;
+                    self.bin(first as f32) == Some(b as usize)
+                        && self.bin((first - 1) as f32) == Some(b as usize - 1)
+                })
+            })
+            .map(|s| (s, top, last))
+    }
+
     /// The low edge of bin `b` (f64: the edges of the docs' formula).
     pub fn edge(&self, b: usize) -> f64 {
         self.lo as f64 + b as f64 * (self.hi as f64 - self.lo as f64) / self.bins as f64

@@ -7,16 +7,20 @@ use crate::ops::{no_local, Shape, VariantSpec};
 pub const LWS: usize = 256;
 /// Pixels per work-item of `local_private`.
 pub const PER_ITEM: usize = 32;
-/// The largest private histogram, in counts (`channels * bins`): 32 KiB of
-/// local memory, so a GPU keeps more than one group per compute unit.
-pub const MAX_LOCAL_COUNTS: usize = 8192;
+/// Local memory of a private histogram: 32 KiB, so that a GPU keeps more
+/// than one group per compute unit.
+const LOCAL_BYTES: usize = 32 * 1024;
+/// The most counts (`channels * bins`) kept as 32-bit words.
+pub const MAX_LOCAL_COUNTS: usize = LOCAL_BYTES / 4;
+/// The most bins of one channel kept in 16-bit halves of words.
+pub const MAX_HALF_COUNTS: usize = LOCAL_BYTES / 2;
 
 fn bins(s: &Shape) -> usize {
     s.params.get::<HistogramParams>().map_or(0, |p| p.bins)
 }
 
 /// Pixels per work-item of `local_private` on u8 samples with
-/// [`byte_bins`], for `n` pixels of `channels` samples on a device of
+/// [`Private::Levels`], for `n` pixels of `channels` samples on a device of
 /// `units` compute units. Every layout is 32 KiB of bank slots a group (an
 /// H100 holds [`GROUPS_PER_UNIT`] such groups per unit).
 ///
@@ -54,44 +58,72 @@ pub fn byte_pixels_per_item(n: usize, units: usize, channels: usize) -> usize {
 /// compute unit runs at once.
 pub const GROUPS_PER_UNIT: usize = 6;
 
-/// Whether `local_private` counts `s` by the byte itself: u8 samples in a
-/// binning whose bin of every level `v` is `v` (checked with the f32
-/// formula, so the counts are those of every other path).
-pub fn byte_bins(s: &Shape) -> bool {
-    let Some(b) = s.params.get::<HistogramParams>().and_then(|p| p.binning().ok()) else {
-        return false;
+/// How `local_private` keeps a shape's counts in local memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Private {
+    /// u8 samples, whatever the bins: each channel's 256 levels in bank
+    /// slots (`-DBYTE_BINS`), and level `v`'s count added into the bin of
+    /// `v` (the f32 formula of every path) at the group's merge.
+    Levels,
+    /// A 32-bit count per bin and channel: at most [`MAX_LOCAL_COUNTS`].
+    Words,
+    /// Two 16-bit counts a word (`-DHALF_COUNTS`), at most
+    /// [`MAX_HALF_COUNTS`]: a group counts at most `LWS * PER_ITEM` (8192)
+    /// samples of a channel, so a half cannot overflow.
+    Halves,
+    /// 16-bit halves of one channel's bins per group (`-DONE_CHANNEL`, the
+    /// channel in the launch's second dimension), when the channels' bins
+    /// together exceed [`MAX_HALF_COUNTS`]: every channel's groups read the
+    /// whole pixels.
+    HalvesPerChannel,
+}
+
+/// `local_private`'s layout for `s`, or why it declines `s` (more than
+/// [`MAX_HALF_COUNTS`] bins of a non-u8 channel).
+pub fn private_layout(s: &Shape) -> Result<Private, String> {
+    let Some(p) = s.params.get::<HistogramParams>() else {
+        return Err("needs histogram parameters".into());
     };
-    s.sample == crate::image::SampleType::U8
-        && b.bins == 256
-        && (0..256).all(|v| b.bin(v as f32) == Some(v))
+    if let Err(e) = p.binning() {
+        return Err(e.to_string());
+    }
+    let counts = s.channels * p.bins;
+    Ok(if s.sample == crate::image::SampleType::U8 {
+        Private::Levels
+    } else if counts <= MAX_LOCAL_COUNTS {
+        Private::Words
+    } else if counts <= MAX_HALF_COUNTS {
+        Private::Halves
+    } else if p.bins <= MAX_HALF_COUNTS {
+        Private::HalvesPerChannel
+    } else {
+        return Err(format!(
+            "{} bins exceed the {MAX_HALF_COUNTS} counts kept in local memory",
+            p.bins
+        ));
+    })
 }
 
 fn private_bytes(s: &Shape) -> usize {
-    if byte_bins(s) {
-        4 * 256 * 32
-    } else {
-        4 * s.channels * bins(s)
+    let counts = s.channels * bins(s);
+    match private_layout(s) {
+        Ok(Private::Levels) => 4 * 256 * 32,
+        Ok(Private::Words) => 4 * counts,
+        Ok(Private::Halves) => 2 * counts.next_multiple_of(2),
+        Ok(Private::HalvesPerChannel) => 2 * bins(s).next_multiple_of(2),
+        Err(_) => 0,
     }
 }
 
 fn private_fits(s: &Shape) -> Result<(), String> {
-    let counts = s.channels * bins(s);
-    if counts == 0 {
-        Err("needs histogram parameters".into())
-    } else if counts > MAX_LOCAL_COUNTS {
-        Err(format!(
-            "{counts} counts (channels x bins) exceed the {MAX_LOCAL_COUNTS} kept in local memory"
-        ))
-    } else {
-        Ok(())
-    }
+    private_layout(s).map(|_| ())
 }
 
 /// The variant table (kernels in `cl/histogram/histogram.cl`).
 pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "local_private",
-        summary: "a private histogram per work-group in local memory, merged with global atomics (u8 with a bin per level: uint4 loads, the byte as the bin, bank slots)",
+        summary: "a private histogram per work-group in local memory, merged with global atomics (u8: each level counted with uint4 loads and bank slots, binned at the merge; past 8192 counts, 16-bit counts, then a channel per group)",
         files: &["histogram/histogram.cl"],
         options: "-DLWS=256 -DPER_ITEM=32 -DUNROLL=4",
         local: [LWS, 1],
