@@ -109,6 +109,33 @@
 // with `op`; four loads in flight per step.
 inline ULONGN walk_int(__global const T* in, size_t base, size_t stride, long count, int op)
 {
+#if CH == 4
+    if (count <= I_CHUNK) {
+        // One uint lane, 32-bit counters and a moving pointer (every
+        // realistic row or column part): the chunked walk below keeps
+        // ulong lanes and 64-bit counters live. H200, 8192x8192 (s47): u8
+        // RGBA 77-89% of copy to 88-93% along x, 79-83% to 82-86% along y;
+        // u16 RGBA 93-97% to 101-102% along x. The same path for RGB
+        // pixels (the op at run time) cost u16 RGB sums along x 1-6
+        // points, and in walk_packed and walk_rgb, u8 gray min and max
+        // along x up to 8 points and u8 RGB sums in x_shfl 6-7
+        // (docs/results/2026-11-29-s47-gpu.md).
+        __global const T* p = in + base * CH;
+        size_t step = stride * CH;
+        int n = (int)count, k = 0;
+        UINTN a = I_IDENTITY(op);
+        for (; k + 3 < n; k += 4, p += 4 * step) {
+            UINTN v0 = IPIX(p, 0), v1 = IPIX(p, stride);
+            UINTN v2 = IPIX(p, 2 * stride), v3 = IPIX(p, 3 * stride);
+            a = I_COMBINE(op, a, v0);
+            a = I_COMBINE(op, a, v1);
+            a = I_COMBINE(op, a, v2);
+            a = I_COMBINE(op, a, v3);
+        }
+        for (; k < n; k++, p += step) a = I_COMBINE(op, a, IPIX(p, 0));
+        return TO_ULONGN(a);
+    }
+#endif
     ULONGN t = TO_ULONGN(I_IDENTITY(op));
     size_t i = base;
     for (long j0 = 0; j0 < count; j0 += I_CHUNK) {
