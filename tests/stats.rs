@@ -199,15 +199,20 @@ fn check_integer<T: Sample>(img: &Image<T>, what: &str) {
 fn integer_samples_are_exact_on_a_device_and_large_images_take_more_loads() {
     let mut rng = Rng::new(31);
     // Past 2^22 pixels (2^24 for tree_vec4's quads) each work-item makes
-    // more than 16 loads: 17 at 2053x2053 (the unrolled walk's remainder),
-    // 20 at 2237x2237 (u8 RGBA's walk of 16-byte loads: 5, one past the
-    // unrolled 4); 1031x1021 has 16, in whole blocks and a partial one. The
-    // gray size leaves a partial last quad; the u16 maximum everywhere is
-    // the largest sum of squares per pixel.
+    // more than 16 loads: 17 at 2053x2053 (the unrolled walk's remainder;
+    // u8 colour rounds up to 32 pixels, whole 16-byte loads: RGBA 8, RGB
+    // 6, one unrolled step of 4 and a remainder of 2); 1031x1021 has 16
+    // (RGB: 3 loads, the remainder alone), in whole blocks and a partial
+    // one. The gray size leaves a partial last quad; the u16 maximum
+    // everywhere is the largest sum of squares per pixel.
     for (w, h) in [(1031, 1021), (2053, 2053), (2237, 2237)] {
-        let img: Image<u8> = common::random_image(&mut rng, w, h, 4);
-        check_integer(&img, &format!("u8 {w}x{h}x4"));
+        for c in [3, 4] {
+            let img: Image<u8> = common::random_image(&mut rng, w, h, c);
+            check_integer(&img, &format!("u8 {w}x{h}x{c}"));
+        }
     }
+    let full = Image::from_vec(2053, 2053, 3, vec![u8::MAX; 2053 * 2053 * 3]).unwrap();
+    check_integer(&full, "u8 max 2053x2053x3");
     let gray: Image<u8> = common::random_image(&mut rng, 4097, 4099, 1);
     check_integer(&gray, "u8 4097x4099x1");
     // Gray blocks in 16-byte loads (`per` a multiple of the quads per

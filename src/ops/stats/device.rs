@@ -56,7 +56,12 @@ pub(crate) fn launch<T: Sample>(
     } else {
         n
     };
-    let per = loads_per_item(items);
+    // u8 colour blocks of whole 16-byte loads (4 RGBA pixels, 16 RGB
+    // pixels being 3 loads): a multiple of 16 stays within the bound.
+    let per = match (T::TYPE, c) {
+        (crate::SampleType::U8, 3 | 4) => loads_per_item(items).next_multiple_of(16),
+        _ => loads_per_item(items),
+    };
     let groups = items.div_ceil(LWS * per);
     let extra = int_options(T::TYPE, c);
     let k1 = progs.kernel(dev, SPEC.name, spec, &shape, extra, &spec.kernel_name(SPEC.name))?;
