@@ -1,6 +1,6 @@
 // histogram.cl: per-channel histograms with exact integer counts.
 // Options: LWS (work-group size), PER_ITEM (pixels per work-item of
-// local_private), HIST_LEN (local_private's local array, so a program is
+// local_private, a host choice per image), HIST_LEN (local_private's local array, so a program is
 // built per bin count: CH * bins, or bins with ONE_CHANNEL; HALF_COUNTS
 // keeps them in 16-bit halves; LEVEL_SHIFT, TOP and LAST bin u16 by a
 // shift;

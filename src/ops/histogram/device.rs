@@ -41,7 +41,7 @@ pub(crate) fn launch<T: Sample>(
     input: &crate::backend::opencl::DeviceImage<T>,
     b: &Binning,
 ) -> Result<(Histogram, Duration)> {
-    use super::variants::{byte_pixels_per_item, Private, LWS, PER_ITEM};
+    use super::variants::{byte_pixels_per_item, pixels_per_item, Private, LWS};
     use crate::backend::opencl::{Arg, DeviceBuffer};
     let c = input.channels();
     let params = HistogramParams {
@@ -65,14 +65,17 @@ pub(crate) fn launch<T: Sample>(
         _ => None,
     };
     let n = input.pixel_count();
-    let byte_item = byte_pixels_per_item(n, dev.info().compute_units as usize, c);
+    let units = dev.info().compute_units as usize;
+    let byte_item = byte_pixels_per_item(n, units, c);
+    let halves = matches!(layout, Some(Private::Halves | Private::HalvesPerChannel));
+    let item = pixels_per_item(n, units, halves);
     let extra = match layout {
         // One program serves every binning of u8 (bins are arguments).
         Some(Private::Levels) => format!("-DBYTE_BINS -DBYTE_ITEM={byte_item}"),
-        Some(Private::Words) => format!("-DHIST_LEN={len}"),
-        Some(Private::Halves) => format!("-DHIST_LEN={len} -DHALF_COUNTS"),
+        Some(Private::Words) => format!("-DHIST_LEN={len} -DPER_ITEM={item}"),
+        Some(Private::Halves) => format!("-DHIST_LEN={len} -DPER_ITEM={item} -DHALF_COUNTS"),
         Some(Private::HalvesPerChannel) => {
-            format!("-DHIST_LEN={} -DHALF_COUNTS -DONE_CHANNEL", b.bins)
+            format!("-DHIST_LEN={} -DPER_ITEM={item} -DHALF_COUNTS -DONE_CHANNEL", b.bins)
         }
         None => String::new(),
     };
@@ -92,7 +95,7 @@ pub(crate) fn launch<T: Sample>(
     let counts = DeviceBuffer::<u32>::from_slice(dev, &vec![0; len])?;
     let items = match layout {
         Some(Private::Levels) => n.div_ceil(byte_item),
-        Some(_) => n.div_ceil(PER_ITEM),
+        Some(_) => n.div_ceil(item),
         None => n,
     };
     let (global, local) = if layout == Some(Private::HalvesPerChannel) {
