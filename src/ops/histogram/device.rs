@@ -41,7 +41,7 @@ pub(crate) fn launch<T: Sample>(
     input: &crate::backend::opencl::DeviceImage<T>,
     b: &Binning,
 ) -> Result<(Histogram, Duration)> {
-    use super::variants::{byte_pixels_per_item, pixels_per_item, Private, LWS};
+    use super::variants::LWS;
     use crate::backend::opencl::{Arg, DeviceBuffer};
     let c = input.channels();
     let params = HistogramParams {
@@ -53,55 +53,35 @@ pub(crate) fn launch<T: Sample>(
         .with_params(crate::ops::OpParams::new(params));
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
     let len = c * b.bins;
-    let layout = match spec.name {
-        // check_variant has accepted the shape, so this is Ok.
-        "local_private" => Some(super::variants::private_layout(&shape).map_err(|reason| {
-            Error::Unsupported {
-                op: SPEC.name.into(),
-                variant: spec.name.into(),
-                reason,
-            }
-        })?),
-        _ => None,
-    };
     let n = input.pixel_count();
-    let units = dev.info().compute_units as usize;
-    let byte_item = byte_pixels_per_item(n, units, c);
-    let halves = matches!(layout, Some(Private::Halves | Private::HalvesPerChannel));
-    let item = pixels_per_item(n, units, halves);
-    let extra = match layout {
-        // One program serves every binning of u8 (bins are arguments).
-        Some(Private::Levels) => format!("-DBYTE_BINS -DBYTE_ITEM={byte_item}"),
-        Some(Private::Words) => format!("-DHIST_LEN={len} -DPER_ITEM={item}"),
-        Some(Private::Halves) => format!("-DHIST_LEN={len} -DPER_ITEM={item} -DHALF_COUNTS"),
-        Some(Private::HalvesPerChannel) => {
-            format!("-DHIST_LEN={} -DPER_ITEM={item} -DHALF_COUNTS -DONE_CHANNEL", b.bins)
+    let plan = match spec.name {
+        // check_variant has accepted the shape, so this is Ok.
+        "local_private" => {
+            let units = dev.info().compute_units as usize;
+            super::variants::private_plan(&shape, b, n, units).map_err(|reason| {
+                Error::Unsupported {
+                    op: SPEC.name.into(),
+                    variant: spec.name.into(),
+                    reason,
+                }
+            })?
         }
-        None => String::new(),
+        _ => super::variants::Plan {
+            extra: String::new(),
+            items: n,
+            per_channel: false,
+        },
     };
-    // u16 whose bins are a shift of the levels (the host's check stands
-    // for every level).
-    let shift = (T::TYPE == SampleType::U16 && layout.is_some_and(|l| l != Private::Levels))
-        .then(|| b.level_shift(u16::MAX.into()))
-        .flatten();
-    let extra = match shift {
-        Some((s, top, last)) => format!("{extra} -DLEVEL_SHIFT={s} -DTOP={top}u -DLAST={last}"),
-        None => extra,
-    };
+    let extra = plan.extra;
     let k = progs.kernel(dev, SPEC.name, spec, &shape, &extra, &spec.kernel_name(SPEC.name))?;
     // Zeroed by a write with the allocation: on the H200 one more kernel
     // costs 7-8 us of event time (stats at 64x64, two kernels against one,
     // 2026-11-28), a fifth of a 8192x8192 u8 count.
     let counts = DeviceBuffer::<u32>::from_slice(dev, &vec![0; len])?;
-    let items = match layout {
-        Some(Private::Levels) => n.div_ceil(byte_item),
-        Some(_) => n.div_ceil(item),
-        None => n,
-    };
-    let (global, local) = if layout == Some(Private::HalvesPerChannel) {
-        (vec![items, c], vec![LWS, 1])
+    let (global, local) = if plan.per_channel {
+        (vec![plan.items, c], vec![LWS, 1])
     } else {
-        (vec![items], vec![LWS])
+        (vec![plan.items], vec![LWS])
     };
     let e = dev.launch(
         &k,

@@ -1,6 +1,7 @@
 //! OpenCL variants of `histogram`. Both count exactly (tolerance 0).
 
-use super::HistogramParams;
+use super::{Binning, HistogramParams};
+use crate::image::SampleType;
 use crate::ops::{no_local, Shape, VariantSpec};
 
 /// Work-group size of both variants.
@@ -108,7 +109,7 @@ pub fn private_layout(s: &Shape) -> Result<Private, String> {
         return Err(e.to_string());
     }
     let counts = s.channels * p.bins;
-    Ok(if s.sample == crate::image::SampleType::U8 {
+    Ok(if s.sample == SampleType::U8 {
         Private::Levels
     } else if counts <= MAX_LOCAL_COUNTS {
         Private::Words
@@ -121,6 +122,51 @@ pub fn private_layout(s: &Shape) -> Result<Private, String> {
             "{} bins exceed the {MAX_HALF_COUNTS} counts kept in local memory",
             p.bins
         ));
+    })
+}
+
+/// How `local_private` runs on one image.
+pub struct Plan {
+    /// Build options beyond the variant's.
+    pub extra: String,
+    /// Work-items in the launch's first dimension.
+    pub items: usize,
+    /// Whether the channels are the launch's second dimension
+    /// ([`Private::HalvesPerChannel`]).
+    pub per_channel: bool,
+}
+
+/// `local_private`'s plan for `s` (`b` its binning) over `n` pixels on
+/// `units` compute units, or why it declines `s`.
+pub fn private_plan(s: &Shape, b: &Binning, n: usize, units: usize) -> Result<Plan, String> {
+    let layout = private_layout(s)?;
+    let len = s.channels * b.bins;
+    let halves = matches!(layout, Private::Halves | Private::HalvesPerChannel);
+    let item = pixels_per_item(n, units, halves);
+    let byte_item = byte_pixels_per_item(n, units, s.channels);
+    let extra = match layout {
+        // One program serves every binning of u8 (bins are arguments).
+        Private::Levels => format!("-DBYTE_BINS -DBYTE_ITEM={byte_item}"),
+        Private::Words => format!("-DHIST_LEN={len} -DPER_ITEM={item}"),
+        Private::Halves => format!("-DHIST_LEN={len} -DPER_ITEM={item} -DHALF_COUNTS"),
+        Private::HalvesPerChannel => {
+            format!("-DHIST_LEN={} -DPER_ITEM={item} -DHALF_COUNTS -DONE_CHANNEL", b.bins)
+        }
+    };
+    // u16 whose bins are a shift of the levels (the host's check stands
+    // for every level).
+    let shift = (s.sample == SampleType::U16 && layout != Private::Levels)
+        .then(|| b.level_shift(u16::MAX.into()))
+        .flatten();
+    let extra = match shift {
+        Some((sh, top, last)) => format!("{extra} -DLEVEL_SHIFT={sh} -DTOP={top}u -DLAST={last}"),
+        None => extra,
+    };
+    let items = n.div_ceil(if layout == Private::Levels { byte_item } else { item });
+    Ok(Plan {
+        extra,
+        items,
+        per_channel: layout == Private::HalvesPerChannel,
     })
 }
 
