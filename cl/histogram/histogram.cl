@@ -248,8 +248,15 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
 #endif
 }
 #elif defined(HIST_LEN)
-#if PER_ITEM % (4 * UNROLL) != 0
-#error "PER_ITEM must be a multiple of 4 * UNROLL"
+// Gray samples per 16-byte load: 8 of ushort, else 4 (float; uchar takes
+// the byte path). u16 in 8-byte loads of 4 read 49-50 % of copy on the
+// H200, where f32's 16-byte ones read 77 % (8192x8192, s47).
+#define GN_ushort 8
+#define GN_float 4
+#define GN_uchar 4
+#define GN CAT(GN_, T)
+#if PER_ITEM % (GN * UNROLL) != 0
+#error "PER_ITEM must be a multiple of GN * UNROLL"
 #endif
 #ifdef HALF_COUNTS
 // Two 16-bit counts a word, count j in half j % 2 of word j / 2: twice
@@ -270,26 +277,32 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
 // v <= TOP, and none above (the host checks the levels against the f32
 // formula, Binning::level_shift): integer lanes and a shift, no float
 // math.
-#define QUADV uint4
-#define TO_QUADV convert_uint4
+#define QUADV CAT(uint, GN)
+#define TO_QUADV CAT(convert_, QUADV)
 #define PIXV VEC(uint)
 #define TO_PIXV CAT(convert_, VEC(uint))
 #define TO_SCALAR(v) ((uint)(v))
 #define BIN(v) ((v) <= TOP ? min((int)((v) >> LEVEL_SHIFT), LAST) : -1)
 #else
-#define QUADV float4
-#define TO_QUADV convert_float4
+#define QUADV CAT(float, GN)
+#define TO_QUADV CAT(convert_, QUADV)
 #define PIXV FLOATN
 #define TO_PIXV TO_FLOATN
 #define TO_SCALAR(v) convert_float(v)
 #define BIN(v) bin_of((v), lo, hi, scale, bins)
 #endif
-// Counts gray sample v.
+// Counts gray sample v, and the GN samples of a load.
 #define COUNT_GRAY(v)                                                   \
     {                                                                   \
         int b_ = BIN(v);                                                \
         if (b_ >= 0) COUNT_AT(b_);                                      \
     }
+#define COUNT4(p) COUNT_GRAY((p).s0) COUNT_GRAY((p).s1) COUNT_GRAY((p).s2) COUNT_GRAY((p).s3)
+#if GN == 8
+#define COUNT_LOAD(p) COUNT4((p).lo) COUNT4((p).hi)
+#else
+#define COUNT_LOAD(p) COUNT4(p)
+#endif
 __kernel void histogram_local_private(__global const T* in, int n, float lo, float hi,
                                       float scale, int bins, __global uint* counts)
 {
@@ -313,23 +326,23 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
     // The group's tile from its global position: chunked launches agree.
     size_t first = (get_global_id(0) - lid) * PER_ITEM;
 #if CH == 1
-    // Gray: four samples per aligned vector load (quad q is samples
-    // 4q..4q+3; a tile starts at a multiple of 4, PER_ITEM being one), a
-    // partial last quad sample by sample. UNROLL loads go out before the
-    // atomics that the compiler would not move them across.
-    size_t q0 = first / 4;
-    for (int r0 = 0; r0 < PER_ITEM / 4; r0 += UNROLL) {
+    // Gray: GN samples per aligned vector load (load q is samples
+    // GN q .. GN q + GN - 1; a tile starts at a multiple of GN, PER_ITEM
+    // being one), a partial last load sample by sample. UNROLL loads go
+    // out before the atomics that the compiler would not move them across.
+    size_t q0 = first / GN;
+    for (int r0 = 0; r0 < PER_ITEM / GN; r0 += UNROLL) {
         QUADV p[UNROLL];
         for (int u = 0; u < UNROLL; u++) {
             size_t q = q0 + (size_t)(r0 + u) * LWS + lid;
-            if (4 * q + 4 <= (size_t)n) p[u] = TO_QUADV(((__global const CAT(T, 4)*)in)[q]);
+            if (GN * q + GN <= (size_t)n) p[u] = TO_QUADV(((__global const CAT(T, GN)*)in)[q]);
         }
         for (int u = 0; u < UNROLL; u++) {
             size_t q = q0 + (size_t)(r0 + u) * LWS + lid;
-            if (4 * q + 4 <= (size_t)n) {
-                COUNT_GRAY(p[u].x) COUNT_GRAY(p[u].y) COUNT_GRAY(p[u].z) COUNT_GRAY(p[u].w)
+            if (GN * q + GN <= (size_t)n) {
+                COUNT_LOAD(p[u])
             } else {
-                for (size_t i = 4 * q; i < (size_t)n; i++) COUNT_GRAY(TO_SCALAR(in[i]))
+                for (size_t i = GN * q; i < (size_t)n; i++) COUNT_GRAY(TO_SCALAR(in[i]))
             }
         }
     }
