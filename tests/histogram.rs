@@ -58,7 +58,7 @@ fn every_integer_level_has_its_own_bin() {
         assert_eq!(h.counts, vec![vec![1u64; 256]; 3], "{name} u8");
         match e.histogram(&img16, &per_level) {
             Ok(h) => assert_eq!(h.counts, vec![vec![1u64; 65536]], "{name} u16"),
-            // The private variant keeps at most 8192 counts in local memory.
+            // The private variant keeps at most 16384 bins of a channel.
             Err(Error::Unsupported { .. }) => assert_eq!(name, "local_private"),
             Err(err) => panic!("{name}: {err}"),
         }
@@ -542,5 +542,66 @@ fn u16_shifted_bins_count_like_the_rule_on_every_path() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn large_images_count_exactly_with_longer_items_in_every_layout() {
+    // On PoCL (2 compute units, 12 groups wanted) local_private gives a
+    // work-item 128 pixels past 360448 and 256 past 720896 (128 at most
+    // with 16-bit halves). Constant images put a group's every sample of
+    // a channel in one count: 256 x 128 = 32768 in one 16-bit half.
+    let mut rng = Rng::new(0x10_46);
+    let cases: [(usize, usize, usize, usize, f32, f32); 5] = [
+        // u16 RGB, 4096 bins: halves, 128 pixels an item.
+        (1031, 400, 3, 4096, 0.0, 65536.0),
+        // u16 gray, 12288 bins: halves of 8-sample loads.
+        (1031, 400, 1, 12288, 0.0, 65535.0),
+        // u16 RGB, 8192 bins by a shift of 3: a channel per group.
+        (1031, 400, 3, 8192, 0.0, 65536.0),
+        // 256 bins: words, 256 pixels an item (u16 by a shift of 8).
+        (1031, 721, 3, 256, 0.0, 65535.0),
+        (1031, 721, 1, 256, 0.0, 65535.0),
+    ];
+    for (w, h, c, bins, lo, hi) in cases {
+        let random: Image<u16> = common::random_image(&mut rng, w, h, c);
+        let flat =
+            Image::<u16>::from_fn(w, h, c, |_, _, k| [65535u16, 0, 30000][k]).expect("shape");
+        let p = HistogramParams { bins, lo, hi };
+        let b = p.binning().expect("binning");
+        for (what, img) in [("random", random), ("constant", flat)] {
+            let mut want = vec![vec![0u64; bins]; c];
+            for y in 0..h {
+                for (i, &v) in img.row(y).iter().enumerate() {
+                    if let Some(k) = b.bin(v as f32) {
+                        want[i % c][k] += 1;
+                    }
+                }
+            }
+            for (name, e) in engines() {
+                let got = e.histogram(&img, &p).expect("histogram");
+                assert_eq!(got.counts, want, "{name} {what} {w}x{h}x{c} {bins}");
+            }
+        }
+    }
+    // f32 gray at 256 pixels an item.
+    let img: Image<f32> = common::random_image(&mut rng, 1031, 721, 1);
+    let p = HistogramParams {
+        bins: 256,
+        lo: 0.0,
+        hi: 1.0,
+    };
+    let b = p.binning().expect("binning");
+    let mut want = vec![0u64; 256];
+    for y in 0..img.height() {
+        for &v in img.row(y) {
+            if let Some(k) = b.bin(v) {
+                want[k] += 1;
+            }
+        }
+    }
+    for (name, e) in engines() {
+        let got = e.histogram(&img, &p).expect("histogram");
+        assert_eq!(got.counts, vec![want.clone()], "{name} f32 1031x721");
     }
 }

@@ -49,7 +49,8 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 
 // A work-group's private histogram in local memory (local atomics), over
 // LWS * PER_ITEM consecutive pixels (strided by LWS, so loads coalesce),
-// then added to `counts` with one global atomic per non-empty bin.
+// then added to `counts` with one global atomic per non-empty bin (per
+// non-empty level for u8, unless SHARED_BINS).
 #ifdef BYTE_BINS
 // local_private for uchar samples (the host defines BYTE_BINS for them):
 // a group counts each channel's 256 levels, the byte itself, with no float
@@ -95,12 +96,20 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 #endif
 #define HIST_WORDS (256 * 32)
 
+#ifdef SHARED_BINS
+// Neighbouring levels share bins (the host defines SHARED_BINS then): the
+// group's level counts go to `lev`, and each bin's first level adds its
+// run of levels with one atomic, rather than up to 256 atomics a group on
+// one word (one bin: 262144 on one address at 8192x8192 gray).
+#define ADD_LEVEL(c, v, s) lev[(c) * 256 + (v)] = (s);
+#else
 // Adds the group's count s of level v of channel c to its bin.
 #define ADD_LEVEL(c, v, s)                                              \
     if (s) {                                                            \
         int b_ = bin_of((float)(v), lo, hi, scale, bins);               \
         if (b_ >= 0) atomic_add(&counts[(c) * bins + b_], (s));         \
     }
+#endif
 
 // Lane `lane`'s bank for channel c, and the amount that counts one sample
 // there (1, or 1 << 16 for RGB's high halves).
@@ -160,6 +169,9 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
                                       float scale, int bins, __global uint* counts)
 {
     __local uint4 hist4[HIST_WORDS / 4];
+#ifdef SHARED_BINS
+    __local uint lev[CH * 256];
+#endif
     __local uint* hist = (__local uint*)hist4;
     int lid = get_local_id(0);
     for (int j = lid; j < HIST_WORDS / 4; j += LWS) hist4[j] = (uint4)(0);
@@ -244,6 +256,19 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
         ADD_LEVEL(0, v, s0)
         ADD_LEVEL(1, v, s1)
         ADD_LEVEL(2, v, s2)
+    }
+#endif
+#ifdef SHARED_BINS
+    // bin_of is monotone in v, so a bin's levels are a run.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int p = lid; p < CH * 256; p += LWS) {
+        int c = p / 256, v = p % 256;
+        int b = bin_of((float)v, lo, hi, scale, bins);
+        if (b < 0 || (v > 0 && bin_of((float)(v - 1), lo, hi, scale, bins) == b)) continue;
+        uint s = 0;
+        for (int u = v; u < 256 && bin_of((float)u, lo, hi, scale, bins) == b; u++)
+            s += lev[c * 256 + u];
+        if (s) atomic_add(&counts[c * bins + b], s);
     }
 #endif
 }

@@ -144,8 +144,13 @@ pub fn private_plan(s: &Shape, b: &Binning, n: usize, units: usize) -> Result<Pl
     let halves = matches!(layout, Private::Halves | Private::HalvesPerChannel);
     let item = pixels_per_item(n, units, halves);
     let byte_item = byte_pixels_per_item(n, units, s.channels);
+    // Neighbouring u8 levels in one bin (bin() is monotone): the merge
+    // adds each bin's run of levels once.
+    let shared = (1..256).any(|v| b.bin(v as f32).is_some() && b.bin(v as f32) == b.bin((v - 1) as f32));
     let extra = match layout {
-        // One program serves every binning of u8 (bins are arguments).
+        // One program serves every binning of u8 whose levels have bins of
+        // their own (bins are arguments), one more every coarser binning.
+        Private::Levels if shared => format!("-DBYTE_BINS -DBYTE_ITEM={byte_item} -DSHARED_BINS"),
         Private::Levels => format!("-DBYTE_BINS -DBYTE_ITEM={byte_item}"),
         Private::Words => format!("-DHIST_LEN={len} -DPER_ITEM={item}"),
         Private::Halves => format!("-DHIST_LEN={len} -DPER_ITEM={item} -DHALF_COUNTS"),
@@ -173,7 +178,8 @@ pub fn private_plan(s: &Shape, b: &Binning, n: usize, units: usize) -> Result<Pl
 fn private_bytes(s: &Shape) -> usize {
     let counts = s.channels * bins(s);
     match private_layout(s) {
-        Ok(Private::Levels) => 4 * 256 * 32,
+        // The bank slots, and the level counts of coarse bins.
+        Ok(Private::Levels) => 4 * 256 * 32 + 4 * 256 * s.channels,
         Ok(Private::Words) => 4 * counts,
         Ok(Private::Halves) => 2 * counts.next_multiple_of(2),
         Ok(Private::HalvesPerChannel) => 2 * bins(s).next_multiple_of(2),
@@ -225,8 +231,9 @@ mod tests {
         for (n, units) in [(1_usize, 0), (99, 1), (1 << 20, 2), (12_345_678, 7), (1 << 30, 132)] {
             for halves in [false, true] {
                 let item = pixels_per_item(n, units, halves);
-                // Whole unrolled steps of quads (cl/histogram/histogram.cl).
-                assert_eq!(item % 16, 0, "{n} {units}");
+                // Whole unrolled steps of loads: GN * UNROLL, 32 for u16
+                // gray (cl/histogram/histogram.cl).
+                assert_eq!(item % 32, 0, "{n} {units}");
                 assert!(!halves || LWS * item <= 65535, "{n} {units}");
                 if item != PER_ITEM {
                     assert!(n.div_ceil(LWS * item) >= GROUPS_PER_UNIT * units.max(1));

@@ -77,7 +77,7 @@ fn gray_only(s: &Shape) -> Result<(), String> {
 pub static VARIANTS: &[VariantSpec] = &[
     VariantSpec {
         name: "tree",
-        summary: "a block of 256 x (n / 2^18, at least 16) pixels per work-group: compensated walks (integers: exact), a local tree, one final group",
+        summary: "a block of 256 x (n / 2^18, at least 16; for u8 colour a multiple of 16, read in 16-byte loads) pixels per work-group: compensated walks (integers: exact), a local tree, one final group",
         files: &["stats/stats.cl"],
         options: "-DLWS=256",
         local: [LWS, 1],
