@@ -98,10 +98,20 @@ __kernel void histogram_global_atomics(__global const T* in, int n, float lo, fl
 
 #ifdef SHARED_BINS
 // Neighbouring levels share bins (the host defines SHARED_BINS then): the
-// group's level counts go to `lev`, and each bin's first level adds its
-// run of levels with one atomic, rather than up to 256 atomics a group on
-// one word (one bin: 262144 on one address at 8192x8192 gray).
-#define ADD_LEVEL(c, v, s) lev[(c) * 256 + (v)] = (s);
+// group's level counts go to the first CH * 256 words of the slots (kept
+// in registers until every work-item has read the slots), and each bin's
+// first level adds its run of levels with one atomic, rather than up to
+// 256 atomics a group on one word (one bin: 262144 on one address at
+// 8192x8192 gray). A work-item holds at most CH level counts.
+#if LWS < 256
+#error "SHARED_BINS keeps at most CH level counts a work-item"
+#endif
+#define ADD_LEVEL(c, v, s)                                              \
+    {                                                                   \
+        mine[held] = (s);                                               \
+        where[held] = (c) * 256 + (v);                                  \
+        held++;                                                         \
+    }
 #else
 // Adds the group's count s of level v of channel c to its bin.
 #define ADD_LEVEL(c, v, s)                                              \
@@ -170,7 +180,8 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
 {
     __local uint4 hist4[HIST_WORDS / 4];
 #ifdef SHARED_BINS
-    __local uint lev[CH * 256];
+    uint mine[CH];
+    int where[CH], held = 0;
 #endif
     __local uint* hist = (__local uint*)hist4;
     int lid = get_local_id(0);
@@ -260,6 +271,9 @@ __kernel void histogram_local_private(__global const T* in, int n, float lo, flo
 #endif
 #ifdef SHARED_BINS
     // bin_of is monotone in v, so a bin's levels are a run.
+    __local uint* lev = hist;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < held; k++) lev[where[k]] = mine[k];
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int p = lid; p < CH * 256; p += LWS) {
         int c = p / 256, v = p % 256;

@@ -178,8 +178,7 @@ pub fn private_plan(s: &Shape, b: &Binning, n: usize, units: usize) -> Result<Pl
 fn private_bytes(s: &Shape) -> usize {
     let counts = s.channels * bins(s);
     match private_layout(s) {
-        // The bank slots, and the level counts of coarse bins.
-        Ok(Private::Levels) => 4 * 256 * 32 + 4 * 256 * s.channels,
+        Ok(Private::Levels) => 4 * 256 * 32,
         Ok(Private::Words) => 4 * counts,
         Ok(Private::Halves) => 2 * counts.next_multiple_of(2),
         Ok(Private::HalvesPerChannel) => 2 * bins(s).next_multiple_of(2),
