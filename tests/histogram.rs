@@ -41,6 +41,25 @@ fn count(values: &[f32], channels: usize, bins: usize, lo: f64, hi: f64) -> Vec<
     out
 }
 
+/// An image's samples in order, as f32.
+fn values<T: clfilter::Sample>(img: &Image<T>) -> Vec<f32> {
+    img.rows()
+        .flat_map(|r| r.iter().map(|v| v.to_f32()))
+        .collect()
+}
+
+/// Counts with the library's f32 bins (`Binning::bin`), for ranges where
+/// f64 could put an edge sample in the next bin.
+fn count_by(b: &histogram::Binning, values: &[f32], channels: usize) -> Vec<Vec<u64>> {
+    let mut out = vec![vec![0u64; b.bins]; channels];
+    for (i, &v) in values.iter().enumerate() {
+        if let Some(k) = b.bin(v) {
+            out[i % channels][k] += 1;
+        }
+    }
+    out
+}
+
 #[test]
 fn every_integer_level_has_its_own_bin() {
     // u8: every level once per channel, 256 bins over 0:255 (the default).
@@ -120,10 +139,7 @@ fn u8_counts_follow_the_rule_for_any_range() {
     let mut rng = Rng::new(12);
     for (w, h, c) in [(1, 1, 1), (5, 3, 3), (263, 7, 4), (131, 67, 1), (17, 13, 3)] {
         let img: Image<u8> = common::random_image(&mut rng, w, h, c);
-        let data: Vec<f32> = img
-            .rows()
-            .flat_map(|r| r.iter().map(|&v| v as f32))
-            .collect();
+        let data = values(&img);
         // Every variant takes every binning of u8 (local_private counts
         // the levels and bins them at its merge).
         for (bins, lo, hi) in [
@@ -301,23 +317,15 @@ fn u8_large_images_count_exactly_with_more_pixels_per_item() {
         let flat =
             Image::<u8>::from_fn(1031, 1021, c, |_, _, k| [9u8, 250, 77, 3][k]).expect("shape");
         for (what, img) in [("random", random), ("constant", flat)] {
-            let mut want = vec![vec![0u64; 256]; c];
-            for y in 0..img.height() {
-                for (i, &v) in img.row(y).iter().enumerate() {
-                    want[i % c][v as usize] += 1;
-                }
-            }
             let params = HistogramParams::default_for(clfilter::SampleType::U8);
+            let want = count_by(&params.binning().expect("binning"), &values(&img), c);
             for (name, e) in engines() {
                 let got = e.histogram(&img, &params).expect("histogram");
                 assert_eq!(got.counts, want, "{name} {what} 1031x1021x{c}");
             }
             // Levels binned at the merge of every group: coarse bins (many
             // levels, and groups, adding into one bin) and fine ones.
-            let data: Vec<f32> = img
-                .rows()
-                .flat_map(|r| r.iter().map(|&v| v as f32))
-                .collect();
+            let data = values(&img);
             for (bins, lo, hi) in [(37, 5.5, 250.0), (4096, 0.0, 255.0)] {
                 let want = count(&data, c, bins, lo as f64, hi as f64);
                 let p = HistogramParams { bins, lo, hi };
@@ -350,10 +358,7 @@ fn u16_and_f32_counts_hold_in_every_local_layout() {
         let flat =
             Image::<u16>::from_fn(w, h, c, |_, _, k| [65535u16, 2, 40000, 0][k]).expect("shape");
         for img16 in [random, flat] {
-            let d16: Vec<f32> = img16
-                .rows()
-                .flat_map(|r| r.iter().map(|&v| v as f32))
-                .collect();
+            let d16 = values(&img16);
             // Bin widths of powers of two: f64 and f32 bin alike.
             for (bins, lo, hi) in [
                 (4096, 0.0, 65536.0),
@@ -371,10 +376,7 @@ fn u16_and_f32_counts_hold_in_every_local_layout() {
         // Gray u16: the default 256 bins over 0:65535 (v * 256 / 65535 is
         // whole only at the ends), and 100 over a narrower range.
         let gray: Image<u16> = common::random_image(&mut rng, w, h * c, 1);
-        let dg: Vec<f32> = gray
-            .rows()
-            .flat_map(|r| r.iter().map(|&v| v as f32))
-            .collect();
+        let dg = values(&gray);
         for (bins, lo, hi) in [(256, 0.0, 65535.0), (100, 12800.0, 38400.0)] {
             let p = HistogramParams { bins, lo, hi };
             let want = count(&dg, 1, bins, lo as f64, hi as f64);
@@ -384,7 +386,7 @@ fn u16_and_f32_counts_hold_in_every_local_layout() {
             }
         }
         let img32: Image<f32> = common::random_image(&mut rng, w, h, c);
-        let d32: Vec<f32> = img32.rows().flat_map(|r| r.iter().copied()).collect();
+        let d32 = values(&img32);
         for bins in [4096, 8192] {
             let p = HistogramParams {
                 bins,
@@ -519,23 +521,14 @@ fn u16_shifted_bins_count_like_the_rule_on_every_path() {
         })
         .expect("shape");
         for img in [full, twelve] {
-            let data: Vec<f32> = img
-                .rows()
-                .flat_map(|r| r.iter().map(|&v| v as f32))
-                .collect();
+            let data = values(&img);
             for (bins, lo, hi) in [
                 (256, 0.0, 65535.0),
                 (4096, 0.0, 4095.0),
                 (1024, -0.5, 4095.5),
             ] {
                 let p = HistogramParams { bins, lo, hi };
-                let b = p.binning().expect("binning");
-                let mut want = vec![vec![0u64; bins]; c];
-                for (i, &v) in data.iter().enumerate() {
-                    if let Some(k) = b.bin(v) {
-                        want[i % c][k] += 1;
-                    }
-                }
+                let want = count_by(&p.binning().expect("binning"), &data, c);
                 for (name, e) in engines() {
                     let got = e.histogram(&img, &p).expect("histogram");
                     assert_eq!(got.counts, want, "{name} {w}x{h}x{c} {bins} {lo}:{hi}");
@@ -570,14 +563,7 @@ fn large_images_count_exactly_with_longer_items_in_every_layout() {
         let p = HistogramParams { bins, lo, hi };
         let b = p.binning().expect("binning");
         for (what, img) in [("random", random), ("constant", flat)] {
-            let mut want = vec![vec![0u64; bins]; c];
-            for y in 0..h {
-                for (i, &v) in img.row(y).iter().enumerate() {
-                    if let Some(k) = b.bin(v as f32) {
-                        want[i % c][k] += 1;
-                    }
-                }
-            }
+            let want = count_by(&b, &values(&img), c);
             for (name, e) in engines() {
                 let got = e.histogram(&img, &p).expect("histogram");
                 assert_eq!(got.counts, want, "{name} {what} {w}x{h}x{c} {bins}");
@@ -591,17 +577,9 @@ fn large_images_count_exactly_with_longer_items_in_every_layout() {
         lo: 0.0,
         hi: 1.0,
     };
-    let b = p.binning().expect("binning");
-    let mut want = vec![0u64; 256];
-    for y in 0..img.height() {
-        for &v in img.row(y) {
-            if let Some(k) = b.bin(v) {
-                want[k] += 1;
-            }
-        }
-    }
+    let want = count_by(&p.binning().expect("binning"), &values(&img), 1);
     for (name, e) in engines() {
         let got = e.histogram(&img, &p).expect("histogram");
-        assert_eq!(got.counts, vec![want.clone()], "{name} f32 1031x721");
+        assert_eq!(got.counts, want, "{name} f32 1031x721");
     }
 }
