@@ -290,7 +290,9 @@ fn gray_integer_lines_sum_exactly_whatever_their_alignment() {
     // 16-byte boundary: rows of every length mod 16 (so every start
     // offset), shorter and longer than one load per work-item. Columns go
     // 4 to a work-item when the width is a multiple of 4 (4, 64, 1028,
-    // 8192: one and several groups of columns, the last one partial). Rows
+    // 8192: one and several groups of columns, the last one partial), and
+    // u8 columns 8 to a work-item on rows of 16384 samples and more that
+    // are a multiple of 8 (16392: a partial group of 256 columns). Rows
     // of up to 1024 loads (16384 u8, 8192 u16 samples) take a team of 32
     // work-items, 8 rows to a group (heights not multiples of 8); longer
     // ones the whole group (16387).
@@ -306,6 +308,7 @@ fn gray_integer_lines_sum_exactly_whatever_their_alignment() {
         (4096 + 4099, 19),
         (8192, 9),
         (16387, 3),
+        (16392, 41),
     ];
     for (w, h) in sizes {
         let data = (0..w * h).map(|_| rng.below(256) as u8).collect();
@@ -373,10 +376,18 @@ fn integer_rgb_columns_sum_exactly_read_as_gray_or_as_pixels() {
     // y_split and y_fused read integer RGB whose 3 x width is a multiple of
     // 4 as gray samples 3 x width wide (4, 8, 1364: one and several groups
     // of columns; 1364 x 520 is 32 strips of 3 blocks, so y_fused's last
-    // group of each strip merges), other widths (5, 7) as pixels. Near full
+    // group of each strip merges; 5464: u8 16392 samples wide, 8 columns a
+    // work-item), other widths (5, 7) as pixels. Near full
     // scale; 4 x 3001 and 5 x 777 have several blocks too.
     let mut rng = Rng::new(14);
-    for (w, h) in [(4, 3001), (5, 777), (7, 300), (8, 9), (1364, 520)] {
+    for (w, h) in [
+        (4, 3001),
+        (5, 777),
+        (7, 300),
+        (8, 9),
+        (1364, 520),
+        (5464, 40),
+    ] {
         let data = (0..w * h * 3).map(|_| 255 - rng.below(7) as u8).collect();
         check_integer_exact(&Image::from_vec(w, h, 3, data).expect("shape"));
         let data = (0..w * h * 3)
@@ -393,6 +404,41 @@ fn a_u16_row_longer_than_a_work_items_uint_still_sums_exactly() {
     let w = 256 * 65536 + 777;
     let img = Image::<u16>::from_vec(w, 1, 1, vec![65535; w]).expect("shape");
     check_integer_exact(&img);
+}
+
+#[test]
+fn u16_columns_whose_blocks_pass_a_uint_still_sum_exactly() {
+    // y_split and y_fused hold a block's column results in uints where its
+    // rows fit 2^16 u16 samples (BLOCK_FITS), else in ulongs written as two
+    // words. 64 blocks of 65601 rows pass it, near full scale: gray read 4
+    // columns a load, and RGB pixels one at a time (3 x 1 is no multiple
+    // of 4). Only those variants, along y: the image is 4 M rows high.
+    let mut rng = Rng::new(16);
+    let h = 64 * 65_600 + 5;
+    for (w, c) in [(4, 1), (1, 3)] {
+        let data: Vec<u16> = (0..w * h * c)
+            .map(|_| 65535 - rng.below(5) as u16)
+            .collect();
+        let (mut sum, mut max) = (vec![0u64; w * c], vec![0u64; w * c]);
+        for (i, &v) in data.iter().enumerate() {
+            sum[i % (w * c)] += u64::from(v);
+            max[i % (w * c)] = max[i % (w * c)].max(u64::from(v));
+        }
+        let img = Image::from_vec(w, h, c, data).expect("shape");
+        for (name, e, _) in engines() {
+            if !name.starts_with("y_s") && !name.starts_with("y_f") {
+                continue;
+            }
+            for (op, want) in [(Reduction::Sum, &sum), (Reduction::Max, &max)] {
+                let got = e
+                    .reduce(&img, &ReduceParams { axis: Axis::Y, op })
+                    .expect(&name);
+                let got: Vec<f32> = (0..w * c).map(|i| got.get(i / c, 0, i % c)).collect();
+                let want: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+                assert_eq!(got, want, "{name} {op:?} {w}x{h}x{c}");
+            }
+        }
+    }
 }
 
 /// `img` with each row padded by `pad` samples of garbage (NaN for f32),

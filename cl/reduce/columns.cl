@@ -73,6 +73,19 @@ void merge_column(__global const float* partial, int width, int blocks, int heig
 #define YL CAT(ulong, YPACK)
 #define YV CAT(T, YPACK)
 #define TO_YU(v) CAT(convert_, YU)(v)
+// A block's result per lane: a uint where the host's BLOCK_FITS says the
+// block's rows fit one uint chunk (then the local tree holds half the
+// bytes, and a block writes one row of partials), else a ulong. The same
+// holds for the pixel kernel below (Y_ACC). H200, 8192x8192, y_fused
+// (docs/results/2026-11-29-s48-gpu.md): u8 gray 61-66% of copy to 74-77%,
+// u16 gray 79-81% to 86-88%, u8 RGBA 83-86% to 85-87%.
+#ifdef BLOCK_FITS
+#define YB YU
+#define YB_OF(a) (a)
+#else
+#define YB YL
+#define YB_OF(a) CAT(convert_, YL)(a)
+#endif
 
 // `count` vectors at v[base + j * stride], folded with `op` per lane.
 // Where the count fits one uint lane (always, but for parts of more than
@@ -84,7 +97,7 @@ void merge_column(__global const float* partial, int width, int blocks, int heig
 // (docs/results/2026-11-29-s46-gpu.md): u8 gray `y_fused` 52-55% of copy
 // to 61-65%, u8 RGB (read as gray) 66-69% to 81-83%, u16 gray unchanged;
 // the uint lane alone with the op at run time gave 56-68% and 55-71%.
-inline YL walk_cols(__global const YV* v, size_t base, size_t stride, long count, int op)
+inline YB walk_cols(__global const YV* v, size_t base, size_t stride, long count, int op)
 {
     YU id = (op) == REDUCE_MIN ? (YU)(UINT_MAX) : (YU)(0);
     if (count <= I_CHUNK) {
@@ -100,8 +113,11 @@ inline YL walk_cols(__global const YV* v, size_t base, size_t stride, long count
             a = I_COMBINE(op, a, v3);
         }
         for (; k < n; k++, p += stride) a = I_COMBINE(op, a, TO_YU(*p));
-        return CAT(convert_, YL)(a);
+        return YB_OF(a);
     }
+#ifdef BLOCK_FITS
+    return YB_OF(id); // unreachable: the host's blocks hold at most I_CHUNK rows
+#else
     YL t = CAT(convert_, YL)(id);
     size_t i = base;
     for (long j0 = 0; j0 < count; j0 += I_CHUNK) {
@@ -119,12 +135,13 @@ inline YL walk_cols(__global const YV* v, size_t base, size_t stride, long count
         t = I_COMBINE(op, t, CAT(convert_, YL)(a));
     }
     return t;
+#endif
 }
 
 __kernel void Y_KERNEL(__global const T* in, int width, int height, int op, int rows,
                        __global float* partial Y_EXTRA_ARGS)
 {
-    __local YL buf[SPLIT][COLS];
+    __local YB buf[SPLIT][COLS];
     int x = get_global_id(0) * YPACK;
     int lx = get_local_id(0), part = get_local_id(1);
     int block = GROUP_ID(1);
@@ -140,11 +157,15 @@ __kernel void Y_KERNEL(__global const T* in, int width, int height, int op, int 
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (part == 0 && x < width) {
-        YL t = buf[0][lx];
+        YB t = buf[0][lx];
+#ifdef BLOCK_FITS
+        CAT(vstore, YPACK)(CAT(as_float, YPACK)(t), 0, partial + (size_t)block * width + x);
+#else
         CAT(vstore, YPACK)(CAT(as_float, YPACK)(TO_YU(t)), 0,
                            partial + (size_t)(2 * block) * width + x);
         CAT(vstore, YPACK)(CAT(as_float, YPACK)(TO_YU(t >> 32)), 0,
                            partial + (size_t)(2 * block + 1) * width + x);
+#endif
         FENCE_DEVICE();
     }
     FUSED_TAIL((int)(get_global_id(0) - lx) * YPACK, YPACK)
@@ -156,10 +177,17 @@ __kernel void Y_KERNEL(__global const T* in, int width, int height, int op, int 
 // the block's result goes to row `block` of `partial` (width x blocks
 // pixels of CH floats). Blocks put enough work-items in flight to fill a
 // large GPU even for short images; pass 2 (reduce_y_merge) combines them.
+#if defined(INT_SUM) && defined(BLOCK_FITS)
+#define Y_ACC UINTN
+#define Y_ACC_OF(v) TO_UINTN(v)
+#else
+#define Y_ACC ACC_T
+#define Y_ACC_OF(v) (v)
+#endif
 __kernel void Y_KERNEL(__global const T* in, int width, int height, int op, int rows,
                        __global float* partial Y_EXTRA_ARGS)
 {
-    __local ACC_T buf[SPLIT][COLS];
+    __local Y_ACC buf[SPLIT][COLS];
     int x = get_global_id(0);
     int lx = get_local_id(0), part = get_local_id(1);
     int block = GROUP_ID(1);
@@ -169,17 +197,21 @@ __kernel void Y_KERNEL(__global const T* in, int width, int height, int op, int 
     // to rows 2 block and 2 block + 1 of `partial`, bit for bit.
     int y0 = block * rows + part;
     long count = (x < width && y0 < y1) ? (y1 - y0 + SPLIT - 1) / SPLIT : 0;
-    buf[part][lx] = BY_OP(op, walk_int, in, (size_t)y0 * (size_t)width + x,
-                          (size_t)SPLIT * (size_t)width, count);
+    buf[part][lx] = Y_ACC_OF(BY_OP(op, walk_int, in, (size_t)y0 * (size_t)width + x,
+                                   (size_t)SPLIT * (size_t)width, count));
     for (int s = SPLIT / 2; s > 0; s >>= 1) {
         barrier(CLK_LOCAL_MEM_FENCE);
         if (part < s) buf[part][lx] = I_COMBINE(op, buf[part][lx], buf[part + s][lx]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (part == 0 && x < width) {
-        ULONGN t = buf[0][lx];
+        Y_ACC t = buf[0][lx];
+#ifdef BLOCK_FITS
+        STOREP(AS_FLOATN(t), partial, (size_t)block * width + x);
+#else
         STOREP(AS_FLOATN(TO_UINTN(t)), partial, (size_t)(2 * block) * width + x);
         STOREP(AS_FLOATN(TO_UINTN(t >> 32)), partial, (size_t)(2 * block + 1) * width + x);
+#endif
         FENCE_DEVICE();
     }
 #else
@@ -225,9 +257,13 @@ void merge_column(__global const float* partial, int width, int blocks, int heig
 #ifdef INT_SUM
     ULONGN t = TO_ULONGN(I_IDENTITY(op));
     for (int b = 0; b < blocks; b++) {
+#ifdef BLOCK_FITS
+        t = I_COMBINE(op, t, TO_ULONGN(AS_UINTN(LOADP(partial, (size_t)b * width + x))));
+#else
         ULONGN lo = TO_ULONGN(AS_UINTN(LOADP(partial, (size_t)(2 * b) * width + x)));
         ULONGN hi = TO_ULONGN(AS_UINTN(LOADP(partial, (size_t)(2 * b + 1) * width + x)));
         t = I_COMBINE(op, t, lo | (hi << 32));
+#endif
     }
     STOREP(FINISH(op, TO_FLOATN(t), height), out, x);
 #else

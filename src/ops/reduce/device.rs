@@ -37,22 +37,6 @@ pub(super) fn run<T: Sample>(
     match *dev {}
 }
 
-/// The row blocks of y_split's first pass for a `w` x `h` image: blocks of
-/// at least 256 rows (32 per part), at most 64 of them, and no more than
-/// bring the pass to about 2^18 work-items (a few waves of a large GPU).
-/// More blocks than that only lengthen the second pass, whose work-items
-/// walk a column's blocks one after another (8192x8192 u8 RGBA: 32 blocks
-/// gave 62% of copy, 4 blocks 79-82%: see
-/// docs/results/2026-11-27-gpu-reductions-history.md). It depends on the
-/// shape alone, so chunked launches and every device add in the same order.
-#[cfg(feature = "opencl")]
-fn y_blocks(w: usize, h: usize) -> usize {
-    use super::variants::{COLS, SPLIT};
-    let per_block = w.div_ceil(COLS) * COLS * SPLIT;
-    let fill = (1usize << 18).div_ceil(per_block).clamp(1, 64);
-    h.div_ceil(256).clamp(1, 64).min(fill)
-}
-
 /// Runs `spec` from `input` into `out`, which must have the reduced shape
 /// and the input's channels.
 #[cfg(feature = "opencl")]
@@ -91,6 +75,10 @@ pub(crate) fn launch<T: Sample>(
     };
     let shape = Shape::new(w, h, c, T::TYPE).with_params(crate::ops::OpParams::new(*p));
     let (mut extra, ypack) = options_for(spec, T::TYPE, c, w);
+    let fits = y_variant && super::variants::block_fits(T::TYPE, w / ypack, h);
+    if fits {
+        extra.push_str(" -DBLOCK_FITS");
+    }
     let fused = spec.name == "y_fused";
     if fused && dev.info().vendor.to_ascii_lowercase().contains("nvidia") {
         extra.push_str(" -DPTX_FENCE");
@@ -102,7 +90,8 @@ pub(crate) fn launch<T: Sample>(
             true => None,
             false => Some(progs.kernel(dev, SPEC.name, spec, &shape, extra, "reduce_y_merge")?),
         };
-        return launch_y(dev, (&k, merge.as_ref()), (input, out), (w, h, c), p, ypack);
+        let words = if T::TYPE == crate::image::SampleType::F32 || fits { 1 } else { 2 };
+        return launch_y(dev, (&k, merge.as_ref()), (input, out), (w, h, c), p, (ypack, words));
     }
     let rows = LWS / team(spec, T::TYPE, c, w);
     let (global, local): (Vec<usize>, Vec<usize>) = match spec.name {
@@ -126,7 +115,9 @@ pub(crate) fn launch<T: Sample>(
 
 /// `y_split` (pass 1 `k`, then `merge`) or `y_fused` (`k` alone, no
 /// `merge`) over `ypack` columns per work-item, reading `input` as a
-/// `w` x `h` image of `c` channels (its own shape, or RGB as gray).
+/// `w` x `h` image of `c` channels (its own shape, or RGB as gray), each
+/// block's result in `words` rows of `partial` (2: an integer's ulong as
+/// two words, where a block's sum may pass a uint).
 #[cfg(feature = "opencl")]
 fn launch_y<T: Sample>(
     dev: &Dev,
@@ -137,13 +128,11 @@ fn launch_y<T: Sample>(
     ),
     (w, h, c): (usize, usize, usize),
     p: &ReduceParams,
-    ypack: usize,
+    (ypack, words): (usize, usize),
 ) -> Result<crate::backend::opencl::ClEvent> {
-    use super::variants::{COLS, SPLIT};
+    use super::variants::{y_blocks, COLS, SPLIT};
     use crate::backend::opencl::{Arg, DeviceBuffer, DeviceImage};
     let blocks = y_blocks(w / ypack, h);
-    // Integer samples keep a block's result as a ulong: two rows of words.
-    let words = if int_options(T::TYPE, c).is_empty() { 1 } else { 2 };
     let partial = DeviceImage::<f32>::new(dev, w, words * blocks, c)?;
     let (w_, h_, op, blocks_) = (Arg::int(w)?, Arg::int(h)?, Arg::I32(p.op as i32), Arg::int(blocks)?);
     let first = [Arg::img(input), w_, h_, op, Arg::int(h.div_ceil(blocks))?, Arg::img(&partial)];

@@ -37,18 +37,55 @@ pub const COLS: usize = 32;
 /// Work-items sharing one column in `y_split` (a power of two).
 pub const SPLIT: usize = 8;
 /// Adjacent columns per work-item of `y_split` on a `ty`, `channels`
-/// image `width` wide: 4 on gray u8 and u16 whose width is a multiple of 4
-/// (one vector load per row, every row aligned), else 1
-/// (cl/reduce/reduce.cl, YPACK). 16-byte loads (16 u8 or 8 u16 columns)
-/// were slower: a work-item's ulong16 or ulong8 in local memory (H200,
-/// 8192x8192, 2026-11-27: u16 78% to 63%, u8 53% to 31% of copy).
+/// image `width` samples wide: on gray u8 and u16 (and integer RGB read as
+/// gray, 3 x width samples), 4 where the width is a multiple of 4 (one
+/// vector load per row, every row aligned), and 8 on u8 rows of 16384
+/// samples and more whose width is a multiple of 8; else 1
+/// (cl/reduce/columns.cl, YPACK). H200, uint block results (BLOCK_FITS),
+/// `y_fused` in % of copy (docs/results/2026-11-29-s48-gpu.md): u8 8192
+/// wide 74-77 with 4 against 71-73 with 8 and 60-62 with 16; 16384 wide
+/// 85-86 against 83-84; 24576 (8192 RGB) 75-77 against 87-91; u16 8192
+/// wide 86-88 against 77-79. Before uint block results, 16 columns
+/// (ulong16 in local memory) had given u8 31%.
 pub fn ypack(ty: crate::image::SampleType, channels: usize, width: usize) -> usize {
-    let gray_int = channels == 1 && ty != crate::image::SampleType::F32;
-    if gray_int && width.is_multiple_of(4) {
+    use crate::image::SampleType;
+    let gray_int = channels == 1 && ty != SampleType::F32;
+    if gray_int && ty == SampleType::U8 && width >= 16384 && width.is_multiple_of(8) {
+        8
+    } else if gray_int && width.is_multiple_of(4) {
         4
     } else {
         1
     }
+}
+
+/// The row blocks of y_split's first pass for a `w` x `h` image: blocks of
+/// at least 256 rows (32 per part), at most 64 of them, and no more than
+/// bring the pass to about 2^18 work-items (a few waves of a large GPU).
+/// More blocks than that only lengthen the second pass, whose work-items
+/// walk a column's blocks one after another (8192x8192 u8 RGBA: 32 blocks
+/// gave 62% of copy, 4 blocks 79-82%: see
+/// docs/results/2026-11-27-gpu-reductions-history.md). It depends on the
+/// shape alone, so chunked launches and every device add in the same order.
+pub fn y_blocks(w: usize, h: usize) -> usize {
+    let per_block = w.div_ceil(COLS) * COLS * SPLIT;
+    let fill = (1usize << 18).div_ceil(per_block).clamp(1, 64);
+    h.div_ceil(256).clamp(1, 64).min(fill)
+}
+
+/// Whether a block of y_split's first pass on `ty` samples, `w` work-items
+/// wide (columns over the pack) and `h` rows high, holds its integer
+/// results in uints: its rows fit one work-item's uint chunk (I_CHUNK:
+/// 2^24 u8 or 2^16 u16 samples), so their sum does too (cl/reduce/columns.cl,
+/// BLOCK_FITS). Not for f32.
+pub fn block_fits(ty: crate::image::SampleType, w: usize, h: usize) -> bool {
+    use crate::image::SampleType;
+    let chunk = match ty {
+        SampleType::U8 => 1 << 24,
+        SampleType::U16 => 1 << 16,
+        SampleType::F32 => return false,
+    };
+    h.div_ceil(y_blocks(w, h)) <= chunk
 }
 
 /// Bytes of one accumulator in local memory (3-vectors take 4 slots): a
@@ -64,7 +101,9 @@ fn group_floats(s: &Shape) -> usize {
 }
 
 fn split_floats(s: &Shape) -> usize {
-    SPLIT * COLS * floatn(s) * ypack(s.sample, s.channels, s.width)
+    let pack = ypack(s.sample, s.channels, s.width);
+    let lane = if block_fits(s.sample, s.width / pack, s.height) { 2 } else { 1 };
+    SPLIT * COLS * floatn(s) * pack / lane
 }
 
 fn axis_of(s: &Shape) -> Result<Axis, String> {
