@@ -406,6 +406,39 @@ fn a_u16_row_longer_than_a_work_items_uint_still_sums_exactly() {
     check_integer_exact(&img);
 }
 
+/// Sums, min and max of every column and channel from `y_split` and
+/// `y_fused` alone against u64 arithmetic (for images too tall for
+/// [`check_integer_exact`]'s every variant on both axes).
+fn check_columns_exact<T: Sample>(img: &Image<T>) {
+    let (w, h, c) = (img.width(), img.height(), img.channels());
+    let (mut sum, mut min, mut max) = (vec![0u64; w * c], vec![u64::MAX; w * c], vec![0u64; w * c]);
+    for y in 0..h {
+        for (i, v) in img.row(y).iter().enumerate() {
+            let v = v.to_f32() as u64;
+            sum[i] += v;
+            min[i] = min[i].min(v);
+            max[i] = max[i].max(v);
+        }
+    }
+    for (name, e, _) in engines() {
+        if name != "y_split" && name != "y_fused" {
+            continue;
+        }
+        for (op, want) in [
+            (Reduction::Sum, &sum),
+            (Reduction::Min, &min),
+            (Reduction::Max, &max),
+        ] {
+            let got = e
+                .reduce(img, &ReduceParams { axis: Axis::Y, op })
+                .expect(&name);
+            let got: Vec<f32> = (0..w * c).map(|i| got.get(i / c, 0, i % c)).collect();
+            let want: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+            assert_eq!(got, want, "{name} {op:?} {w}x{h}x{c}");
+        }
+    }
+}
+
 #[test]
 fn u16_columns_whose_blocks_pass_a_uint_still_sum_exactly() {
     // y_split and y_fused hold a block's column results in uints where its
@@ -416,28 +449,25 @@ fn u16_columns_whose_blocks_pass_a_uint_still_sum_exactly() {
     let mut rng = Rng::new(16);
     let h = 64 * 65_600 + 5;
     for (w, c) in [(4, 1), (1, 3)] {
-        let data: Vec<u16> = (0..w * h * c)
+        let data = (0..w * h * c)
             .map(|_| 65535 - rng.below(5) as u16)
             .collect();
-        let (mut sum, mut max) = (vec![0u64; w * c], vec![0u64; w * c]);
-        for (i, &v) in data.iter().enumerate() {
-            sum[i % (w * c)] += u64::from(v);
-            max[i % (w * c)] = max[i % (w * c)].max(u64::from(v));
-        }
-        let img = Image::from_vec(w, h, c, data).expect("shape");
-        for (name, e, _) in engines() {
-            if !name.starts_with("y_s") && !name.starts_with("y_f") {
-                continue;
-            }
-            for (op, want) in [(Reduction::Sum, &sum), (Reduction::Max, &max)] {
-                let got = e
-                    .reduce(&img, &ReduceParams { axis: Axis::Y, op })
-                    .expect(&name);
-                let got: Vec<f32> = (0..w * c).map(|i| got.get(i / c, 0, i % c)).collect();
-                let want: Vec<f32> = want.iter().map(|&v| v as f32).collect();
-                assert_eq!(got, want, "{name} {op:?} {w}x{h}x{c}");
-            }
-        }
+        check_columns_exact(&Image::<u16>::from_vec(w, h, c, data).expect("shape"));
+    }
+}
+
+#[test]
+fn integer_columns_in_several_blocks_sum_exactly() {
+    // Several row blocks, so the blocks' partial rows and their merge
+    // (y_split's second pass, y_fused's last group of a strip): u8 gray
+    // 16392 wide (8 columns a work-item, 3 blocks), RGB 5464 wide read as
+    // gray (u8 16392 samples: 8 columns; u16: 4), RGBA pixels (4 blocks).
+    let mut rng = Rng::new(17);
+    for (w, h, c) in [(16392, 520, 1), (5464, 300, 3), (37, 777, 4)] {
+        let data = (0..w * h * c).map(|_| rng.below(256) as u8).collect();
+        check_columns_exact(&Image::<u8>::from_vec(w, h, c, data).expect("shape"));
+        let data = (0..w * h * c).map(|_| rng.below(65536) as u16).collect();
+        check_columns_exact(&Image::<u16>::from_vec(w, h, c, data).expect("shape"));
     }
 }
 

@@ -193,8 +193,9 @@ __kernel void Y_KERNEL(__global const T* in, int width, int height, int op, int 
     int block = GROUP_ID(1);
     int y1 = min((block + 1) * rows, height);
 #ifdef INT_SUM
-    // The block's result is a ulong per channel: its low and high words go
-    // to rows 2 block and 2 block + 1 of `partial`, bit for bit.
+    // The block's result per channel: a uint to row `block` of `partial`
+    // (BLOCK_FITS), else a ulong whose low and high words go to rows
+    // 2 block and 2 block + 1, bit for bit.
     int y0 = block * rows + part;
     long count = (x < width && y0 < y1) ? (y1 - y0 + SPLIT - 1) / SPLIT : 0;
     buf[part][lx] = Y_ACC_OF(BY_OP(op, walk_int, in, (size_t)y0 * (size_t)width + x,

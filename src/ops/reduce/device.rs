@@ -63,15 +63,9 @@ pub(crate) fn launch<T: Sample>(
     let shape = Shape::new(w, h, c, T::TYPE).with_params(crate::ops::OpParams::new(*p));
     crate::ops::tuning::check_variant(&SPEC, spec, &shape, dev.info().local_mem)?;
     let y_variant = matches!(spec.name, "y_split" | "y_fused");
-    // Column sums of integer RGB are those of a gray image 3w samples wide,
-    // in the same order: channel k of column x is sample column 3x + k. So
-    // RGB takes the gray kernels, which load 4 sample columns a work-item
-    // where 3-sample pixels took one load each (docs/results/2026-11-29-s45-gpu.md).
-    let (w, c) = match (y_variant, c, T::TYPE) {
-        (true, 3, ty) if ty != crate::image::SampleType::F32 && (3 * w).is_multiple_of(4) => {
-            (3 * w, 1)
-        }
-        _ => (w, c),
+    let (w, c) = match y_variant {
+        true => super::variants::y_layout(T::TYPE, w, c),
+        false => (w, c),
     };
     let shape = Shape::new(w, h, c, T::TYPE).with_params(crate::ops::OpParams::new(*p));
     let (mut extra, ypack) = options_for(spec, T::TYPE, c, w);

@@ -92,18 +92,39 @@ pub fn block_fits(ty: crate::image::SampleType, w: usize, h: usize) -> bool {
 /// `FLOATN`, or a `ULONGN` for integer samples (x_tree and y_split; an
 /// upper bound for x_subgroup, which keeps floats).
 fn floatn(s: &Shape) -> usize {
-    let lane = if s.sample == crate::image::SampleType::F32 { 4 } else { 8 };
-    lane * if s.channels == 3 { 4 } else { s.channels }
+    acc_bytes(s.sample, s.channels)
+}
+
+/// [`floatn`] of `ty` samples and `c` channels.
+fn acc_bytes(ty: crate::image::SampleType, c: usize) -> usize {
+    let lane = if ty == crate::image::SampleType::F32 { 4 } else { 8 };
+    lane * if c == 3 { 4 } else { c }
 }
 
 fn group_floats(s: &Shape) -> usize {
     LWS * floatn(s)
 }
 
+/// The width and channels that `y_split` and `y_fused` read a `ty` image
+/// `w` pixels wide of `c` channels as. Column sums of integer RGB are
+/// those of a gray image 3w samples wide, in the same order (channel k of
+/// column x is sample column 3x + k), so RGB whose 3w is a multiple of 4
+/// takes the gray kernels, which load 4 or 8 sample columns a work-item
+/// where 3-sample pixels took one load each
+/// (docs/results/2026-11-29-s45-gpu.md).
+pub fn y_layout(ty: crate::image::SampleType, w: usize, c: usize) -> (usize, usize) {
+    if c == 3 && ty != crate::image::SampleType::F32 && (3 * w).is_multiple_of(4) {
+        (3 * w, 1)
+    } else {
+        (w, c)
+    }
+}
+
 fn split_floats(s: &Shape) -> usize {
-    let pack = ypack(s.sample, s.channels, s.width);
-    let lane = if block_fits(s.sample, s.width / pack, s.height) { 2 } else { 1 };
-    SPLIT * COLS * floatn(s) * pack / lane
+    let (w, c) = y_layout(s.sample, s.width, s.channels);
+    let pack = ypack(s.sample, c, w);
+    let lane = if block_fits(s.sample, w / pack, s.height) { 2 } else { 1 };
+    SPLIT * COLS * acc_bytes(s.sample, c) * pack / lane
 }
 
 fn axis_of(s: &Shape) -> Result<Axis, String> {
