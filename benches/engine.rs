@@ -57,6 +57,7 @@ fn bench_op(c: &mut Criterion, op: &'static OpSpec) {
             sigmas: &[2.0],
             channels: 1,
             method: None,
+            bins: None,
         };
         let params = entry.params(&ask).expect("parameters")[0].clone();
         let case = entry

@@ -52,6 +52,7 @@ fn cases(op: &Operation) -> Vec<(String, Box<dyn Case>)> {
                 sigmas: SIGMAS,
                 channels,
                 method: None,
+                bins: None,
             };
             let sets = op.tune.params(&ask).expect("parameter sets");
             for params in sets {

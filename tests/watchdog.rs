@@ -126,6 +126,7 @@ fn chunk_cases(
         sigmas: &[0.7, 3.0],
         channels,
         method: None,
+        bins: None,
     };
     for params in op.tune.params(&ask).expect("parameter sets") {
         if op.tune.job_shape(sample, size, params.clone()).is_err() {
@@ -228,6 +229,7 @@ fn stats_tree_vec4_splits_past_one_group() {
         sigmas: &[],
         channels: 1,
         method: None,
+        bins: None,
     };
     let mut ran = 0;
     for sample in [SampleType::U8, SampleType::U16, SampleType::F32] {

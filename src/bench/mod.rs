@@ -43,6 +43,8 @@ pub struct BenchConfig {
     /// a 1-channel frame of the sample type, u8 or u16, and writes
     /// `channels`, 3 or 4, 4 when `channels` is 1, of the same type).
     pub method: String,
+    /// Histogram bins over the type's default range; `None`: 256 and 4096.
+    pub bins: Option<usize>,
 }
 
 /// One measured variant.
@@ -257,6 +259,7 @@ pub fn run(engine: &Engine, cfg: &BenchConfig) -> Result<BenchReport> {
         sigmas: &[cfg.sigma],
         channels: cfg.channels,
         method: Some(&cfg.method),
+        bins: cfg.bins,
     };
     let plan = tuning::selected(&cfg.ops)?
         .into_iter()

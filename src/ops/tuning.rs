@@ -30,6 +30,8 @@ pub struct Ask<'a> {
     /// A method by name, for operations that have several; `None`: every
     /// method, one parameter set each.
     pub method: Option<&'a str>,
+    /// Histogram bins; `None`: the tuned counts (256 and 4096).
+    pub bins: Option<usize>,
 }
 
 /// A timed runner: one run per call, returning the time to record.

@@ -131,6 +131,7 @@ fn plan(cfg: &TuneConfig, fp: &str) -> Result<Vec<(TuneKey, Job)>> {
                 sigmas: &sigmas,
                 channels,
                 method: None,
+                bins: None,
             };
             for &(width, height) in &cfg.sizes {
                 for params in tunable.params(&ask)? {

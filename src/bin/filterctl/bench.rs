@@ -44,6 +44,11 @@ pub struct Args {
     #[arg(long, value_name = "bilinear|mhc|edge", default_value = "mhc")]
     method: clfilter::ops::demosaic::Method,
 
+    /// Bins for the `histogram` rows, over the type's default range
+    /// (default: two rows, 256 and 4096 bins).
+    #[arg(long, value_name = "N")]
+    bins: Option<usize>,
+
     /// Do not time the rayon CPU path.
     #[arg(long)]
     no_cpu: bool,
@@ -169,6 +174,7 @@ fn check_named_ops(cfg: &BenchConfig) -> Result<(), CliError> {
         sigmas: &[cfg.sigma],
         channels: cfg.channels,
         method: Some(&cfg.method),
+        bins: cfg.bins,
     };
     let shape = (cfg.width, cfg.height, cfg.channels);
     for t in tuning::selected(&cfg.ops)? {
@@ -197,6 +203,13 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
     let ops = crate::util::op_names(&args.ops)?;
     let (width, height) = args.size;
     clfilter::ops::gaussian::GaussianParams::new(args.sigma).validate()?;
+    if let Some(bins) = args.bins {
+        clfilter::ops::histogram::HistogramParams {
+            bins,
+            ..clfilter::ops::histogram::HistogramParams::default_for(args.sample)
+        }
+        .binning()?;
+    }
     let cfg = BenchConfig {
         ops,
         width,
@@ -207,6 +220,7 @@ pub fn run(global: &Global, args: Args) -> Result<(), CliError> {
         cpu: !args.no_cpu,
         sigma: args.sigma,
         method: args.method.name().to_string(),
+        bins: args.bins,
     };
     check_named_ops(&cfg)?;
     let engine = global.measuring_engine()?;

@@ -19,11 +19,16 @@ impl Tunable for Tune {
         &SPEC
     }
 
-    /// Bin counts only: the case sets the range from the sample type.
-    fn params(&self, _: &tuning::Ask<'_>) -> Result<Vec<OpParams>> {
-        Ok(BIN_COUNTS
-            .iter()
-            .map(|&bins| {
+    /// Bin counts only (the asked count, else [`BIN_COUNTS`]): the case
+    /// sets the range from the sample type.
+    fn params(&self, ask: &tuning::Ask<'_>) -> Result<Vec<OpParams>> {
+        let counts = match ask.bins {
+            Some(bins) => vec![bins],
+            None => BIN_COUNTS.to_vec(),
+        };
+        Ok(counts
+            .into_iter()
+            .map(|bins| {
                 OpParams::new(HistogramParams {
                     bins,
                     lo: 0.0,
