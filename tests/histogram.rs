@@ -151,6 +151,8 @@ fn u8_counts_follow_the_rule_for_any_range() {
             (256, 0.0, 256.0),
             (300, -20.0, 280.0),
             (20000, 3.0, 250.0),
+            (2, 0.0, 256.0),
+            (16, 0.0, 255.0),
         ] {
             let p = HistogramParams { bins, lo, hi };
             let want = count(&data, c, bins, lo as f64, hi as f64);
