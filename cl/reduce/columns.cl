@@ -77,8 +77,8 @@ void merge_column(__global const float* partial, int width, int blocks, int heig
 // block's rows fit one uint chunk (then the local tree holds half the
 // bytes, and a block writes one row of partials), else a ulong. The same
 // holds for the pixel kernel below (Y_ACC). H200, 8192x8192, y_fused
-// (docs/results/2026-11-29-s48-gpu.md): u8 gray 61-66% of copy to 74-77%,
-// u16 gray 79-81% to 86-88%, u8 RGBA 83-86% to 85-87%.
+// (docs/results/2026-11-29-s48-gpu.md): u8 gray 61-66% of copy to 73-78%,
+// u16 gray 79-81% to 86-88%, u8 RGBA 83-86% to 84-86% (committed build).
 #ifdef BLOCK_FITS
 #define YB YU
 #define YB_OF(a) (a)
@@ -100,7 +100,12 @@ void merge_column(__global const float* partial, int width, int blocks, int heig
 inline YB walk_cols(__global const YV* v, size_t base, size_t stride, long count, int op)
 {
     YU id = (op) == REDUCE_MIN ? (YU)(UINT_MAX) : (YU)(0);
-    if (count <= I_CHUNK) {
+    // Under BLOCK_FITS the host's blocks hold at most I_CHUNK rows, so the
+    // one-lane walk is the whole walk.
+#ifndef BLOCK_FITS
+    if (count <= I_CHUNK)
+#endif
+    {
         __global const YV* p = v + base;
         int n = (int)count, k = 0;
         YU a = id;
@@ -115,9 +120,7 @@ inline YB walk_cols(__global const YV* v, size_t base, size_t stride, long count
         for (; k < n; k++, p += stride) a = I_COMBINE(op, a, TO_YU(*p));
         return YB_OF(a);
     }
-#ifdef BLOCK_FITS
-    return YB_OF(id); // unreachable: the host's blocks hold at most I_CHUNK rows
-#else
+#ifndef BLOCK_FITS
     YL t = CAT(convert_, YL)(id);
     size_t i = base;
     for (long j0 = 0; j0 < count; j0 += I_CHUNK) {
